@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet ring core: lock-free per-CPU rings of variable-size records.
+ *
+ * This file compiles in the kernel and in user space (see ring_user.h); the
+ * unit tests and the benchmark run exactly this code.
+ *
+ * THE SHAPE
+ * =========
+ *
+ * Each CPU owns one ring: a power-of-two byte array and four free-running
+ * positions (they only grow; position & mask is the offset in the array).
+ *
+ *        tail               commit            head
+ *         |                   |                 |
+ *    .....[rec][rec][pad|rec][rec][rec][ in-flight ].......
+ *         \_____ readable ______/\_ reserved, being _/
+ *                                     written
+ *
+ *   head     next byte a writer reserves. Moved by local_cmpxchg: only this
+ *            CPU writes the ring, so no lock and no bus-locked instruction.
+ *   commit   every byte below it belongs to a finished record. Readers on
+ *            other CPUs read up to commit and never beyond.
+ *   tail     oldest unread byte. The reader advances it; in overwrite mode
+ *            a writer may push it too (cmpxchg, the only cross-CPU RMW).
+ *
+ * Records never wrap: a record that would cross the end of the array is
+ * preceded by a padding record (event id 0) that fills the rest of it.
+ * Readers skip padding; a reader's copy of a record is therefore always one
+ * contiguous memcpy, and a record is never torn across reads.
+ *
+ * NESTING AND COMMIT ORDER
+ * ========================
+ *
+ * Writers on one CPU do not run concurrently, but they nest: a task-level
+ * probe is interrupted by a softirq probe, that by a hardirq probe, that by
+ * an NMI probe. The inner writer reserves after the outer one but finishes
+ * first:
+ *
+ *   task:  reserve A ..................................... commit A
+ *   irq:              reserve B .. write B .. commit B
+ *
+ *   ring:  [ A (being written) ][ B (done) ]
+ *
+ * If B's commit published up to its own end, a reader would read A half
+ * written. So, as ftrace's ring buffer does, only the outermost writer
+ * publishes: every reservation increments `committing` (and `commits`), and
+ * the writer that brings `committing` back from 1 sets commit = head, which
+ * then covers A and every record nested inside A. The window where the
+ * outermost writer has read head but not yet dropped `committing` is closed
+ * by the `commits` re-check: a writer that reserved in that window left the
+ * publish to us, and we go around once more.
+ *
+ * `committing` is also the nesting depth; deeper than MG_RING_NEST_MAX
+ * (task, softirq, irq, NMI) means a probe recursed, and the record is lost
+ * and counted (reason nesting).
+ *
+ * LOSSES ARE NEVER SILENT
+ * =======================
+ *
+ * Each loss increments an exact total (stats) and a `pending` count. The
+ * next writer that gets room first emits a LOST record with the pending
+ * counts, so a reader sees where in the stream records are missing. The
+ * pending counts are taken with cmpxchg after the reservation succeeded; if
+ * a nested writer reported them meanwhile, the reserved LOST slot becomes
+ * padding.
+ *
+ * OVERWRITE (FLIGHT RECORDER)
+ * ===========================
+ *
+ * A writer that finds no room pushes tail forward record by record with
+ * cmpxchg, counting what it pushes out (real records as overwritten, LOST
+ * records folded into the overwritten-LOST counts). A reader racing it:
+ *
+ *   1. snapshots tail and the counters consistently: `pushing` (writers
+ *      inside a push) and `push_gen` (bumped when a push ends) bracket the
+ *      snapshot like a seqcount;
+ *   2. copies records from tail into a private bounce buffer;
+ *   3. moves tail with cmpxchg from the snapshot; failure means a writer
+ *      pushed (and may have overwritten what we copied): start again.
+ *
+ * Only bytes behind a tail the reader itself advanced reach user space, and
+ * the counter deltas since the last read become a LOST record in front of
+ * them: overwritten records are always those between the previous read and
+ * this one.
+ *
+ * MEMORY ORDER
+ * ============
+ *
+ *   writer: fill record; smp_wmb(); commit = head
+ *   reader: c = commit; smp_rmb(); read records below c; release tail
+ *   writer: acquire tail before reusing the bytes below it (discard mode)
+ *
+ * WAKE-UPS
+ * ========
+ *
+ * A writer never wakes anyone itself (it may run in NMI or under the
+ * runqueue lock). A reader that is about to sleep arms the ring with its
+ * read condition; the outermost writer that publishes past it disarms (one
+ * cmpxchg, only when armed) and calls notify, which in the kernel queues an
+ * irq_work. One wake-up per crossing, not per record.
+ */
+#include "ring_core.h"
+
+#ifdef MAGNET_KERNEL
+#include <linux/kprobes.h>
+#include <linux/processor.h>
+#else
+#include <sched.h>
+#define cpu_relax() sched_yield()
+#endif
+
+#define RB_ALIGN(x)	(((x) + MAGNET_RECORD_ALIGN - 1) & ~(unsigned long)(MAGNET_RECORD_ALIGN - 1))
+#define RB_LOST_LEN	(MAGNET_RECORD_HEADER + sizeof(struct magnet_lost))
+#define RB_MIN_RECORD	8UL	/* size + event id: the smallest padding */
+
+static inline struct magnet_record *rb_at(const struct mg_ring *rb, unsigned long pos)
+{
+	return (struct magnet_record *)(rb->data + (pos & rb->mask));
+}
+
+static inline int rb_is_pad(const struct magnet_record *rec)
+{
+	return rec->event_id == MAGNET_EVENT_PAD;
+}
+
+static inline int rb_is_real(const struct magnet_record *rec)
+{
+	return rec->event_id >= MAGNET_EVENT_FIRST_DYNAMIC;
+}
+
+int mg_ring_init(struct mg_ring *rb, void *data, unsigned long size,
+		 enum mg_ring_mode mode, unsigned int cpu)
+{
+	if (size < MG_RING_MIN_SIZE || size > MG_RING_MAX_SIZE || (size & (size - 1)))
+		return -EINVAL;
+	if (mode != MG_RING_DISCARD && mode != MG_RING_OVERWRITE)
+		return -EINVAL;
+	memset(rb, 0, sizeof(*rb));
+	rb->data = data;
+	rb->size = size;
+	rb->mask = size - 1;
+	rb->mode = mode;
+	rb->cpu = cpu;
+	/*
+	 * Nested writers may hold up to NEST_MAX records in flight; keep the
+	 * largest record small enough that an overwriting writer never has to
+	 * push tail into bytes that are reserved but not yet committed.
+	 */
+	rb->max_record = size / (2 * (MG_RING_NEST_MAX + 1));
+	if (rb->max_record > RB_ALIGN(MAGNET_RECORD_MAX))
+		rb->max_record = RB_ALIGN(MAGNET_RECORD_MAX);
+	return 0;
+}
+
+void mg_ring_reset(struct mg_ring *rb)
+{
+	int i;
+
+	local_set(&rb->head, 0);
+	local_set(&rb->commit, 0);
+	local_set(&rb->committing, 0);
+	atomic_long_set(&rb->tail, 0);
+	for (i = 0; i < 3; i++)
+		local_set(&rb->pending[i], 0);
+	rb->seen_overwritten = local_read(&rb->overwritten);
+	for (i = 0; i < 3; i++)
+		rb->seen_folded[i] = local_read(&rb->folded[i]);
+	rb->consumed = local_read(&rb->written) - local_read(&rb->overwritten);
+}
+
+static notrace inline void rb_start_commit(struct mg_ring *rb)
+{
+	local_inc(&rb->committing);
+	local_inc(&rb->commits);
+}
+
+int mg_ring_wake_due(const struct mg_ring *rb)
+{
+	unsigned long wb = READ_ONCE(rb->wake_bytes);
+	unsigned long wr = READ_ONCE(rb->wake_records);
+
+	if (wb && mg_ring_avail_bytes(rb) >= wb)
+		return 1;
+	if (wr && mg_ring_avail_records(rb) >= wr)
+		return 1;
+	return !wb && !wr && mg_ring_avail_records(rb);
+}
+NOKPROBE_SYMBOL(mg_ring_wake_due);
+
+static notrace void rb_end_commit(struct mg_ring *rb)
+{
+	long commits;
+
+again:
+	commits = local_read(&rb->commits);
+	barrier();
+	if (local_read(&rb->committing) == 1) {
+		smp_wmb();
+		local_set(&rb->commit, local_read(&rb->head));
+	}
+	local_dec(&rb->committing);
+	barrier();
+	if (unlikely(local_read(&rb->commits) != commits) &&
+	    !local_read(&rb->committing)) {
+		local_inc(&rb->committing);
+		goto again;
+	}
+	if (unlikely(READ_ONCE(rb->wake_armed)) && !local_read(&rb->committing) &&
+	    mg_ring_wake_due(rb) && cmpxchg(&rb->wake_armed, 1, 0) == 1)
+		rb->notify(rb);
+}
+
+static notrace void rb_count_loss(struct mg_ring *rb, int reason)
+{
+	local_inc(&rb->lost[reason]);
+	local_inc(&rb->pending[reason]);
+}
+
+void notrace mg_ring_lose(struct mg_ring *rb, int reason)
+{
+	rb_count_loss(rb, reason);
+}
+NOKPROBE_SYMBOL(mg_ring_lose);
+
+static notrace inline int rb_has_pending(struct mg_ring *rb)
+{
+	return local_read(&rb->pending[0]) | local_read(&rb->pending[1]) |
+	       local_read(&rb->pending[2]);
+}
+
+static notrace unsigned long rb_take_pending(struct mg_ring *rb, int reason)
+{
+	long v;
+
+	do {
+		v = local_read(&rb->pending[reason]);
+	} while (v && local_cmpxchg(&rb->pending[reason], v, 0) != v);
+	return v;
+}
+
+static notrace void rb_write_pad(struct mg_ring *rb, unsigned long pos, unsigned long len)
+{
+	struct magnet_record *pad = rb_at(rb, pos);
+
+	pad->size = len;
+	pad->event_id = MAGNET_EVENT_PAD;
+	pad->flags = 0;
+}
+
+/* Called after reserving RB_LOST_LEN at @pos: report pending losses there. */
+static notrace void rb_write_lost(struct mg_ring *rb, unsigned long pos)
+{
+	struct magnet_record *rec = rb_at(rb, pos);
+	struct magnet_lost *lost = (struct magnet_lost *)rec->payload;
+	unsigned long full = rb_take_pending(rb, MG_LOST_FULL);
+	unsigned long too_big = rb_take_pending(rb, MG_LOST_TOO_BIG);
+	unsigned long nesting = rb_take_pending(rb, MG_LOST_NESTING);
+
+	if (!(full | too_big | nesting)) {
+		rb_write_pad(rb, pos, RB_LOST_LEN);
+		return;
+	}
+	rec->size = RB_LOST_LEN;
+	rec->event_id = MAGNET_EVENT_LOST;
+	rec->flags = 0;
+	rec->cpu = rb->cpu;
+	rec->reserved = 0;
+	rec->abstract_id = 0;
+	rec->timestamp = rb->clock ? rb->clock() : 0;
+	rec->pid = 0;
+	rec->tgid = 0;
+	lost->full = full;
+	lost->too_big = too_big;
+	lost->nesting = nesting;
+	lost->overwritten = 0;
+}
+
+/*
+ * Overwrite mode: push tail until @need bytes fit behind head @h. Returns 0
+ * when there is room, -1 when the only way to make room would eat records
+ * that are reserved but not committed (a ring far too small for its nesting).
+ */
+static notrace int rb_push_tail(struct mg_ring *rb, unsigned long h, unsigned long need)
+{
+	unsigned long t = atomic_long_read(&rb->tail);
+	int ret = 0;
+
+	if (h + need - t <= rb->size)
+		return 0;
+	local_inc(&rb->pushing);
+	while (h + need - t > rb->size) {
+		const struct magnet_record *rec = rb_at(rb, t);
+		unsigned long rs = READ_ONCE(rec->size);
+		unsigned int id = READ_ONCE(rec->event_id);
+		struct magnet_lost lost = { 0 };
+		unsigned long seen;
+
+		if (t == (unsigned long)local_read(&rb->commit) ||
+		    rs < RB_MIN_RECORD || (rs & (MAGNET_RECORD_ALIGN - 1)) || rs > rb->size) {
+			ret = -1;
+			break;
+		}
+		if (id == MAGNET_EVENT_LOST)
+			lost = *(const struct magnet_lost *)rec->payload;
+		seen = atomic_long_cmpxchg(&rb->tail, t, t + rs);
+		if (seen != t) {	/* the reader (or a nested writer) moved it */
+			t = seen;
+			continue;
+		}
+		t += rs;
+		if (id == MAGNET_EVENT_LOST) {
+			local_add(lost.full, &rb->folded[MG_LOST_FULL]);
+			local_add(lost.too_big, &rb->folded[MG_LOST_TOO_BIG]);
+			local_add(lost.nesting, &rb->folded[MG_LOST_NESTING]);
+		} else if (id != MAGNET_EVENT_PAD) {
+			local_inc(&rb->overwritten);
+		}
+	}
+	smp_wmb();
+	local_inc(&rb->push_gen);
+	local_dec(&rb->pushing);
+	return ret;
+}
+
+static notrace inline int rb_make_room(struct mg_ring *rb, unsigned long h, unsigned long need)
+{
+	if (rb->mode == MG_RING_OVERWRITE)
+		return rb_push_tail(rb, h, need);
+	/* Acquire: the reader's copy of these bytes is done before we reuse them. */
+	if (h + need - (unsigned long)atomic_long_read_acquire(&rb->tail) > rb->size)
+		return -1;
+	return 0;
+}
+
+struct magnet_record *notrace mg_ring_reserve(struct mg_ring *rb, unsigned int len)
+{
+	unsigned long h, off, pad, need, extra, pos;
+	struct magnet_record *rec;
+
+	rb_start_commit(rb);
+	if (unlikely(local_read(&rb->committing) > MG_RING_NEST_MAX)) {
+		rb_count_loss(rb, MG_LOST_NESTING);
+		goto lost;
+	}
+	len = RB_ALIGN(len);
+	if (unlikely(len > rb->max_record || len < MAGNET_RECORD_HEADER)) {
+		rb_count_loss(rb, MG_LOST_TOO_BIG);
+		goto lost;
+	}
+	extra = unlikely(rb_has_pending(rb)) ? RB_LOST_LEN : 0;
+	need = len + extra;
+	do {
+		h = local_read(&rb->head);
+		off = h & rb->mask;
+		pad = off + need > rb->size ? rb->size - off : 0;
+		if (unlikely(rb_make_room(rb, h, pad + need))) {
+			rb_count_loss(rb, MG_LOST_FULL);
+			goto lost;
+		}
+	} while (local_cmpxchg(&rb->head, h, h + pad + need) != (long)h);
+
+	pos = h;
+	if (pad) {
+		rb_write_pad(rb, pos, pad);
+		pos += pad;
+	}
+	if (unlikely(extra)) {
+		rb_write_lost(rb, pos);
+		pos += extra;
+	}
+	rec = rb_at(rb, pos);
+	/* The caller fills up to its unaligned length: never leak old bytes. */
+	*(__u64 *)((unsigned char *)rec + len - 8) = 0;
+	rec->size = len;
+	return rec;
+lost:
+	rb_end_commit(rb);
+	return NULL;
+}
+NOKPROBE_SYMBOL(mg_ring_reserve);
+
+void notrace mg_ring_commit(struct mg_ring *rb, struct magnet_record *rec)
+{
+	local_inc(&rb->written);
+	local_add(rec->size, &rb->bytes);
+	rb_end_commit(rb);
+}
+NOKPROBE_SYMBOL(mg_ring_commit);
+
+unsigned long mg_ring_avail_bytes(const struct mg_ring *rb)
+{
+	return (unsigned long)local_read(&rb->commit) -
+	       (unsigned long)atomic_long_read(&rb->tail);
+}
+NOKPROBE_SYMBOL(mg_ring_avail_bytes);
+
+unsigned long mg_ring_avail_records(const struct mg_ring *rb)
+{
+	long n = local_read(&rb->written) - local_read(&rb->overwritten) -
+		 (long)READ_ONCE(rb->consumed);
+
+	return n > 0 ? n : 0;
+}
+NOKPROBE_SYMBOL(mg_ring_avail_records);
+
+void mg_ring_stats(const struct mg_ring *rb, struct mg_ring_stats *st)
+{
+	st->written = local_read(&rb->written);
+	st->bytes = local_read(&rb->bytes);
+	st->lost_full = local_read(&rb->lost[MG_LOST_FULL]);
+	st->lost_too_big = local_read(&rb->lost[MG_LOST_TOO_BIG]);
+	st->lost_nesting = local_read(&rb->lost[MG_LOST_NESTING]);
+	st->overwritten = local_read(&rb->overwritten);
+}
+
+void mg_ring_arm(struct mg_ring *rb)
+{
+	WRITE_ONCE(rb->wake_armed, 1);
+	smp_mb();	/* armed before the caller re-checks its condition */
+}
+
+/*
+ * Length of the run of whole records from @pos that is contiguous in memory:
+ * it ends at padding, at @to, at @max bytes, or where the array wraps (a
+ * record that fits exactly at the end is followed by one at offset 0).
+ */
+static unsigned long rb_run(const struct mg_ring *rb, unsigned long pos, unsigned long to,
+			    unsigned long max, unsigned long *records)
+{
+	unsigned long run = 0;
+
+	*records = 0;
+	while (pos + run != to) {
+		const struct magnet_record *r = rb_at(rb, pos + run);
+
+		if ((run && !((pos + run) & rb->mask)) || rb_is_pad(r) || run + r->size > max)
+			break;
+		*records += rb_is_real(r);
+		run += r->size;
+	}
+	return run;
+}
+
+static long rb_consume_discard(struct mg_ring *rb, struct mg_reader *rd, unsigned long max)
+{
+	unsigned long t = atomic_long_read(&rb->tail);
+	unsigned long c = local_read(&rb->commit);
+	unsigned long pos = t, copied = 0, run, records, left;
+	int fault = 0;
+
+	smp_rmb();	/* records below commit are complete */
+	rd->records = 0;
+	while (pos != c) {
+		const struct magnet_record *rec = rb_at(rb, pos);
+
+		if (rb_is_pad(rec)) {
+			pos += rec->size;
+			continue;
+		}
+		run = rb_run(rb, pos, c, max - copied, &records);
+		if (!run)
+			break;	/* the next record does not fit in @max */
+		left = rd->copy(rd->ctx, rec, run);
+		if (left) {
+			/* Keep the records that arrived whole; the rest stays. */
+			unsigned long whole = 0;
+
+			while (whole + rb_at(rb, pos + whole)->size <= run - left) {
+				rd->records += rb_is_real(rb_at(rb, pos + whole));
+				whole += rb_at(rb, pos + whole)->size;
+			}
+			copied += whole;
+			pos += whole;
+			fault = 1;
+			break;
+		}
+		copied += run;
+		rd->records += records;
+		pos += run;
+	}
+	/* Release: our copies are done before the writer may reuse the bytes. */
+	if (pos != t)
+		atomic_long_set_release(&rb->tail, pos);
+	rb->consumed += rd->records;
+	if (copied)
+		return copied;
+	if (fault)
+		return -EFAULT;
+	return pos == c ? 0 : -EINVAL;
+}
+
+static long rb_consume_overwrite(struct mg_ring *rb, struct mg_reader *rd, unsigned long max)
+{
+	unsigned long t, c, end, rs, bytes, records, gen, ovr, folded[3];
+	unsigned char *dst = rd->bounce;
+	struct magnet_record *lost;
+	unsigned long lost_len = 0;
+	int i;
+
+	if (max > rd->bounce_size)
+		max = rd->bounce_size;
+	rd->records = 0;
+retry:
+	/* 1. tail and the push counters, consistently (see OVERWRITE). */
+	for (;;) {
+		gen = local_read(&rb->push_gen);
+		smp_rmb();
+		t = atomic_long_read(&rb->tail);
+		ovr = local_read(&rb->overwritten);
+		for (i = 0; i < 3; i++)
+			folded[i] = local_read(&rb->folded[i]);
+		smp_rmb();
+		if (!local_read(&rb->pushing) && local_read(&rb->push_gen) == (long)gen)
+			break;
+		cpu_relax();
+	}
+	c = local_read(&rb->commit);
+	smp_rmb();
+
+	/* Losses since the last read go in front, as one LOST record. */
+	lost_len = 0;
+	if (ovr != rb->seen_overwritten || folded[0] != rb->seen_folded[0] ||
+	    folded[1] != rb->seen_folded[1] || folded[2] != rb->seen_folded[2])
+		lost_len = RB_LOST_LEN;
+	if (lost_len && max < lost_len + RB_MIN_RECORD)
+		return -EINVAL;
+
+	/*
+	 * 2. copy into the bounce buffer. The writer may be overwriting what
+	 * we read, so each size is read once, checked, and used for the copy;
+	 * anything odd means a push is under way: start again.
+	 */
+	bytes = 0;
+	records = 0;
+	for (end = t; end != c; end += rs) {
+		const struct magnet_record *rec = rb_at(rb, end);
+		unsigned int id;
+
+		rs = READ_ONCE(rec->size);
+		id = READ_ONCE(rec->event_id);
+		if (rs < RB_MIN_RECORD || (rs & (MAGNET_RECORD_ALIGN - 1)) ||
+		    rs > c - end || (end & rb->mask) + rs > rb->size) {
+			if (atomic_long_read(&rb->tail) == (long)t && !local_read(&rb->pushing))
+				return -EIO;	/* a corrupt ring: must never happen */
+			cpu_relax();
+			goto retry;
+		}
+		if (id == MAGNET_EVENT_PAD)
+			continue;
+		if (lost_len + bytes + rs > max)
+			break;
+		memcpy(dst + lost_len + bytes, rec, rs);
+		bytes += rs;
+		records += id >= MAGNET_EVENT_FIRST_DYNAMIC;
+	}
+	if (end == t && !lost_len)
+		return t == c ? 0 : -EINVAL;
+
+	/* 3. claim exactly what we copied; a push in between voids it. */
+	if (atomic_long_cmpxchg(&rb->tail, t, end) != (long)t)
+		goto retry;
+
+	if (lost_len) {
+		lost = (struct magnet_record *)dst;
+		memset(lost, 0, lost_len);
+		lost->size = lost_len;
+		lost->event_id = MAGNET_EVENT_LOST;
+		lost->cpu = rb->cpu;
+		lost->timestamp = bytes ? ((struct magnet_record *)(dst + lost_len))->timestamp :
+				  rb->clock ? rb->clock() : 0;
+		((struct magnet_lost *)lost->payload)->full = folded[0] - rb->seen_folded[0];
+		((struct magnet_lost *)lost->payload)->too_big = folded[1] - rb->seen_folded[1];
+		((struct magnet_lost *)lost->payload)->nesting = folded[2] - rb->seen_folded[2];
+		((struct magnet_lost *)lost->payload)->overwritten = ovr - rb->seen_overwritten;
+		rb->seen_overwritten = ovr;
+		for (i = 0; i < 3; i++)
+			rb->seen_folded[i] = folded[i];
+	}
+	rb->consumed += records;
+	rd->records = records;
+	if (rd->copy(rd->ctx, dst, lost_len + bytes))
+		return -EFAULT;	/* the records are gone: the caller's buffer was bad */
+	return lost_len + bytes;
+}
+
+long mg_ring_consume(struct mg_ring *rb, struct mg_reader *rd, unsigned long max)
+{
+	if (rb->mode == MG_RING_OVERWRITE)
+		return rb_consume_overwrite(rb, rd, max);
+	return rb_consume_discard(rb, rd, max);
+}

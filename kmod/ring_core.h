@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The magnet ring: one lock-free, variable-size record ring per CPU.
+ * The algorithm and its invariants are described at the top of ring_core.c.
+ *
+ * This header and ring_core.c compile both in the kernel (MAGNET_KERNEL)
+ * and in user space (ring_user.h), so the unit tests and the benchmark
+ * exercise the very code the module runs.
+ */
+#ifndef _MAGNET_RING_CORE_H
+#define _MAGNET_RING_CORE_H
+
+#ifdef MAGNET_KERNEL
+#include <linux/types.h>
+#include <linux/compiler.h>
+#include <linux/atomic.h>
+#include <asm/local.h>
+#else
+#include "ring_user.h"
+#endif
+#include <linux/magnet.h>
+
+enum mg_ring_mode {
+	MG_RING_DISCARD = 0,	/* a full ring drops the new record */
+	MG_RING_OVERWRITE = 1,	/* a full ring drops the oldest records */
+};
+
+#define MG_RING_MIN_SIZE	(64UL << 10)
+#define MG_RING_MAX_SIZE	(1UL << 30)
+/* Task, softirq, hardirq, NMI: deeper nesting means a probe recursed. */
+#define MG_RING_NEST_MAX	4
+
+/* Exact per-ring counters, a snapshot of which mg_ring_stats() returns. */
+struct mg_ring_stats {
+	unsigned long written;		/* records committed */
+	unsigned long bytes;		/* their bytes, headers included */
+	unsigned long lost_full;
+	unsigned long lost_too_big;
+	unsigned long lost_nesting;
+	unsigned long overwritten;	/* records replaced before being read */
+};
+
+struct mg_ring {
+	/* Written only by this CPU's (possibly nested) writers. */
+	local_t head;		/* next byte to reserve, free-running */
+	local_t commit;		/* [tail, commit) is whole, readable records */
+	local_t committing;	/* writers between reserve and end of commit */
+	local_t commits;	/* every reservation bumps it: publish re-check */
+	local_t written;
+	local_t bytes;
+	local_t lost[3];	/* MG_LOST_FULL, _TOO_BIG, _NESTING: totals */
+	local_t pending[3];	/* losses not yet reported in a LOST record */
+	/* Overwrite mode: pushes of the tail by the writer, see "Overwrite". */
+	local_t pushing;	/* writers inside a push */
+	local_t push_gen;	/* bumped after each push completes */
+	local_t overwritten;	/* real records pushed out */
+	local_t folded[3];	/* counts of LOST records pushed out */
+
+	/* Shared with the reader. */
+	atomic_long_t tail;	/* oldest unread byte */
+	unsigned long consumed;	/* records handed to the reader (reader only) */
+	int wake_armed;		/* reader sleeps: notify when due */
+	unsigned long wake_bytes;
+	unsigned long wake_records;
+	void (*notify)(struct mg_ring *rb);
+	__u64 (*clock)(void);	/* timestamps LOST records */
+
+	/* Reader-private overwrite bookkeeping: what it already reported. */
+	unsigned long seen_overwritten;
+	unsigned long seen_folded[3];
+
+	/* Immutable after mg_ring_init(). */
+	unsigned char *data;
+	unsigned long size;
+	unsigned long mask;
+	unsigned long max_record;
+	enum mg_ring_mode mode;
+	unsigned int cpu;
+};
+
+enum { MG_LOST_FULL, MG_LOST_TOO_BIG, MG_LOST_NESTING };
+
+int mg_ring_init(struct mg_ring *rb, void *data, unsigned long size,
+		 enum mg_ring_mode mode, unsigned int cpu);
+
+/*
+ * Writer API. Call on the ring of the CPU you run on, with preemption
+ * disabled (any context, NMI included). reserve returns the record's
+ * memory with the header's size field written, or NULL if the record was
+ * lost (and counted); after a non-NULL reserve, fill the record and call
+ * commit. Nothing here sleeps, spins or takes a lock.
+ */
+struct magnet_record *mg_ring_reserve(struct mg_ring *rb, unsigned int len);
+void mg_ring_commit(struct mg_ring *rb, struct magnet_record *rec);
+/* Count a loss that never reached reserve (e.g. a too-big payload). */
+void mg_ring_lose(struct mg_ring *rb, int reason);
+
+/*
+ * Reader API. One reader at a time per ring; the caller serialises.
+ * mg_ring_consume() copies whole records, oldest first, never more than
+ * @max bytes, through @copy (which returns the bytes it could not copy,
+ * like copy_to_user). In overwrite mode records go through @bounce (of
+ * @bounce_size >= MAGNET_RECORD_MAX bytes) so that only records the writer
+ * did not overwrite during the copy reach @copy. Returns the bytes copied,
+ * 0 if nothing is readable, -EINVAL if @max cannot hold the next record,
+ * -EFAULT if @copy failed before anything was copied.
+ */
+typedef unsigned long (*mg_copy_fn)(void *ctx, const void *src, unsigned long len);
+
+struct mg_reader {
+	mg_copy_fn copy;
+	void *ctx;
+	void *bounce;
+	unsigned long bounce_size;
+	unsigned long records;	/* out: real records copied by the call */
+};
+
+long mg_ring_consume(struct mg_ring *rb, struct mg_reader *rd, unsigned long max);
+
+/* Committed, unread bytes and records: what wake-ups and poll look at. */
+unsigned long mg_ring_avail_bytes(const struct mg_ring *rb);
+unsigned long mg_ring_avail_records(const struct mg_ring *rb);
+void mg_ring_stats(const struct mg_ring *rb, struct mg_ring_stats *st);
+/* Drop all unread records (no writer may run: after a grace period). */
+void mg_ring_reset(struct mg_ring *rb);
+/* Arm the notify callback: it runs once, from a writer, when due. */
+void mg_ring_arm(struct mg_ring *rb);
+int mg_ring_wake_due(const struct mg_ring *rb);
+
+#endif /* _MAGNET_RING_CORE_H */

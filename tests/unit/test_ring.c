@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the ring core (kmod/ring_core.c, built for user space).
+ *
+ * The stress test stands in for the kernel's nesting with signals: a writer
+ * thread is interrupted by signal handlers that write to the same ring (as
+ * IRQs and NMIs interrupt a task-level probe), and a reader thread on
+ * another CPU drains concurrently. Every record carries its writer's
+ * context and sequence number and a payload derived from them, so any torn,
+ * duplicated, reordered or silently lost record is caught.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <time.h>
+
+#include "ring_core.h"
+
+#define EV	MAGNET_EVENT_FIRST_DYNAMIC
+
+static unsigned char *mem;
+
+static struct mg_ring *ring_new(unsigned long size, enum mg_ring_mode mode)
+{
+	struct mg_ring *rb = calloc(1, sizeof(*rb));
+
+	mem = aligned_alloc(4096, size);
+	memset(mem, 0xa5, size);
+	ck_assert_int_eq(mg_ring_init(rb, mem, size, mode, 3), 0);
+	return rb;
+}
+
+static void ring_free(struct mg_ring *rb)
+{
+	free(rb->data);
+	free(rb);
+}
+
+static unsigned char pattern(__u64 seq, unsigned int i)
+{
+	return (unsigned char)(seq * 131 + i * 7 + 1);
+}
+
+/* Write one record of @payload bytes; returns 1 if written. */
+static int put(struct mg_ring *rb, __u32 ctx, __u64 seq, unsigned int payload)
+{
+	struct magnet_record *rec = mg_ring_reserve(rb, MAGNET_RECORD_HEADER + payload);
+	unsigned int i;
+
+	if (!rec)
+		return 0;
+	rec->event_id = EV;
+	rec->flags = 0;
+	rec->cpu = rb->cpu;
+	rec->reserved = 0;
+	rec->abstract_id = seq;
+	rec->timestamp = seq;
+	rec->pid = ctx;
+	rec->tgid = payload;
+	for (i = 0; i < payload; i++)
+		rec->payload[i] = pattern(seq, i);
+	mg_ring_commit(rb, rec);
+	return 1;
+}
+
+static unsigned long copy_mem(void *ctx, const void *src, unsigned long len)
+{
+	unsigned char **dst = ctx;
+
+	memcpy(*dst, src, len);
+	*dst += len;
+	return 0;
+}
+
+static long drain(struct mg_ring *rb, void *buf, unsigned long max)
+{
+	static unsigned char bounce[1 << 16];
+	unsigned char *dst = buf;
+	struct mg_reader rd = {
+		.copy = copy_mem, .ctx = &dst, .bounce = bounce, .bounce_size = sizeof(bounce),
+	};
+
+	return mg_ring_consume(rb, &rd, max);
+}
+
+/* Decoded view of a drained buffer. */
+struct seen {
+	unsigned long records, lost_full, lost_too_big, lost_nesting, overwritten;
+	__u64 last_seq[8];
+	int have[8];
+	unsigned char *dup[8];	/* stress: one bit per sequence number seen */
+};
+
+#define DUP_BITS	(1UL << 28)
+
+/* check's ck_assert costs a syscall each: far too slow per payload byte. */
+#define CHEAP(cond) do { if (!(cond)) ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #cond); } while (0)
+
+static void check_records(const unsigned char *buf, long len, struct seen *s, int strict_order)
+{
+	long off = 0;
+
+	while (off < len) {
+		const struct magnet_record *rec = (const void *)(buf + off);
+		unsigned int i;
+
+		CHEAP(rec->size >= MAGNET_RECORD_HEADER);
+		CHEAP(rec->size % 8 == 0);
+		CHEAP(off + rec->size <= len);
+		CHEAP(rec->event_id != MAGNET_EVENT_PAD);
+		if (rec->event_id == MAGNET_EVENT_LOST) {
+			const struct magnet_lost *l = (const void *)rec->payload;
+
+			s->lost_full += l->full;
+			s->lost_too_big += l->too_big;
+			s->lost_nesting += l->nesting;
+			s->overwritten += l->overwritten;
+		} else {
+			CHEAP(rec->event_id == EV);
+			CHEAP(rec->pid < 8);
+			CHEAP(rec->size == ((MAGNET_RECORD_HEADER + rec->tgid + 7) & ~7u));
+			for (i = 0; i < rec->tgid; i++)
+				CHEAP(rec->payload[i] == pattern(rec->abstract_id, i));
+			for (; i < rec->size - MAGNET_RECORD_HEADER; i++)
+				CHEAP(rec->payload[i] == 0);	/* no stale bytes */
+			if (strict_order && s->have[rec->pid])
+				CHEAP(rec->abstract_id > s->last_seq[rec->pid]);
+			if (s->dup[rec->pid]) {
+				__u64 q = rec->abstract_id;
+
+				CHEAP(q < DUP_BITS);
+				if (s->dup[rec->pid][q / 8] & (1 << (q % 8)))
+					ck_abort_msg(
+					      "record %llu of context %u seen twice",
+					      (unsigned long long)q, rec->pid);
+				s->dup[rec->pid][q / 8] |= 1 << (q % 8);
+			}
+			s->last_seq[rec->pid] = rec->abstract_id;
+			s->have[rec->pid] = 1;
+			s->records++;
+		}
+		off += rec->size;
+	}
+	CHEAP(off == len);
+}
+
+START_TEST(test_init_rejects)
+{
+	struct mg_ring rb;
+	static unsigned char buf[1 << 17];
+
+	ck_assert_int_eq(mg_ring_init(&rb, buf, 1000, MG_RING_DISCARD, 0), -EINVAL);
+	ck_assert_int_eq(mg_ring_init(&rb, buf, 3 << 16, MG_RING_DISCARD, 0), -EINVAL);
+	ck_assert_int_eq(mg_ring_init(&rb, buf, 1 << 15, MG_RING_DISCARD, 0), -EINVAL);
+	ck_assert_int_eq(mg_ring_init(&rb, buf, 1 << 17, 7, 0), -EINVAL);
+	ck_assert_int_eq(mg_ring_init(&rb, buf, 1 << 17, MG_RING_OVERWRITE, 0), 0);
+}
+END_TEST
+
+START_TEST(test_roundtrip_and_wrap)
+{
+	struct mg_ring *rb = ring_new(MG_RING_MIN_SIZE, MG_RING_DISCARD);
+	static unsigned char out[1 << 16];
+	struct seen s = { 0 };
+	__u64 seq = 0;
+	int round;
+
+	/* Many times around the ring with sizes that do not divide it. */
+	for (round = 0; round < 2000; round++) {
+		unsigned int n = 1 + round % 13, i;
+		long got;
+
+		for (i = 0; i < n; i++, seq++)
+			ck_assert(put(rb, 0, seq, (seq * 37) % 600));
+		got = drain(rb, out, sizeof(out));
+		ck_assert_int_gt(got, 0);
+		check_records(out, got, &s, 1);
+	}
+	ck_assert_uint_eq(s.records, seq);
+	ck_assert_uint_eq(s.lost_full + s.lost_too_big + s.lost_nesting, 0);
+	ck_assert_uint_gt(local_read(&rb->head), 20 * rb->size);	/* it did wrap */
+	ck_assert_int_eq(drain(rb, out, sizeof(out)), 0);
+	ring_free(rb);
+}
+END_TEST
+
+START_TEST(test_exact_fit_at_end)
+{
+	struct mg_ring *rb = ring_new(MG_RING_MIN_SIZE, MG_RING_DISCARD);
+	static unsigned char out[1 << 16];
+	struct seen s = { 0 };
+	unsigned long per = 1024;	/* 1024-byte records divide the ring */
+	__u64 seq;
+	long got;
+
+	for (seq = 0; seq < rb->size / per - 1; seq++)
+		ck_assert(put(rb, 0, seq, per - MAGNET_RECORD_HEADER));
+	got = drain(rb, out, sizeof(out));
+	check_records(out, got, &s, 1);
+	/* Now straddle the end: one fits exactly, the next starts at 0. */
+	ck_assert(put(rb, 0, seq++, per - MAGNET_RECORD_HEADER));
+	ck_assert(put(rb, 0, seq++, per - MAGNET_RECORD_HEADER));
+	ck_assert_uint_eq(local_read(&rb->head) & rb->mask, per);
+	got = drain(rb, out, sizeof(out));
+	ck_assert_int_eq(got, 2 * per);
+	check_records(out, got, &s, 1);
+	ck_assert_uint_eq(s.records, seq);
+	ring_free(rb);
+}
+END_TEST
+
+START_TEST(test_too_big_and_lost_record)
+{
+	struct mg_ring *rb = ring_new(MG_RING_MIN_SIZE, MG_RING_DISCARD);
+	static unsigned char out[1 << 16];
+	struct mg_ring_stats st;
+	struct seen s = { 0 };
+	long got;
+
+	ck_assert_ptr_null(mg_ring_reserve(rb, rb->max_record + 1));
+	ck_assert_ptr_null(mg_ring_reserve(rb, 8));
+	ck_assert(put(rb, 0, 1, 16));
+	got = drain(rb, out, sizeof(out));
+	/* The LOST record comes first, right where the losses happened. */
+	ck_assert_uint_eq(((struct magnet_record *)out)->event_id, MAGNET_EVENT_LOST);
+	check_records(out, got, &s, 1);
+	ck_assert_uint_eq(s.lost_too_big, 2);
+	ck_assert_uint_eq(s.records, 1);
+	mg_ring_stats(rb, &st);
+	ck_assert_uint_eq(st.lost_too_big, 2);
+	ck_assert_uint_eq(st.written, 1);
+	ring_free(rb);
+}
+END_TEST
+
+START_TEST(test_full_discard_accounting)
+{
+	struct mg_ring *rb = ring_new(MG_RING_MIN_SIZE, MG_RING_DISCARD);
+	static unsigned char out[1 << 17];
+	struct mg_ring_stats st;
+	struct seen s = { 0 };
+	unsigned long fired = 0, ok = 0;
+	long got;
+
+	while (fired < 10000) {
+		ok += put(rb, 0, fired, 64);
+		fired++;
+	}
+	mg_ring_stats(rb, &st);
+	ck_assert_uint_eq(st.written, ok);
+	ck_assert_uint_eq(st.written + st.lost_full, fired);
+	ck_assert_uint_lt(ok, fired);
+	/* Oldest kept: discard mode drops the new ones. */
+	got = drain(rb, out, sizeof(out));
+	check_records(out, got, &s, 1);
+	ck_assert_uint_eq(s.records, ok);
+	ck_assert_uint_eq(s.last_seq[0], ok - 1);
+	/* The next record after the drain reports every loss in front of it. */
+	ck_assert(put(rb, 0, fired, 64));
+	got = drain(rb, out, sizeof(out));
+	check_records(out, got, &s, 1);
+	ck_assert_uint_eq(s.lost_full, fired - ok);
+	ring_free(rb);
+}
+END_TEST
+
+START_TEST(test_overwrite_keeps_newest)
+{
+	struct mg_ring *rb = ring_new(MG_RING_MIN_SIZE, MG_RING_OVERWRITE);
+	static unsigned char out[1 << 17];
+	struct mg_ring_stats st;
+	struct seen s = { 0 };
+	unsigned long fired;
+	long got;
+
+	for (fired = 0; fired < 20000; fired++)
+		ck_assert(put(rb, 1, fired, (fired * 13) % 200));
+	mg_ring_stats(rb, &st);
+	ck_assert_uint_eq(st.lost_full, 0);
+	ck_assert_uint_gt(st.overwritten, 0);
+	got = drain(rb, out, sizeof(out));
+	ck_assert_uint_eq(((struct magnet_record *)out)->event_id, MAGNET_EVENT_LOST);
+	check_records(out, got, &s, 1);
+	while ((got = drain(rb, out, sizeof(out))) > 0)
+		check_records(out, got, &s, 1);
+	ck_assert_uint_eq(s.last_seq[1], fired - 1);		/* the newest is there */
+	ck_assert_uint_eq(s.records + s.overwritten, fired);	/* and nothing silent */
+	ck_assert_uint_eq(s.overwritten, st.overwritten);
+	/* Keep going with a reader: the totals stay exact. */
+	for (; fired < 50000; fired++) {
+		ck_assert(put(rb, 1, fired, 100));
+		if (fired % 777 == 0) {
+			got = drain(rb, out, 4096);
+			check_records(out, got, &s, 1);
+		}
+	}
+	while ((got = drain(rb, out, sizeof(out))) > 0)
+		check_records(out, got, &s, 1);
+	mg_ring_stats(rb, &st);
+	ck_assert_uint_eq(s.records + s.overwritten, fired);
+	ck_assert_uint_eq(st.written, fired);
+	ring_free(rb);
+}
+END_TEST
+
+START_TEST(test_small_reads_never_tear)
+{
+	struct mg_ring *rb = ring_new(MG_RING_MIN_SIZE, MG_RING_DISCARD);
+	static unsigned char out[1 << 16];
+	struct seen s = { 0 };
+	unsigned long fired;
+	long got, total = 0;
+
+	for (fired = 0; fired < 300; fired++)
+		ck_assert(put(rb, 0, fired, fired % 150));
+	ck_assert_int_eq(drain(rb, out, 30), -EINVAL);	/* no record fits */
+	while ((got = drain(rb, out, 200)) > 0) {
+		ck_assert_int_le(got, 200);
+		check_records(out, got, &s, 1);
+		total += got;
+	}
+	ck_assert_int_eq(got, 0);
+	ck_assert_uint_eq(s.records, fired);
+	ring_free(rb);
+}
+END_TEST
+
+/* Nested reservations publish only when the outermost commits. */
+START_TEST(test_commit_order_under_nesting)
+{
+	struct mg_ring *rb = ring_new(MG_RING_MIN_SIZE, MG_RING_DISCARD);
+	static unsigned char out[1 << 16];
+	struct magnet_record *r[MG_RING_NEST_MAX];
+	struct mg_ring_stats st;
+	struct seen s = { 0 };
+	int i;
+	long got;
+
+	for (i = 0; i < MG_RING_NEST_MAX; i++) {
+		r[i] = mg_ring_reserve(rb, MAGNET_RECORD_HEADER);
+		ck_assert_ptr_nonnull(r[i]);
+		r[i]->event_id = EV;
+		r[i]->pid = 0;
+		r[i]->tgid = 0;
+		r[i]->abstract_id = i;
+	}
+	ck_assert_ptr_null(mg_ring_reserve(rb, MAGNET_RECORD_HEADER));	/* too deep */
+	for (i = MG_RING_NEST_MAX - 1; i > 0; i--) {
+		mg_ring_commit(rb, r[i]);
+		ck_assert_int_eq(drain(rb, out, sizeof(out)), 0);	/* outer unfinished */
+	}
+	mg_ring_commit(rb, r[0]);
+	got = drain(rb, out, sizeof(out));
+	check_records(out, got, &s, 1);
+	ck_assert_uint_eq(s.records, MG_RING_NEST_MAX);
+	mg_ring_stats(rb, &st);
+	ck_assert_uint_eq(st.lost_nesting, 1);
+	ring_free(rb);
+}
+END_TEST
+
+static int notified;
+
+static void count_notify(struct mg_ring *rb)
+{
+	notified++;
+}
+
+START_TEST(test_wake_once_per_crossing)
+{
+	struct mg_ring *rb = ring_new(MG_RING_MIN_SIZE, MG_RING_DISCARD);
+	int i;
+
+	rb->notify = count_notify;
+	rb->wake_records = 10;
+	notified = 0;
+	mg_ring_arm(rb);
+	for (i = 0; i < 9; i++)
+		put(rb, 0, i, 8);
+	ck_assert_int_eq(notified, 0);
+	for (; i < 100; i++)
+		put(rb, 0, i, 8);
+	ck_assert_int_eq(notified, 1);	/* disarmed after the first crossing */
+	rb->wake_records = 0;
+	rb->wake_bytes = 4096;
+	mg_ring_arm(rb);		/* 100 records * 48 bytes > 4096: due */
+	ck_assert(mg_ring_wake_due(rb));
+	put(rb, 0, i, 8);
+	ck_assert_int_eq(notified, 2);
+	ring_free(rb);
+}
+END_TEST
+
+/* ---- stress: a writer thread, nested signal writers, a reader thread ---- */
+
+struct stress {
+	struct mg_ring *rb;
+	volatile int stop;
+	volatile int writer_done;
+	pthread_t writer;
+	__u64 seq[8];		/* per context, next sequence number */
+	unsigned long fired;
+	unsigned char *out;
+	struct seen seen;
+};
+
+static struct stress *st_g;
+
+static void write_ctx(int ctx)
+{
+	struct stress *st = st_g;
+	__u64 seq = __atomic_fetch_add(&st->seq[ctx], 1, __ATOMIC_RELAXED);
+
+	put(st->rb, ctx, seq, (seq * 17 + ctx * 29) % 300);
+	__atomic_fetch_add(&st->fired, 1, __ATOMIC_RELAXED);
+}
+
+/* SIGUSR2 nests inside SIGUSR1 nests inside the task: three levels. */
+static void on_usr2(int sig)
+{
+	write_ctx(2);
+}
+
+static void on_usr1(int sig)
+{
+	write_ctx(1);
+	if (st_g->seq[1] % 3 == 0)
+		raise(SIGUSR2);	/* a nested interrupt right in the middle */
+	write_ctx(1);
+}
+
+static void *writer_main(void *arg)
+{
+	struct stress *st = arg;
+
+	while (!st->stop)
+		write_ctx(0);
+	st->writer_done = 1;
+	return NULL;
+}
+
+static void *reader_main(void *arg)
+{
+	struct stress *st = arg;
+	long got;
+
+	for (;;) {
+		int done = st->writer_done;
+
+		got = drain(st->rb, st->out, 1 << 16);
+		ck_assert_int_ge(got, 0);
+		if (got > 0)
+			check_records(st->out, got, &st->seen, 0);
+		else if (done)
+			break;
+	}
+	return NULL;
+}
+
+static void run_stress(enum mg_ring_mode mode)
+{
+	struct stress *st = calloc(1, sizeof(*st));
+	struct sigaction sa = { 0 };
+	struct mg_ring_stats rs;
+	pthread_t reader;
+	struct timespec t0, now;
+	unsigned long kicks = 0;
+
+	st_g = st;
+	st->rb = ring_new(MG_RING_MIN_SIZE, mode);
+	st->out = malloc(1 << 16);
+	for (int i = 0; i < 3; i++)
+		st->seen.dup[i] = calloc(1, DUP_BITS / 8);
+	sa.sa_flags = SA_RESTART | SA_NODEFER;
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = on_usr2;
+	sigaction(SIGUSR2, &sa, NULL);
+
+	pthread_create(&st->writer, NULL, writer_main, st);
+	pthread_create(&reader, NULL, reader_main, st);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		/* Interrupt the writer wherever it is: mid-reserve, mid-commit. */
+		pthread_kill(st->writer, kicks % 5 ? SIGUSR1 : SIGUSR2);
+		kicks++;
+		if (kicks % 64 == 0)
+			usleep(50);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - t0.tv_sec) * 1000000000L + now.tv_nsec - t0.tv_nsec < 1500000000L);
+	st->stop = 1;
+	pthread_join(st->writer, NULL);
+	pthread_join(reader, NULL);
+	/* Losses still pending when the writer stopped have no LOST record yet. */
+	mg_ring_stats(st->rb, &rs);
+	{
+		unsigned long pend = local_read(&st->rb->pending[0]) +
+				     local_read(&st->rb->pending[1]) +
+				     local_read(&st->rb->pending[2]);
+		unsigned long lost_seen = st->seen.lost_full + st->seen.lost_too_big +
+					  st->seen.lost_nesting + st->seen.overwritten;
+
+		ck_assert_uint_gt(st->seq[1], 100);
+		ck_assert_uint_gt(st->seq[2], 10);
+		ck_assert_uint_eq(rs.written + rs.lost_full + rs.lost_too_big + rs.lost_nesting,
+				  st->fired);
+		ck_assert_uint_eq(st->seen.records + lost_seen + pend, st->fired);
+		ck_assert_uint_eq(st->seen.records, rs.written - rs.overwritten);
+		fprintf(stderr, "  stress %s: fired %lu (irq %llu, nested %llu) read %lu lost %lu\n",
+			mode ? "overwrite" : "discard", st->fired,
+			(unsigned long long)st->seq[1], (unsigned long long)st->seq[2],
+			st->seen.records, lost_seen + pend);
+	}
+	signal(SIGUSR1, SIG_DFL);
+	signal(SIGUSR2, SIG_DFL);
+	ring_free(st->rb);
+	for (int i = 0; i < 3; i++)
+		free(st->seen.dup[i]);
+	free(st->out);
+	free(st);
+}
+
+START_TEST(test_stress_nested_discard)
+{
+	run_stress(MG_RING_DISCARD);
+}
+END_TEST
+
+START_TEST(test_stress_nested_overwrite)
+{
+	run_stress(MG_RING_OVERWRITE);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("ring");
+	TCase *tc = tcase_create("core");
+	TCase *ts = tcase_create("stress");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_init_rejects);
+	tcase_add_test(tc, test_roundtrip_and_wrap);
+	tcase_add_test(tc, test_exact_fit_at_end);
+	tcase_add_test(tc, test_too_big_and_lost_record);
+	tcase_add_test(tc, test_full_discard_accounting);
+	tcase_add_test(tc, test_overwrite_keeps_newest);
+	tcase_add_test(tc, test_small_reads_never_tear);
+	tcase_add_test(tc, test_commit_order_under_nesting);
+	tcase_add_test(tc, test_wake_once_per_crossing);
+	tcase_set_timeout(ts, 60);
+	tcase_add_test(ts, test_stress_nested_discard);
+	tcase_add_test(ts, test_stress_nested_overwrite);
+	suite_add_tcase(s, tc);
+	suite_add_tcase(s, ts);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
