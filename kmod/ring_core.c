@@ -103,8 +103,10 @@
 #include "ring_core.h"
 
 #ifdef MAGNET_KERNEL
+#include <linux/errno.h>
 #include <linux/kprobes.h>
 #include <linux/processor.h>
+#include <linux/string.h>
 #else
 #include <sched.h>
 #define cpu_relax() sched_yield()
@@ -206,8 +208,16 @@ again:
 		local_inc(&rb->committing);
 		goto again;
 	}
-	if (unlikely(READ_ONCE(rb->wake_armed)) && !local_read(&rb->committing) &&
-	    mg_ring_wake_due(rb) && cmpxchg(&rb->wake_armed, 1, 0) == 1)
+	if (local_read(&rb->committing))
+		return;		/* nested: the outermost writer publishes and checks */
+	/*
+	 * Pairs with mg_ring_arm(): either the reader sees our commit when it
+	 * re-checks after arming, or we see it armed. Without the barrier the
+	 * store of commit can pass the load of wake_armed, and both miss.
+	 */
+	smp_mb();
+	if (unlikely(READ_ONCE(rb->wake_armed)) && mg_ring_wake_due(rb) &&
+	    cmpxchg(&rb->wake_armed, 1, 0) == 1)
 		rb->notify(rb);
 }
 

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-CPU rings: allocation, resize, the record writer and the deferred
+ * wake-up. The ring algorithm itself is in ring_core.c.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kprobes.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/vmalloc.h>
+#include <asm/msr.h>
+#include "buffer.h"
+#include "fs.h"
+
+struct mg_cpu_buf **mg_bufs;
+enum mg_clock mg_clock = MG_CLOCK_MONO;
+static unsigned long mg_size;
+static enum mg_ring_mode mg_mode;
+
+u64 notrace mg_clock_now(void)
+{
+	if (mg_clock == MG_CLOCK_TSC)
+		return rdtsc();
+	return ktime_get_mono_fast_ns();
+}
+NOKPROBE_SYMBOL(mg_clock_now);
+
+/* From a writer, maybe in NMI: only queue the irq_work. */
+static void notrace mg_notify(struct mg_ring *rb)
+{
+	irq_work_queue(&mg_bufs[rb->cpu]->wake_work);
+}
+NOKPROBE_SYMBOL(mg_notify);
+
+static struct mg_ring *mg_ring_alloc(unsigned int cpu, unsigned long size,
+				     enum mg_ring_mode mode)
+{
+	struct mg_ring *rb;
+	void *data;
+
+	rb = kzalloc_node(sizeof(*rb), GFP_KERNEL, cpu_to_node(cpu));
+	if (!rb)
+		return NULL;
+	data = vmalloc_node(size, cpu_to_node(cpu));
+	if (!data)
+		goto err_data;
+	if (mg_ring_init(rb, data, size, mode, cpu))
+		goto err_init;
+	rb->notify = mg_notify;
+	rb->clock = mg_clock_now;
+	return rb;
+
+err_init:
+	vfree(data);
+err_data:
+	kfree(rb);
+	return NULL;
+}
+
+static void mg_ring_free(struct mg_ring *rb)
+{
+	if (!rb)
+		return;
+	vfree(rb->data);
+	kfree(rb);
+}
+
+static void mg_stats_add(struct mg_ring_stats *to, const struct mg_ring_stats *from)
+{
+	to->written += from->written;
+	to->bytes += from->bytes;
+	to->lost_full += from->lost_full;
+	to->lost_too_big += from->lost_too_big;
+	to->lost_nesting += from->lost_nesting;
+	to->overwritten += from->overwritten;
+}
+
+void mg_buffer_stats(struct mg_cpu_buf *buf, struct mg_ring_stats *st)
+{
+	struct mg_ring_stats now;
+
+	rcu_read_lock_sched();
+	mg_ring_stats(rcu_dereference_sched(buf->ring), &now);
+	rcu_read_unlock_sched();
+	*st = buf->base;
+	mg_stats_add(st, &now);
+}
+
+unsigned long mg_buffers_size(void)
+{
+	return mg_size;
+}
+
+enum mg_ring_mode mg_buffers_mode(void)
+{
+	return mg_mode;
+}
+
+/*
+ * Replace every ring (new size or mode). Refused while any CPU has a
+ * reader: the reader would lose its place. Buffered records are dropped;
+ * the counters carry over.
+ */
+int mg_buffers_resize(unsigned long size, enum mg_ring_mode mode)
+{
+	struct mg_ring **fresh;
+	unsigned int cpu, held = 0;
+	int ret = 0;
+
+	if (size < MG_RING_MIN_SIZE || size > MG_RING_MAX_SIZE || !is_power_of_2(size))
+		return -EINVAL;
+	if (size == mg_size && mode == mg_mode)
+		return 0;
+	fresh = kcalloc(nr_cpu_ids, sizeof(*fresh), GFP_KERNEL);
+	if (!fresh)
+		return -ENOMEM;
+	/* Hold every reader slot so no open() slips in during the swap. */
+	for_each_possible_cpu(cpu) {
+		if (atomic_cmpxchg(&mg_bufs[cpu]->reader, 0, 1)) {
+			ret = -EBUSY;
+			goto out_release;
+		}
+		held = cpu + 1;
+	}
+	for_each_possible_cpu(cpu) {
+		fresh[cpu] = mg_ring_alloc(cpu, size, mode);
+		if (!fresh[cpu]) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+	}
+	for_each_possible_cpu(cpu)
+		fresh[cpu] = rcu_replace_pointer(mg_bufs[cpu]->ring, fresh[cpu], true);
+	/* Writers run with preemption off: this waits for all of them. */
+	synchronize_rcu();
+	for_each_possible_cpu(cpu) {
+		struct mg_ring_stats old;
+
+		irq_work_sync(&mg_bufs[cpu]->wake_work);
+		mg_ring_stats(fresh[cpu], &old);
+		mg_stats_add(&mg_bufs[cpu]->base, &old);
+	}
+	mg_size = size;
+	mg_mode = mode;
+out_free:
+	for_each_possible_cpu(cpu)
+		mg_ring_free(fresh[cpu]);
+out_release:
+	for_each_possible_cpu(cpu) {
+		if (cpu >= held)
+			break;
+		atomic_set(&mg_bufs[cpu]->reader, 0);
+	}
+	kfree(fresh);
+	return ret;
+}
+
+int mg_buffers_init(unsigned long size, enum mg_ring_mode mode)
+{
+	unsigned int cpu;
+
+	if (size < MG_RING_MIN_SIZE || size > MG_RING_MAX_SIZE || !is_power_of_2(size)) {
+		pr_err("buf_size=%lu: must be a power of two from %lu to %lu\n",
+		       size, MG_RING_MIN_SIZE, MG_RING_MAX_SIZE);
+		return -EINVAL;
+	}
+	mg_bufs = kcalloc(nr_cpu_ids, sizeof(*mg_bufs), GFP_KERNEL);
+	if (!mg_bufs)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct mg_cpu_buf *buf;
+		struct mg_ring *rb;
+
+		buf = kzalloc_node(sizeof(*buf), GFP_KERNEL, cpu_to_node(cpu));
+		if (!buf)
+			goto err;
+		mg_bufs[cpu] = buf;
+		buf->cpu = cpu;
+		mg_fs_buf_init(buf);
+		rb = mg_ring_alloc(cpu, size, mode);
+		if (!rb)
+			goto err;
+		RCU_INIT_POINTER(buf->ring, rb);
+	}
+	mg_size = size;
+	mg_mode = mode;
+	return 0;
+err:
+	mg_buffers_exit();
+	return -ENOMEM;
+}
+
+void mg_buffers_exit(void)
+{
+	unsigned int cpu;
+
+	if (!mg_bufs)
+		return;
+	for_each_possible_cpu(cpu) {
+		struct mg_cpu_buf *buf = mg_bufs[cpu];
+
+		if (!buf)
+			continue;
+		irq_work_sync(&buf->wake_work);
+		mg_fs_buf_exit(buf);
+		mg_ring_free(rcu_dereference_protected(buf->ring, 1));
+		kfree(buf);
+	}
+	kfree(mg_bufs);
+	mg_bufs = NULL;
+}
+
+struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id, u16 flags,
+					     u64 abstract_id, u32 payload_len)
+{
+	struct mg_ring *rb = rcu_dereference_sched(mg_bufs[smp_processor_id()]->ring);
+	struct magnet_record *rec;
+
+	*rbp = rb;
+	if (unlikely(payload_len > MAGNET_PAYLOAD_MAX)) {
+		mg_ring_lose(rb, MG_LOST_TOO_BIG);
+		return NULL;
+	}
+	rec = mg_ring_reserve(rb, MAGNET_RECORD_HEADER + payload_len);
+	if (unlikely(!rec))
+		return NULL;
+	rec->event_id = event_id;
+	rec->flags = flags;
+	rec->cpu = rb->cpu;
+	rec->reserved = 0;
+	rec->abstract_id = abstract_id;
+	rec->timestamp = mg_clock_now();
+	rec->pid = current->pid;
+	rec->tgid = current->tgid;
+	return rec;
+}
+NOKPROBE_SYMBOL(magnet_reserve);

@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnetfs: the debugfs face of the rings.
+ *
+ * magnet/cpuN are the data files (consumed by reading, one reader each);
+ * version, probes, stats and buffers are read-only control files. The read
+ * condition, delivery modes and file formats are specified in the UAPI
+ * header, include/uapi/linux/magnet.h.
+ *
+ * The data files are created with debugfs_create_file_unsafe(): 6.1's
+ * debugfs proxy forwards neither read_iter (needed for real AIO) nor
+ * fasync. The open proxy still pins the module (fops->owner) while a file
+ * is open, so module exit, which removes the files, never runs while any
+ * data-file method can; open() itself is bracketed with debugfs_file_get().
+ *
+ * Delivery: writers queue the buffer's irq_work (see ring_core.c,
+ * WAKE-UPS); it wakes blocked readers and pollers, sends SIGIO, and kicks
+ * the AIO worker, which copies into the submitter's memory with
+ * kthread_use_mm() and completes the request.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/aio.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/kthread.h>
+#include <linux/poll.h>
+#include <linux/sched/mm.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/uio.h>
+#include <linux/vmalloc.h>
+#include "buffer.h"
+#include "fs.h"
+#include "probe.h"
+
+#define MG_BOUNCE_SIZE	(64UL << 10)
+
+static struct dentry *mg_dir;
+
+struct mg_aio_req {
+	struct list_head node;
+	struct kiocb *iocb;
+	struct iov_iter iter;		/* a copy: the caller's iovec is gone */
+	const void *iov_copy;
+	struct mm_struct *mm;
+	size_t count;
+	u64 deadline;
+	bool queued;
+	bool cancelled;
+};
+
+static const struct magnet_read_attr mg_default_attr = {
+	.watermark_records = 1,
+};
+
+static struct mg_ring *mg_reader_ring(struct mg_cpu_buf *buf)
+{
+	/* The ring is replaced only while no reader is attached. */
+	return rcu_dereference_protected(buf->ring, atomic_read(&buf->reader));
+}
+
+/* See READ CONDITION in the UAPI header. */
+static bool mg_ready(struct mg_cpu_buf *buf, struct mg_ring *rb, size_t count, u64 deadline)
+{
+	u64 wb = min_t(u64, READ_ONCE(buf->attr.watermark_bytes), count);
+	u64 wr = READ_ONCE(buf->attr.watermark_records);
+	unsigned long bytes = mg_ring_avail_bytes(rb);
+
+	if (!bytes)
+		return false;
+	if (wb && bytes >= wb)
+		return true;
+	if (wr && mg_ring_avail_records(rb) >= wr)
+		return true;
+	if (!wb && !wr)
+		return true;
+	return deadline && ktime_get_ns() >= deadline;
+}
+
+/* Ask the writers for a notify once the read condition holds. */
+static void mg_arm(struct mg_cpu_buf *buf, struct mg_ring *rb, size_t count, u64 deadline)
+{
+	u64 wb = min_t(u64, READ_ONCE(buf->attr.watermark_bytes), count);
+	u64 wr = READ_ONCE(buf->attr.watermark_records);
+
+	if ((!wb && !wr) || (deadline && ktime_get_ns() >= deadline)) {
+		wb = 0;
+		wr = 1;		/* any record will do now */
+	}
+	WRITE_ONCE(rb->wake_bytes, wb);
+	WRITE_ONCE(rb->wake_records, wr);
+	mg_ring_arm(rb);
+}
+
+static unsigned long mg_copy_iter(void *ctx, const void *src, unsigned long len)
+{
+	return len - copy_to_iter(src, len, ctx);
+}
+
+/* Copy whole records into @iter. Caller holds read_lock. */
+static long mg_consume(struct mg_cpu_buf *buf, struct iov_iter *iter)
+{
+	struct mg_ring *rb = mg_reader_ring(buf);
+	struct mg_reader rd = {
+		.copy = mg_copy_iter,
+		.ctx = iter,
+		.bounce = buf->bounce,
+		.bounce_size = MG_BOUNCE_SIZE,
+	};
+	long total = 0, ret;
+
+	do {
+		ret = mg_ring_consume(rb, &rd, iov_iter_count(iter));
+		if (ret > 0)
+			total += ret;
+	} while (ret > 0 && rb->mode == MG_RING_OVERWRITE &&
+		 iov_iter_count(iter) >= MAGNET_RECORD_HEADER);
+	if (READ_ONCE(buf->fasync))
+		mg_arm(buf, rb, SIZE_MAX, 0);	/* SIGIO again at the next crossing */
+	return total ? total : ret;
+}
+
+static long mg_consume_locked(struct mg_cpu_buf *buf, struct iov_iter *iter)
+{
+	long ret;
+
+	mutex_lock(&buf->read_lock);
+	ret = mg_consume(buf, iter);
+	mutex_unlock(&buf->read_lock);
+	return ret;
+}
+
+static void mg_aio_free(struct mg_aio_req *req)
+{
+	kfree(req->iov_copy);
+	mmdrop(req->mm);
+	kfree(req);
+}
+
+static long mg_aio_copy(struct mg_cpu_buf *buf, struct mg_aio_req *req)
+{
+	long ret;
+
+	if (!mmget_not_zero(req->mm))
+		return -EFAULT;	/* the submitter is gone */
+	kthread_use_mm(req->mm);
+	ret = mg_consume_locked(buf, &req->iter);
+	kthread_unuse_mm(req->mm);
+	mmput(req->mm);
+	return ret;
+}
+
+/* Completes queued AIO reads, oldest first, as their condition holds. */
+static void mg_aio_work(struct work_struct *work)
+{
+	struct mg_cpu_buf *buf = container_of(to_delayed_work(work), struct mg_cpu_buf, aio_work);
+	struct mg_ring *rb = mg_reader_ring(buf);
+	struct mg_aio_req *req;
+	long ret;
+
+	for (;;) {
+		spin_lock_irq(&buf->aio_lock);
+		req = list_first_entry_or_null(&buf->aio_pending, struct mg_aio_req, node);
+		if (req && !req->cancelled && !mg_ready(buf, rb, req->count, req->deadline)) {
+			spin_unlock_irq(&buf->aio_lock);
+			mg_arm(buf, rb, req->count, req->deadline);
+			if (mg_ready(buf, rb, req->count, req->deadline))
+				continue;	/* a writer beat the arming */
+			if (req->deadline) {
+				s64 left = req->deadline - ktime_get_ns();
+
+				if (left > 0)
+					mod_delayed_work(system_wq, &buf->aio_work,
+							 nsecs_to_jiffies(left) + 1);
+			}
+			return;
+		}
+		if (!req) {
+			spin_unlock_irq(&buf->aio_lock);
+			return;
+		}
+		list_del(&req->node);
+		req->queued = false;
+		spin_unlock_irq(&buf->aio_lock);
+
+		ret = req->cancelled ? -ECANCELED : mg_aio_copy(buf, req);
+		if (!ret) {
+			/* A synchronous read took the records first: wait on. */
+			spin_lock_irq(&buf->aio_lock);
+			list_add(&req->node, &buf->aio_pending);
+			req->queued = true;
+			spin_unlock_irq(&buf->aio_lock);
+			continue;
+		}
+		req->iocb->ki_complete(req->iocb, ret);
+		mg_aio_free(req);
+	}
+}
+
+/* Called by the AIO core under its context lock: only flag and kick. */
+static int mg_aio_cancel(struct kiocb *iocb)
+{
+	struct mg_cpu_buf *buf = iocb->ki_filp->private_data;
+	struct mg_aio_req *req = iocb->private;
+	unsigned long flags;
+
+	spin_lock_irqsave(&buf->aio_lock, flags);
+	req->cancelled = true;
+	spin_unlock_irqrestore(&buf->aio_lock, flags);
+	mod_delayed_work(system_wq, &buf->aio_work, 0);
+	return 0;
+}
+
+static ssize_t mg_aio_read(struct mg_cpu_buf *buf, struct kiocb *iocb, struct iov_iter *to,
+			   u64 deadline)
+{
+	struct mg_ring *rb = mg_reader_ring(buf);
+	size_t count = iov_iter_count(to);
+	struct mg_aio_req *req;
+	long ret;
+
+	if (mg_ready(buf, rb, count, deadline)) {
+		ret = mg_consume_locked(buf, to);
+		if (ret)
+			return ret;	/* completed at once */
+	}
+	if (iocb->ki_flags & IOCB_NOWAIT)
+		return -EAGAIN;
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	req->iov_copy = dup_iter(&req->iter, to, GFP_KERNEL);
+	if (!req->iov_copy && (iter_is_iovec(to) || iov_iter_is_kvec(to) || iov_iter_is_bvec(to))) {
+		kfree(req);
+		return -ENOMEM;
+	}
+	req->mm = current->mm;
+	mmgrab(req->mm);
+	req->iocb = iocb;
+	req->count = count;
+	req->deadline = deadline;
+	iocb->private = req;
+	kiocb_set_cancel_fn(iocb, mg_aio_cancel);
+
+	spin_lock_irq(&buf->aio_lock);
+	if (req->cancelled) {
+		spin_unlock_irq(&buf->aio_lock);
+		mg_aio_free(req);
+		return -ECANCELED;
+	}
+	list_add_tail(&req->node, &buf->aio_pending);
+	req->queued = true;
+	spin_unlock_irq(&buf->aio_lock);
+	/* The worker re-checks, arms the ring and sets the timeout. */
+	mod_delayed_work(system_wq, &buf->aio_work, 0);
+	return -EIOCBQUEUED;
+}
+
+static ssize_t mg_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	struct file *filp = iocb->ki_filp;
+	struct mg_cpu_buf *buf = filp->private_data;
+	struct mg_ring *rb = mg_reader_ring(buf);
+	bool nonblock = (filp->f_flags & O_NONBLOCK) || (iocb->ki_flags & IOCB_NOWAIT);
+	size_t count = iov_iter_count(to);
+	u64 timeout = READ_ONCE(buf->attr.timeout_ns);
+	u64 deadline = timeout ? ktime_get_ns() + timeout : 0;
+	long ret;
+
+	if (!count)
+		return 0;
+	if (!is_sync_kiocb(iocb))
+		return mg_aio_read(buf, iocb, to, deadline);
+	for (;;) {
+		if (mg_ready(buf, rb, count, deadline) || (nonblock && mg_ring_avail_bytes(rb))) {
+			ret = mg_consume_locked(buf, to);
+			if (ret)
+				return ret;
+		}
+		if (nonblock)
+			return -EAGAIN;
+		mg_arm(buf, rb, count, deadline);
+		if (deadline && ktime_get_ns() < deadline) {
+			u64 left = deadline - ktime_get_ns();
+
+			ret = wait_event_interruptible_timeout(buf->wait,
+					mg_ready(buf, rb, count, deadline),
+					nsecs_to_jiffies(left) + 1);
+		} else {
+			ret = wait_event_interruptible(buf->wait, mg_ready(buf, rb, count, deadline));
+		}
+		if (ret < 0)
+			return -ERESTARTSYS;
+	}
+}
+
+static __poll_t mg_poll(struct file *filp, poll_table *wait)
+{
+	struct mg_cpu_buf *buf = filp->private_data;
+	struct mg_ring *rb = mg_reader_ring(buf);
+
+	poll_wait(filp, &buf->wait, wait);
+	if (mg_ready(buf, rb, SIZE_MAX, 0))
+		return EPOLLIN | EPOLLRDNORM;
+	mg_arm(buf, rb, SIZE_MAX, 0);
+	if (mg_ready(buf, rb, SIZE_MAX, 0))
+		return EPOLLIN | EPOLLRDNORM;
+	return 0;
+}
+
+static int mg_fasync(int fd, struct file *filp, int on)
+{
+	struct mg_cpu_buf *buf = filp->private_data;
+	int ret = fasync_helper(fd, filp, on, &buf->fasync);
+
+	if (on && ret >= 0)
+		mg_arm(buf, mg_reader_ring(buf), SIZE_MAX, 0);
+	return ret;
+}
+
+static long mg_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	struct mg_cpu_buf *buf = filp->private_data;
+	struct magnet_read_attr attr;
+
+	switch (cmd) {
+	case MAGNET_IOC_SET_READ_ATTR:
+		if (copy_from_user(&attr, (void __user *)arg, sizeof(attr)))
+			return -EFAULT;
+		if (attr.flags)
+			return -EINVAL;		/* no flags defined yet */
+		if (attr.watermark_bytes > mg_reader_ring(buf)->size / 2)
+			return -EINVAL;		/* could never be reached */
+		mutex_lock(&buf->read_lock);
+		buf->attr = attr;
+		mutex_unlock(&buf->read_lock);
+		return 0;
+	case MAGNET_IOC_GET_READ_ATTR:
+		attr = buf->attr;
+		return copy_to_user((void __user *)arg, &attr, sizeof(attr)) ? -EFAULT : 0;
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int mg_open(struct inode *inode, struct file *filp)
+{
+	struct mg_cpu_buf *buf = inode->i_private;
+	int ret;
+
+	ret = debugfs_file_get(filp->f_path.dentry);
+	if (ret)
+		return ret;
+	if (atomic_cmpxchg(&buf->reader, 0, 1)) {
+		ret = -EBUSY;	/* one reader per ring: reads consume */
+		goto out;
+	}
+	buf->bounce = vmalloc(MG_BOUNCE_SIZE);
+	if (!buf->bounce) {
+		atomic_set(&buf->reader, 0);
+		ret = -ENOMEM;
+		goto out;
+	}
+	buf->attr = mg_default_attr;
+	filp->private_data = buf;
+	ret = stream_open(inode, filp);
+out:
+	debugfs_file_put(filp->f_path.dentry);
+	return ret;
+}
+
+static int mg_release(struct inode *inode, struct file *filp)
+{
+	struct mg_cpu_buf *buf = filp->private_data;
+
+	fasync_helper(-1, filp, 0, &buf->fasync);
+	WRITE_ONCE(mg_reader_ring(buf)->wake_armed, 0);
+	/* AIO requests pin the file: none can be pending here. */
+	WARN_ON_ONCE(!list_empty(&buf->aio_pending));
+	vfree(buf->bounce);
+	buf->bounce = NULL;
+	atomic_set_release(&buf->reader, 0);
+	return 0;
+}
+
+static const struct file_operations mg_data_fops = {
+	.owner = THIS_MODULE,
+	.open = mg_open,
+	.release = mg_release,
+	.read_iter = mg_read_iter,
+	.poll = mg_poll,
+	.fasync = mg_fasync,
+	.unlocked_ioctl = mg_ioctl,
+	.llseek = no_llseek,
+};
+
+/* Runs in hard interrupt context, never inside a probe. */
+static void mg_wake(struct irq_work *work)
+{
+	struct mg_cpu_buf *buf = container_of(work, struct mg_cpu_buf, wake_work);
+
+	wake_up_interruptible_poll(&buf->wait, EPOLLIN | EPOLLRDNORM);
+	kill_fasync(&buf->fasync, SIGIO, POLL_IN);
+	if (!list_empty_careful(&buf->aio_pending))
+		mod_delayed_work(system_wq, &buf->aio_work, 0);
+}
+
+void mg_fs_buf_init(struct mg_cpu_buf *buf)
+{
+	atomic_set(&buf->reader, 0);
+	mutex_init(&buf->read_lock);
+	init_waitqueue_head(&buf->wait);
+	init_irq_work(&buf->wake_work, mg_wake);
+	spin_lock_init(&buf->aio_lock);
+	INIT_LIST_HEAD(&buf->aio_pending);
+	INIT_DELAYED_WORK(&buf->aio_work, mg_aio_work);
+	buf->attr = mg_default_attr;
+}
+
+void mg_fs_buf_exit(struct mg_cpu_buf *buf)
+{
+	cancel_delayed_work_sync(&buf->aio_work);
+	WARN_ON_ONCE(!list_empty(&buf->aio_pending));
+}
+
+/* ---- control files ---- */
+
+static int mg_version_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "magnet %s\nformat %u\nclock %s\ncpus %u\n", MAGNET_RELEASE,
+		   MAGNET_FORMAT_VERSION, mg_clock == MG_CLOCK_TSC ? "tsc" : "mono",
+		   num_possible_cpus());
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(mg_version);
+
+static int mg_stats_show(struct seq_file *m, void *v)
+{
+	struct mg_ring_stats st;
+	unsigned int cpu;
+
+	seq_puts(m, "cpu\twritten\tbytes\tlost_full\tlost_too_big\tlost_nesting\toverwritten\n");
+	for_each_possible_cpu(cpu) {
+		mg_buffer_stats(mg_bufs[cpu], &st);
+		seq_printf(m, "%u\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\n", cpu, st.written, st.bytes,
+			   st.lost_full, st.lost_too_big, st.lost_nesting, st.overwritten);
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(mg_stats);
+
+static int mg_buffers_show(struct seq_file *m, void *v)
+{
+	unsigned int cpu;
+
+	seq_puts(m, "cpu\tsize\tmode\tused\treader\n");
+	for_each_possible_cpu(cpu) {
+		struct mg_cpu_buf *buf = mg_bufs[cpu];
+		struct mg_ring *rb;
+
+		rcu_read_lock_sched();
+		rb = rcu_dereference_sched(buf->ring);
+		seq_printf(m, "%u\t%lu\t%s\t%lu\t%d\n", cpu, rb->size,
+			   rb->mode == MG_RING_OVERWRITE ? "overwrite" : "discard",
+			   mg_ring_avail_bytes(rb), atomic_read(&buf->reader));
+		rcu_read_unlock_sched();
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(mg_buffers);
+
+static int mg_probes_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, mg_probes_show, NULL);
+}
+
+static const struct file_operations mg_probes_fops = {
+	.owner = THIS_MODULE,
+	.open = mg_probes_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+int mg_fs_init(void)
+{
+	char name[16];
+	unsigned int cpu;
+
+	mg_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	if (IS_ERR(mg_dir)) {
+		pr_err("cannot create the debugfs directory (is debugfs enabled?)\n");
+		return PTR_ERR(mg_dir);
+	}
+	debugfs_create_file("version", 0400, mg_dir, NULL, &mg_version_fops);
+	debugfs_create_file("probes", 0400, mg_dir, NULL, &mg_probes_fops);
+	debugfs_create_file("stats", 0400, mg_dir, NULL, &mg_stats_fops);
+	debugfs_create_file("buffers", 0400, mg_dir, NULL, &mg_buffers_fops);
+	for_each_possible_cpu(cpu) {
+		snprintf(name, sizeof(name), "cpu%u", cpu);
+		mg_bufs[cpu]->dentry = debugfs_create_file_unsafe(name, 0400, mg_dir,
+								  mg_bufs[cpu], &mg_data_fops);
+	}
+	return 0;
+}
+
+void mg_fs_exit(void)
+{
+	debugfs_remove(mg_dir);
+	mg_dir = NULL;
+}
