@@ -45,6 +45,7 @@ include kmod/user.mk
 include tools/build.mk
 include tests/unit/build.mk
 include tests/vm/build.mk
+include tests/vm/progs.mk
 include bench/build.mk
 
 $(BUILD):

@@ -19,13 +19,13 @@ enum mg_clock mg_clock = MG_CLOCK_MONO;
 static unsigned long mg_size;
 static enum mg_ring_mode mg_mode;
 
-u64 notrace mg_clock_now(void)
+u64 notrace mg_ring_clock(void)
 {
 	if (mg_clock == MG_CLOCK_TSC)
 		return rdtsc();
 	return ktime_get_mono_fast_ns();
 }
-NOKPROBE_SYMBOL(mg_clock_now);
+NOKPROBE_SYMBOL(mg_ring_clock);
 
 /* From a writer, maybe in NMI: only queue the irq_work. */
 static void notrace mg_notify(struct mg_ring *rb)
@@ -49,7 +49,6 @@ static struct mg_ring *mg_ring_alloc(unsigned int cpu, unsigned long size,
 	if (mg_ring_init(rb, data, size, mode, cpu))
 		goto err_init;
 	rb->notify = mg_notify;
-	rb->clock = mg_clock_now;
 	return rb;
 
 err_init:
@@ -231,7 +230,6 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 	rec->cpu = rb->cpu;
 	rec->reserved = 0;
 	rec->abstract_id = abstract_id;
-	rec->timestamp = mg_clock_now();
 	rec->pid = current->pid;
 	rec->tgid = current->tgid;
 	return rec;

@@ -53,6 +53,4 @@ static inline void magnet_commit(struct mg_ring *rb, struct magnet_record *rec)
 	mg_ring_commit(rb, rec);
 }
 
-u64 mg_clock_now(void);
-
 #endif /* _MAGNET_BUFFER_H */

@@ -259,7 +259,7 @@ static notrace void rb_write_pad(struct mg_ring *rb, unsigned long pos, unsigned
 }
 
 /* Called after reserving RB_LOST_LEN at @pos: report pending losses there. */
-static notrace void rb_write_lost(struct mg_ring *rb, unsigned long pos)
+static notrace void rb_write_lost(struct mg_ring *rb, unsigned long pos, __u64 ts)
 {
 	struct magnet_record *rec = rb_at(rb, pos);
 	struct magnet_lost *lost = (struct magnet_lost *)rec->payload;
@@ -277,7 +277,7 @@ static notrace void rb_write_lost(struct mg_ring *rb, unsigned long pos)
 	rec->cpu = rb->cpu;
 	rec->reserved = 0;
 	rec->abstract_id = 0;
-	rec->timestamp = rb->clock ? rb->clock() : 0;
+	rec->timestamp = ts;
 	rec->pid = 0;
 	rec->tgid = 0;
 	lost->full = full;
@@ -347,6 +347,7 @@ struct magnet_record *notrace mg_ring_reserve(struct mg_ring *rb, unsigned int l
 {
 	unsigned long h, off, pad, need, extra, pos;
 	struct magnet_record *rec;
+	__u64 ts;
 
 	rb_start_commit(rb);
 	if (unlikely(local_read(&rb->committing) > MG_RING_NEST_MAX)) {
@@ -360,8 +361,14 @@ struct magnet_record *notrace mg_ring_reserve(struct mg_ring *rb, unsigned int l
 	}
 	extra = unlikely(rb_has_pending(rb)) ? RB_LOST_LEN : 0;
 	need = len + extra;
+	/*
+	 * The timestamp is read before the cmpxchg: a nested writer that
+	 * reserves in between moves head, our cmpxchg fails, and we read the
+	 * clock again. So buffer order is timestamp order on every CPU.
+	 */
 	do {
 		h = local_read(&rb->head);
+		ts = mg_ring_clock();
 		off = h & rb->mask;
 		pad = off + need > rb->size ? rb->size - off : 0;
 		if (unlikely(rb_make_room(rb, h, pad + need))) {
@@ -376,13 +383,14 @@ struct magnet_record *notrace mg_ring_reserve(struct mg_ring *rb, unsigned int l
 		pos += pad;
 	}
 	if (unlikely(extra)) {
-		rb_write_lost(rb, pos);
+		rb_write_lost(rb, pos, ts);
 		pos += extra;
 	}
 	rec = rb_at(rb, pos);
 	/* The caller fills up to its unaligned length: never leak old bytes. */
 	*(__u64 *)((unsigned char *)rec + len - 8) = 0;
 	rec->size = len;
+	rec->timestamp = ts;
 	return rec;
 lost:
 	rb_end_commit(rb);
@@ -578,7 +586,7 @@ retry:
 		lost->event_id = MAGNET_EVENT_LOST;
 		lost->cpu = rb->cpu;
 		lost->timestamp = bytes ? ((struct magnet_record *)(dst + lost_len))->timestamp :
-				  rb->clock ? rb->clock() : 0;
+				  mg_ring_clock();
 		((struct magnet_lost *)lost->payload)->full = folded[0] - rb->seen_folded[0];
 		((struct magnet_lost *)lost->payload)->too_big = folded[1] - rb->seen_folded[1];
 		((struct magnet_lost *)lost->payload)->nesting = folded[2] - rb->seen_folded[2];

@@ -63,7 +63,6 @@ struct mg_ring {
 	unsigned long wake_bytes;
 	unsigned long wake_records;
 	void (*notify)(struct mg_ring *rb);
-	__u64 (*clock)(void);	/* timestamps LOST records */
 
 	/* Reader-private overwrite bookkeeping: what it already reported. */
 	unsigned long seen_overwritten;
@@ -84,9 +83,16 @@ int mg_ring_init(struct mg_ring *rb, void *data, unsigned long size,
 		 enum mg_ring_mode mode, unsigned int cpu);
 
 /*
+ * The record clock, provided by the includer (buffer.c in the kernel, the
+ * tests and bench in user space). The ring stamps records itself, inside
+ * the reservation, so timestamps never go back along a CPU's stream.
+ */
+__u64 mg_ring_clock(void);
+
+/*
  * Writer API. Call on the ring of the CPU you run on, with preemption
  * disabled (any context, NMI included). reserve returns the record's
- * memory with the header's size field written, or NULL if the record was
+ * memory with the header's size and timestamp fields written, or NULL if the record was
  * lost (and counted); after a non-NULL reserve, fill the record and call
  * commit. Nothing here sleeps, spins or takes a lock.
  */
