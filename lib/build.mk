@@ -1,0 +1,13 @@
+# SPDX-License-Identifier: GPL-2.0
+# libmagnet: record codec, trace files, printing. Static only: every user
+# binary is linked statically for the initramfs.
+LIBMAGNET_SRCS := lib/record.c lib/probes.c lib/stats.c lib/trace.c lib/print.c
+LIBMAGNET_OBJS := $(LIBMAGNET_SRCS:%.c=$(BUILD)/%.o)
+LIBMAGNET := $(BUILD)/libmagnet.a
+
+$(LIBMAGNET): $(LIBMAGNET_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+USER_BINS += $(LIBMAGNET)

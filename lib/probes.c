@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/magnet.h>
+
+#include "probes.h"
+
+/* Split s at tabs into at most max fields, in place. */
+static size_t split_tabs(char *s, char **f, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max) {
+		f[n++] = s;
+		s = strchr(s, '\t');
+		if (!s)
+			break;
+		*s++ = '\0';
+	}
+	return n;
+}
+
+static int parse_u64(const char *s, __u64 *v)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return (errno || *end) ? -1 : 0;
+}
+
+static int parse_line(struct mg_probe *p, char *line)
+{
+	char *f[6];
+	__u64 id, nargs, hits = 0, missed = 0;
+	size_t n = split_tabs(line, f, 6);
+
+	if (n < 4 || parse_u64(f[0], &id) || parse_u64(f[3], &nargs) ||
+	    id > MAGNET_EVENT_MAX || nargs > MAGNET_ARGS_MAX || !*f[2])
+		return -1;
+	/* hits and missed are counters; a table without them still names. */
+	if (n > 4 && parse_u64(f[4], &hits))
+		hits = 0;
+	if (n > 5 && parse_u64(f[5], &missed))
+		missed = 0;
+	p->id = id;
+	p->nargs = nargs;
+	p->hits = hits;
+	p->missed = missed;
+	p->type = strdup(f[1]);
+	p->target = strdup(f[2]);
+	if (!p->type || !p->target) {
+		free(p->type);
+		free(p->target);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int mg_probes_parse(struct mg_probe_table *t, const char *text, size_t len)
+{
+	char *copy, *line, *next;
+	size_t cap = 0;
+	int err = 0;
+
+	t->n = 0;
+	t->v = NULL;
+	copy = strndup(text, len);
+	if (!copy)
+		return -ENOMEM;
+	for (line = copy; line && *line; line = next) {
+		struct mg_probe p;
+		int r;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!isdigit((unsigned char)*line))
+			continue;
+		r = parse_line(&p, line);
+		if (r == -ENOMEM) {
+			err = r;
+			break;
+		}
+		if (r)
+			continue;
+		if (t->n == cap) {
+			struct mg_probe *v;
+
+			cap = cap ? 2 * cap : 16;
+			v = realloc(t->v, cap * sizeof(*v));
+			if (!v) {
+				free(p.type);
+				free(p.target);
+				err = -ENOMEM;
+				break;
+			}
+			t->v = v;
+		}
+		t->v[t->n++] = p;
+	}
+	free(copy);
+	if (err)
+		mg_probes_free(t);
+	return err;
+}
+
+void mg_probes_free(struct mg_probe_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		free(t->v[i].type);
+		free(t->v[i].target);
+	}
+	free(t->v);
+	t->v = NULL;
+	t->n = 0;
+}
+
+const struct mg_probe *mg_probes_find(const struct mg_probe_table *t,
+				      unsigned int id)
+{
+	size_t i;
+
+	/* Tables hold tens of probes: a scan beats keeping an index. */
+	for (i = 0; t && i < t->n; i++)
+		if (t->v[i].id == id)
+			return &t->v[i];
+	return NULL;
+}
+
+const char *mg_event_name(const struct mg_probe_table *t, unsigned int id)
+{
+	const struct mg_probe *p;
+
+	if (id == MAGNET_EVENT_LOST)
+		return "lost";
+	p = mg_probes_find(t, id);
+	return p ? p->target : "unknown";
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The probe table: text of magnet/probes, one line per probe,
+ * "id\ttype\ttarget\tnargs\thits\tmissed". Gives names to event ids.
+ */
+#ifndef MAGNET_LIB_PROBES_H
+#define MAGNET_LIB_PROBES_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+struct mg_probe {
+	unsigned int id;
+	unsigned int nargs;
+	char *type;		/* "kprobe", "kretprobe" */
+	char *target;		/* function name, e.g. "tcp_sendmsg" */
+	__u64 hits;		/* as of when the table was read */
+	__u64 missed;
+};
+
+struct mg_probe_table {
+	size_t n;
+	struct mg_probe *v;
+};
+
+/*
+ * Parse the table text (need not be NUL-terminated). Lines that do not
+ * start with a digit (a header, a blank line) are skipped; so are lines
+ * that do not parse, since a name table is best effort: records decode
+ * without it. 0 or -ENOMEM.
+ */
+int mg_probes_parse(struct mg_probe_table *t, const char *text, size_t len);
+void mg_probes_free(struct mg_probe_table *t);
+
+/* NULL if id is not in the table. */
+const struct mg_probe *mg_probes_find(const struct mg_probe_table *t,
+				      unsigned int id);
+
+/* Event name to print for an id: target, "lost", or "unknown". */
+const char *mg_event_name(const struct mg_probe_table *t, unsigned int id);
+
+#endif /* MAGNET_LIB_PROBES_H */

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Record validation follows the header's layout rules exactly: a reader that
+ * accepted "close enough" records would hide ring bugs and make corruption in
+ * a trace file look like data.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "record.h"
+
+#define MG_REC_FLAGS_KNOWN	(MAGNET_REC_RETURN | MAGNET_REC_NARGS_MASK)
+
+static const char *const mg_rec_reasons[MG_REC_NERR] = {
+	[0]			= "no error",
+	[MG_REC_TRUNCATED]	= "record truncated",
+	[MG_REC_SIZE_SMALL]	= "record size smaller than the 40-byte header",
+	[MG_REC_SIZE_ALIGN]	= "record size not a multiple of 8",
+	[MG_REC_SIZE_BIG]	= "record size larger than MAGNET_RECORD_MAX",
+	[MG_REC_RESERVED]	= "reserved field not zero",
+	[MG_REC_PAD]		= "padding record (event id 0)",
+	[MG_REC_EVENT]		= "reserved event id (2..15)",
+	[MG_REC_FLAGS]		= "undefined flags or more than 6 arguments",
+	[MG_REC_LAYOUT]		= "record size does not match its layout",
+	[MG_REC_MISALIGNED]	= "record not 8-byte aligned",
+};
+
+const char *mg_record_strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	if (err >= MG_REC_NERR)
+		return "unknown record error";
+	return mg_rec_reasons[err];
+}
+
+int mg_record_check(const void *buf, size_t len, size_t off)
+{
+	const struct magnet_record *r;
+	size_t avail;
+	__u32 size;
+
+	if (off > len)
+		return -MG_REC_TRUNCATED;
+	avail = len - off;
+	if (((uintptr_t)buf + off) % MAGNET_RECORD_ALIGN)
+		return -MG_REC_MISALIGNED;
+	/* The size alone can already be judged, so say why, not "truncated". */
+	if (avail < sizeof(r->size))
+		return -MG_REC_TRUNCATED;
+	r = (const struct magnet_record *)((const char *)buf + off);
+	size = r->size;
+	if (size < MAGNET_RECORD_HEADER)
+		return -MG_REC_SIZE_SMALL;
+	if (size % MAGNET_RECORD_ALIGN)
+		return -MG_REC_SIZE_ALIGN;
+	if (size > MAGNET_RECORD_MAX)
+		return -MG_REC_SIZE_BIG;
+	if (avail < size)
+		return -MG_REC_TRUNCATED;
+	if (r->reserved)
+		return -MG_REC_RESERVED;
+
+	switch (r->event_id) {
+	case MAGNET_EVENT_PAD:
+		return -MG_REC_PAD;
+	case MAGNET_EVENT_LOST:
+		if (r->flags)
+			return -MG_REC_FLAGS;
+		if (size != MAGNET_RECORD_HEADER + sizeof(struct magnet_lost))
+			return -MG_REC_LAYOUT;
+		return 0;
+	default:
+		if (r->event_id < MAGNET_EVENT_FIRST_DYNAMIC)
+			return -MG_REC_EVENT;
+		break;
+	}
+
+	if (r->flags & ~MG_REC_FLAGS_KNOWN)
+		return -MG_REC_FLAGS;
+	if (MAGNET_REC_NARGS(r->flags) > MAGNET_ARGS_MAX)
+		return -MG_REC_FLAGS;
+	if (size != mg_record_probe_size(r->flags & MAGNET_REC_RETURN,
+					 MAGNET_REC_NARGS(r->flags)))
+		return -MG_REC_LAYOUT;
+	return 0;
+}
+
+int mg_record_next(const void *buf, size_t len, size_t *off,
+		   const struct magnet_record **out)
+{
+	int err;
+
+	if (*off == len)
+		return 0;
+	err = mg_record_check(buf, len, *off);
+	if (err)
+		return err;
+	*out = (const struct magnet_record *)((const char *)buf + *off);
+	*off += (*out)->size;
+	return 1;
+}
+
+static void fill_header(struct magnet_record *r, const struct mg_record_hdr *h,
+			__u32 size, __u16 event_id, __u16 flags)
+{
+	r->size = size;
+	r->event_id = event_id;
+	r->flags = flags;
+	r->cpu = h->cpu;
+	r->reserved = 0;
+	r->abstract_id = h->abstract_id;
+	r->timestamp = h->timestamp;
+	r->pid = h->pid;
+	r->tgid = h->tgid;
+}
+
+static ssize_t encode_probe(void *buf, size_t len, const struct mg_record_hdr *h,
+			    bool ret, __s64 retval, __u64 latency_ns,
+			    const __u64 *args, unsigned int nargs)
+{
+	struct magnet_record *r = buf;
+	size_t size;
+	__u64 *p;
+
+	if (nargs > MAGNET_ARGS_MAX || (nargs && !args) ||
+	    h->event_id < MAGNET_EVENT_FIRST_DYNAMIC)
+		return -EINVAL;
+	size = mg_record_probe_size(ret, nargs);
+	if (len < size)
+		return -ENOSPC;
+	fill_header(r, h, size, h->event_id,
+		    (ret ? MAGNET_REC_RETURN : 0) |
+		    (nargs << MAGNET_REC_NARGS_SHIFT));
+	p = (__u64 *)r->payload;
+	if (ret) {
+		memcpy(p++, &retval, sizeof(retval));
+		*p++ = latency_ns;
+	}
+	if (nargs)
+		memcpy(p, args, nargs * sizeof(*args));
+	return size;
+}
+
+ssize_t mg_record_encode_kprobe(void *buf, size_t len,
+				const struct mg_record_hdr *h,
+				const __u64 *args, unsigned int nargs)
+{
+	return encode_probe(buf, len, h, false, 0, 0, args, nargs);
+}
+
+ssize_t mg_record_encode_kretprobe(void *buf, size_t len,
+				   const struct mg_record_hdr *h,
+				   __s64 retval, __u64 latency_ns,
+				   const __u64 *args, unsigned int nargs)
+{
+	return encode_probe(buf, len, h, true, retval, latency_ns, args, nargs);
+}
+
+ssize_t mg_record_encode_lost(void *buf, size_t len,
+			      const struct mg_record_hdr *h,
+			      const struct magnet_lost *lost)
+{
+	struct magnet_record *r = buf;
+	size_t size = MAGNET_RECORD_HEADER + sizeof(*lost);
+
+	if (len < size)
+		return -ENOSPC;
+	fill_header(r, h, size, MAGNET_EVENT_LOST, 0);
+	memcpy(r->payload, lost, sizeof(*lost));
+	return size;
+}

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gen-stream: write a fake magnet directory of synthetic rings for the
+ * end-to-end test (tests/unit/t-tools.sh): DIR/cpuN, probes, version,
+ * stats. On stdout it prints what magnet-dump should print for it: the
+ * records in merged order, formatted here independently of lib/print.c so
+ * the test checks the printer too.
+ *
+ * Timestamps move in steps of 0, 5, 10 or 15 ns, so equal timestamps occur
+ * within a CPU (stream order must hold) and across CPUs (lower CPU first).
+ * abstract_id = cpu << 32 | sequence number identifies every record.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "record.h"
+
+static const struct {
+	unsigned int id;
+	const char *type;
+	const char *target;
+	unsigned int nargs;
+} probes[] = {
+	{ 16, "kprobe", "tcp_sendmsg", 3 },
+	{ 17, "kretprobe", "tcp_sendmsg", 1 },
+	{ 18, "kprobe", "vfs_write", 6 },
+	{ 19, "kretprobe", "do_sys_openat2", 0 },
+	{ 20, "kprobe", "schedule", 0 },
+};
+#define NPROBES (sizeof(probes) / sizeof(probes[0]))
+
+struct line {
+	unsigned long long ts;
+	unsigned int cpu;
+	unsigned long seq;
+	char *text;
+};
+
+static unsigned long long rng_state;
+
+/* xorshift64*: deterministic across libcs, unlike rand(). */
+static unsigned long long rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ULL;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: gen-stream -d DIR [-C CPU,CPU...] [-n RECORDS] [-s SEED] [-L LOST_EVERY]\n");
+	exit(1);
+}
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(2);
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static char *fmt_ts(char *buf, unsigned long long ts)
+{
+	sprintf(buf, "%llu.%09llu", ts / 1000000000ULL, ts % 1000000000ULL);
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = NULL, *cpulist = "0,1";
+	unsigned long n = 1000, lost_every = 0, nlines = 0, i;
+	unsigned int cpus[256], ncpus = 0, c;
+	struct line *lines;
+	char path[4096], *s, *tok;
+	FILE *f, *stats;
+	int opt;
+
+	rng_state = 1;
+	while ((opt = getopt(argc, argv, "d:C:n:s:L:")) != -1) {
+		switch (opt) {
+		case 'd': dir = optarg; break;
+		case 'C': cpulist = optarg; break;
+		case 'n': n = strtoul(optarg, NULL, 0); break;
+		case 's': rng_state = strtoull(optarg, NULL, 0) | 1; break;
+		case 'L': lost_every = strtoul(optarg, NULL, 0); break;
+		default: usage();
+		}
+	}
+	if (!dir || optind != argc)
+		usage();
+	s = strdup(cpulist);
+	for (tok = strtok(s, ","); tok && ncpus < 256; tok = strtok(NULL, ","))
+		cpus[ncpus++] = strtoul(tok, NULL, 0);
+	free(s);
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		die(dir);
+
+	snprintf(path, sizeof(path), "%s/probes", dir);
+	f = fopen(path, "w");
+	if (!f)
+		die(path);
+	for (i = 0; i < NPROBES; i++)
+		fprintf(f, "%u\t%s\t%s\t%u\t%lu\t0\n", probes[i].id,
+			probes[i].type, probes[i].target, probes[i].nargs, n);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/version", dir);
+	f = fopen(path, "w");
+	if (!f)
+		die(path);
+	fprintf(f, "magnet test\nformat %d\nclock mono\ncpus %u\n",
+		MAGNET_FORMAT_VERSION, ncpus);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/stats", dir);
+	stats = fopen(path, "w");
+	if (!stats)
+		die(path);
+	fprintf(stats, "cpu\twritten\tbytes\tlost_full\tlost_too_big\tlost_nesting\toverwritten\n");
+
+	lines = calloc(ncpus * n * 2 + 1, sizeof(*lines));
+	if (!lines)
+		die("calloc");
+	for (c = 0; c < ncpus; c++) {
+		unsigned long long ts = 1000000000000ULL;
+		unsigned long long bytes = 0;
+		struct magnet_lost lsum = { 0 };
+		unsigned long seq = 0;
+
+		snprintf(path, sizeof(path), "%s/cpu%u", dir, cpus[c]);
+		f = fopen(path, "w");
+		if (!f)
+			die(path);
+		for (i = 0; i < n; i++) {
+			__u64 buf[MAGNET_RECORD_MAX / 8], args[MAGNET_ARGS_MAX];
+			struct mg_record_hdr h = {
+				.cpu = cpus[c],
+				.pid = 100 + rnd() % 5,
+			};
+			unsigned int p = rnd() % NPROBES, k;
+			char tsb[32], text[512];
+			ssize_t len;
+			int pos;
+
+			ts += 5 * (rnd() % 4);
+			h.timestamp = ts;
+			h.tgid = h.pid - h.pid % 2;
+			if (lost_every && i % lost_every == lost_every - 1) {
+				struct magnet_lost l = {
+					.full = rnd() % 7,
+					.too_big = rnd() % 2,
+					.nesting = rnd() % 2,
+					.overwritten = rnd() % 3,
+				};
+
+				h.pid = h.tgid = 0;
+				len = mg_record_encode_lost(buf, sizeof(buf), &h, &l);
+				snprintf(text, sizeof(text), "%s %u LOST full=%llu too_big=%llu nesting=%llu overwritten=%llu",
+					 fmt_ts(tsb, ts), cpus[c],
+					 (unsigned long long)l.full,
+					 (unsigned long long)l.too_big,
+					 (unsigned long long)l.nesting,
+					 (unsigned long long)l.overwritten);
+				mg_lost_add(&lsum, &l);
+			} else {
+				h.event_id = probes[p].id;
+				h.abstract_id = (__u64)cpus[c] << 32 | i;
+				for (k = 0; k < probes[p].nargs; k++)
+					args[k] = rnd() >> (rnd() % 64);
+				pos = snprintf(text, sizeof(text), "%s %u %u/%u %s(%u) abstract=0x%llx args=[",
+					       fmt_ts(tsb, ts), cpus[c], h.pid, h.tgid,
+					       probes[p].target, probes[p].id,
+					       (unsigned long long)h.abstract_id);
+				for (k = 0; k < probes[p].nargs; k++)
+					pos += snprintf(text + pos, sizeof(text) - pos, "%s0x%llx",
+							k ? "," : "", (unsigned long long)args[k]);
+				pos += snprintf(text + pos, sizeof(text) - pos, "]");
+				if (!strcmp(probes[p].type, "kretprobe")) {
+					__s64 ret = (__s64)(rnd() % 200) - 100;
+					__u64 lat = rnd() % 100000;
+
+					len = mg_record_encode_kretprobe(buf, sizeof(buf), &h, ret, lat,
+									 args, probes[p].nargs);
+					snprintf(text + pos, sizeof(text) - pos, " ret=%lld lat=%lluns",
+						 (long long)ret, (unsigned long long)lat);
+				} else {
+					len = mg_record_encode_kprobe(buf, sizeof(buf), &h, args,
+								      probes[p].nargs);
+				}
+				seq++;
+			}
+			if (len < 0 || fwrite(buf, len, 1, f) != 1)
+				die("encode/write");
+			bytes += len;
+			lines[nlines].ts = ts;
+			lines[nlines].cpu = cpus[c];
+			lines[nlines].seq = i;
+			lines[nlines].text = strdup(text);
+			nlines++;
+		}
+		if (fclose(f))
+			die(path);
+		fprintf(stats, "%u\t%lu\t%llu\t%llu\t%llu\t%llu\t%llu\n", cpus[c], seq,
+			bytes, (unsigned long long)lsum.full,
+			(unsigned long long)lsum.too_big,
+			(unsigned long long)lsum.nesting,
+			(unsigned long long)lsum.overwritten);
+	}
+	fclose(stats);
+
+	qsort(lines, nlines, sizeof(*lines), cmp_line);
+	for (i = 0; i < nlines; i++) {
+		puts(lines[i].text);
+		free(lines[i].text);
+	}
+	free(lines);
+	return 0;
+}

@@ -1,0 +1,252 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# End to end: synthetic rings as regular files in a directory -> magnet-read
+# -d -> trace file -> magnet-dump, checked against what gen-stream says the
+# merged output must be. Also: the read side on a FIFO (not seekable, reads
+# block like a ring's) stopped by SIGINT, corrupt input and traces, usage
+# and runtime errors. Run by `make unit`; MAGNET_BUILD names the build dir.
+set -u
+
+B=${MAGNET_BUILD:-build}
+READ=$B/tools/magnet-read
+DUMP=$B/tools/magnet-dump
+GEN=$B/tests/unit/gen-stream
+T=$(mktemp -d "${TMPDIR:-/tmp}/magnet-t-tools.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT INT TERM
+pass=0
+
+fail() {
+	echo "t-tools: FAIL: $*" >&2
+	for f in "$T"/*.err; do
+		[ -s "$f" ] && { echo "--- $f" >&2; head -20 "$f" >&2; }
+	done
+	exit 1
+}
+
+ok() {
+	pass=$((pass + 1))
+	echo "t-tools: ok $pass - $*"
+}
+
+# run WANT_STATUS NAME CMD...: CMD's stdout in $T/NAME.out, stderr .err
+run() {
+	want=$1 name=$2
+	shift 2
+	"$@" >"$T/$name.out" 2>"$T/$name.err"
+	st=$?
+	[ "$st" -eq "$want" ] || fail "$name: exit $st, want $want: $*"
+}
+
+for f in "$READ" "$DUMP" "$GEN"; do
+	[ -x "$f" ] || fail "$f not built"
+done
+
+# --- The main round trip: 2 CPUs, 20000 records each (~1.2 MiB a file,
+# so reads end inside records and many chunks are written), LOST records.
+run 0 gen "$GEN" -d "$T/ring" -C 0,1 -n 20000 -s 1 -L 97
+mv "$T/gen.out" "$T/expected.txt"
+run 0 read "$READ" -d "$T/ring" -o "$T/trace"
+ok "magnet-read -d on regular files exits 0"
+
+run 0 dump "$DUMP" "$T/trace"
+cmp -s "$T/expected.txt" "$T/dump.out" ||
+	fail "dump differs from expected: $(diff "$T/expected.txt" "$T/dump.out" | head -5)"
+[ ! -s "$T/dump.err" ] || fail "dump wrote to stderr: $(cat "$T/dump.err")"
+ok "merged text output matches the generator's ($(wc -l <"$T/dump.out") lines)"
+
+# Order, independently of the generator: timestamps never go back; equal
+# ones come in CPU order.
+awk '{ split($1, t, "."); ts = t[1] * 1e9 + t[2]
+       if (NR > 1 && (ts < pts || (ts == pts && $2 < pcpu))) { print NR; exit 1 }
+       pts = ts; pcpu = $2 }' "$T/dump.out" >"$T/order.err" ||
+	fail "out of order at line $(cat "$T/order.err")"
+ok "merged by timestamp, ties by CPU"
+
+n0=$(awk '$2 == 0 && $3 != "LOST"' "$T/dump.out" | wc -l)
+n1=$(awk '$2 == 1 && $3 != "LOST"' "$T/dump.out" | wc -l)
+nl=$(grep -c ' LOST full=' "$T/dump.out")
+[ "$nl" -gt 0 ] || fail "no LOST lines"
+grep -q "^cpu0: records $n0 " "$T/read.err" || fail "read summary for cpu0 (want $n0): $(cat "$T/read.err")"
+grep -q "^cpu1: records $n1 " "$T/read.err" || fail "read summary for cpu1 (want $n1)"
+grep -q "| kernel written=$n0 " "$T/read.err" || fail "kernel stats not reported"
+ok "magnet-read summary counts records ($n0 + $n1) and LOST ($nl records)"
+
+# --- JSON lines.
+run 0 json "$DUMP" -j "$T/trace"
+[ "$(wc -l <"$T/json.out")" -eq "$(wc -l <"$T/dump.out")" ] || fail "JSON line count"
+[ "$(grep -c '"event":"lost"' "$T/json.out")" -eq "$nl" ] || fail "JSON lost count"
+# Each line one object with the fields in the documented order.
+bad=$(grep -v -c -E '^\{"ts":[0-9]+,"cpu":[0-9]+,"pid":[0-9]+,"tgid":[0-9]+,"id":[0-9]+,"event":"[^"]*",(("type":"kprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\])|("type":"kretprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\],"ret":-?[0-9]+,"lat_ns":[0-9]+)|("full":[0-9]+,"too_big":[0-9]+,"nesting":[0-9]+,"overwritten":[0-9]+))\}$' "$T/json.out")
+[ "$bad" -eq 0 ] || fail "$bad JSON lines do not match the schema"
+ok "JSON lines match the documented schema"
+if command -v python3 >/dev/null 2>&1; then
+	python3 -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    assert isinstance(o["ts"], int) and isinstance(o["cpu"], int)
+    n += 1
+print(n)' "$T/json.out" >"$T/py.out" 2>"$T/py.err" || fail "python3 json: $(tail -1 "$T/py.err")"
+	ok "JSON parses with python3 ($(cat "$T/py.out") objects)"
+else
+	echo "t-tools: skip - python3 not installed, JSON checked by pattern only"
+fi
+
+# --- Filters and stats.
+run 0 c1 "$DUMP" -c 1 "$T/trace"
+[ "$(awk '$2 != 1' "$T/c1.out" | wc -l)" -eq 0 ] || fail "-c 1 let other CPUs through"
+[ "$(awk '$3 != "LOST"' "$T/c1.out" | wc -l)" -eq "$n1" ] || fail "-c 1 count"
+run 0 ename "$DUMP" -e tcp_sendmsg "$T/trace"
+want=$(grep -c -E ' tcp_sendmsg\((16|17)\) | LOST ' "$T/dump.out")
+[ "$(wc -l <"$T/ename.out")" -eq "$want" ] || fail "-e tcp_sendmsg: $(wc -l <"$T/ename.out") lines, want $want"
+run 0 eid "$DUMP" -e 19 -e 20 -c 0 "$T/trace"
+want=$(awk '$2 == 0 && ($4 ~ /\((19|20)\)$/ || $3 == "LOST")' "$T/dump.out" | wc -l)
+[ "$(wc -l <"$T/eid.out")" -eq "$want" ] || fail "-e 19 -e 20 -c 0"
+run 1 ebad "$DUMP" -e no_such_probe "$T/trace"
+grep -q 'no probe named "no_such_probe"' "$T/ebad.err" || fail "-e unknown name message"
+ok "-c and -e filters (by name and id; LOST always shown)"
+
+run 0 stats "$DUMP" --stats "$T/trace"
+grep -q "^0	$n0	" "$T/stats.out" || fail "--stats cpu0"
+grep -q "^all	$((n0 + n1))	$nl	" "$T/stats.out" || fail "--stats total"
+grep -q "^16	tcp_sendmsg	kprobe	" "$T/stats.out" || fail "--stats per event"
+grep -q "^kernel\|read_records" "$T/stats.out" || fail "--stats trailer section"
+ok "--stats counts per CPU, per event and the trailer"
+
+run 0 hdr "$DUMP" -H "$T/trace"
+grep -q "^cpus 2, clock mono" "$T/hdr.out" || fail "-H"
+grep -q "	vfs_write	6" "$T/hdr.out" || fail "-H probe table"
+run 0 wall "$DUMP" -w "$T/trace"
+head -1 "$T/wall.out" | grep -q -E '^[0-9]+\.[0-9]{9} [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{9}Z 1 ' ||
+	fail "-w: $(head -1 "$T/wall.out")"
+ok "-H header and -w wall-clock times"
+
+# --- Output to stdout, small buffers (many chunks), -n.
+run 0 stdout "$READ" -d "$T/ring" -b 8272 -o -
+mv "$T/stdout.out" "$T/trace2"
+run 0 dump2 "$DUMP" "$T/trace2"
+cmp -s "$T/expected.txt" "$T/dump2.out" || fail "-o - -b 8272 round trip"
+ok "-o - with minimum buffers gives the same records"
+
+run 0 limit "$READ" -d "$T/ring" -b 16K -n 1000 -o "$T/trace3"
+run 0 dump3 "$DUMP" "$T/trace3"
+got=$(awk '$3 != "LOST"' "$T/dump3.out" | wc -l)
+# At least 1000; at most what two CPUs' 16K reads can hold past it.
+[ "$got" -ge 1000 ] && [ "$got" -le $((1000 + 2 * 16384 / 40)) ] ||
+	fail "-n 1000 read $got records"
+ok "-n 1000 stops at or just after 1000 records ($got)"
+
+# --- Sparse CPU numbers, a partial record at the end of an input.
+run 0 gen2 "$GEN" -d "$T/sparse" -C 2,5 -n 300 -s 2
+head -c $(($(wc -c <"$T/sparse/cpu5") - 20)) "$T/sparse/cpu5" >"$T/cut" &&
+	mv "$T/cut" "$T/sparse/cpu5"
+run 0 read4 "$READ" -d "$T/sparse" -o "$T/trace4"
+grep -q "cpu5: file ends inside a record" "$T/read4.err" || fail "partial record warning"
+run 0 dump4 "$DUMP" "$T/trace4"
+[ "$(wc -l <"$T/dump4.out")" -eq 599 ] || fail "sparse: $(wc -l <"$T/dump4.out") lines, want 599"
+# Expected: everything but cpu5's last record.
+last5=$(awk '$2 == 5 { n = NR } END { print n }' "$T/gen2.out")
+awk -v skip="$last5" 'NR != skip' "$T/gen2.out" >"$T/exp4"
+cmp -s "$T/exp4" "$T/dump4.out" || fail "sparse CPUs: dump differs from expected"
+run 0 hdr4 "$DUMP" -H "$T/trace4"
+grep -q "^cpus 6," "$T/hdr4.out" || fail "cpus 2,5 should give a 6-CPU header"
+ok "CPUs 2 and 5 only; trailing partial record dropped with a warning"
+
+# --- Corrupt traces: everything valid first, then the offset, exit 2.
+hlen=$(sed -n 's/.*header length \([0-9]*\)$/\1/p' "$T/hdr.out")
+[ -n "$hlen" ] || fail "no header length in -H"
+size=$(wc -c <"$T/trace")
+head -c $((size - 1000)) "$T/trace" >"$T/cut.trace"
+run 2 cut "$DUMP" "$T/cut.trace"
+grep -q -E "^magnet-dump: $T/cut.trace: corrupt chunk at offset [0-9]+: chunk length [0-9]+ runs past the end" "$T/cut.err" ||
+	fail "truncated trace message: $(cat "$T/cut.err")"
+[ "$(wc -l <"$T/cut.out")" -gt 30000 ] || fail "truncated trace printed too little"
+# First record's size (offset hlen + 16) set to 12.
+cp "$T/trace" "$T/bad.trace"
+printf '\014\000\000\000' | dd of="$T/bad.trace" bs=1 seek=$((hlen + 16)) conv=notrunc 2>/dev/null
+run 2 bad "$DUMP" "$T/bad.trace"
+grep -q "^magnet-dump: $T/bad.trace: corrupt record at offset $((hlen + 16)): cpu [01]: record size smaller than the 40-byte header" "$T/bad.err" ||
+	fail "corrupt record message: $(cat "$T/bad.err")"
+[ "$(wc -l <"$T/bad.out")" -ge 19000 ] || fail "corrupt record: other CPU's records not printed"
+printf 'XXXX' | dd of="$T/bad.trace" bs=1 seek=0 conv=notrunc 2>/dev/null
+run 2 magic "$DUMP" "$T/bad.trace"
+grep -q "corrupt header at offset 0: bad magic" "$T/magic.err" || fail "bad magic message"
+# A trace cut at a chunk boundary (reader killed): warning, exit 0.
+head -c "$hlen" "$T/trace" >"$T/empty.trace"
+run 0 empty "$DUMP" "$T/empty.trace"
+grep -q "warning: no trailer" "$T/empty.err" || fail "no-trailer warning"
+ok "corrupt/truncated traces: offset and reason, exit 2; no trailer: warning"
+
+# --- Corrupt input: kept as read, reported, exit 2.
+run 0 gen3 "$GEN" -d "$T/badring" -C 0 -n 100 -s 3
+printf '\377\377\377\377' | dd of="$T/badring/cpu0" bs=1 seek=0 conv=notrunc 2>/dev/null
+run 2 read5 "$READ" -d "$T/badring" -o "$T/trace5"
+grep -q "cpu0: corrupt record at input offset 0: record size not a multiple of 8" "$T/read5.err" ||
+	fail "corrupt input message: $(cat "$T/read5.err")"
+run 2 dump5 "$DUMP" "$T/trace5"
+grep -q "corrupt record at offset" "$T/dump5.err" || fail "corrupt input not kept in the trace"
+ok "corrupt input: reported, bytes kept, exit 2"
+
+# --- A FIFO stands in for a ring: not seekable, no ioctl, reads block.
+# SIGINT must interrupt the blocked read and still write the trailer.
+mkdir "$T/fifo"
+mkfifo "$T/fifo/cpu0"
+run 0 gen4 "$GEN" -d "$T/fifodata" -C 0 -n 200 -s 4
+cp "$T/fifodata/probes" "$T/fifo/"
+exec 3<>"$T/fifo/cpu0"		# a writer, so opening and reading block
+cat "$T/fifodata/cpu0" >&3
+"$READ" -d "$T/fifo" -o "$T/trace6" >"$T/read6.out" 2>"$T/read6.err" &
+pid=$!
+i=0
+# Wait until the records are in the trace, i.e. the reader is blocked in
+# its next read, then interrupt it.
+want=$(($(wc -c <"$T/fifodata/cpu0") + 16))
+while [ "$i" -lt 100 ] && [ "$(cat "$T/trace6" 2>/dev/null | wc -c)" -lt "$want" ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+sleep 0.2
+kill -INT "$pid"
+wait "$pid"
+st=$?
+exec 3>&-
+[ "$st" -eq 0 ] || fail "magnet-read on a FIFO after SIGINT: exit $st"
+grep -q "^cpu0: records 200 " "$T/read6.err" || fail "FIFO summary: $(cat "$T/read6.err")"
+grep -q "no read-condition ioctl" "$T/read6.err" || fail "FIFO: ENOTTY on a non-regular file should warn"
+run 0 dump6 "$DUMP" "$T/trace6"
+cmp -s "$T/gen4.out" "$T/dump6.out" || fail "FIFO round trip"
+[ ! -s "$T/dump6.err" ] || fail "FIFO trace has no trailer: $(cat "$T/dump6.err")"
+ok "blocking non-seekable input stopped by SIGINT: all records and the trailer"
+
+# --- Usage and runtime errors.
+run 1 u1 "$READ"
+grep -q "^usage: magnet-read" "$T/u1.err" || fail "usage text"
+run 1 u2 "$READ" -o "$T/x" -b 100
+run 1 u3 "$READ" -o "$T/x" -n 0
+run 1 u4 "$READ" -o "$T/x" extra
+run 1 u5 "$DUMP"
+run 1 u6 "$DUMP" -c 9 "$T/trace"
+run 2 e1 "$READ" -d "$T/nonexistent" -o "$T/x"
+grep -q "$T/nonexistent not found" "$T/e1.err" || fail "missing dir message"
+mkdir "$T/emptydir"
+run 2 e2 "$READ" -d "$T/emptydir" -o "$T/x"
+grep -q "no cpuN files in" "$T/e2.err" || fail "no cpu files message"
+run 2 e3 "$READ" -d "$T/ring" -o "$T/nonexistent/x"
+run 2 e4 "$DUMP" "$T/nonexistent"
+grep -q "No such file" "$T/e4.err" || fail "dump missing file"
+# magnet/buffers says cpu2's ring is 64 KiB: an explicit -w above half of
+# it is refused (the module would say EINVAL); the default adapts.
+printf 'cpu\tsize\tmode\tused\treader\n2\t65536\tdiscard\t0\t0\n5\t1048576\tdiscard\t0\t0\n' \
+	>"$T/sparse/buffers"
+run 2 e6 "$READ" -d "$T/sparse" -w 64K -o "$T/x"
+grep -q "cpu2: -w 65536 is more than half the ring (65536 bytes)" "$T/e6.err" || fail "-w vs ring size: $(cat "$T/e6.err")"
+run 0 e7 "$READ" -d "$T/sparse" -w 32K -o "$T/x"
+run 0 e8 "$READ" -d "$T/sparse" -o "$T/x"
+echo "format 99" >"$T/ring/version"
+run 2 e5 "$READ" -d "$T/ring" -o "$T/x"
+grep -q "record format 99" "$T/e5.err" || fail "version mismatch message"
+ok "usage errors exit 1, runtime errors exit 2 with a message"
+
+echo "t-tools: all $pass passed"

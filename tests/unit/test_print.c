@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/* lib/print.c, lib/probes.c, lib/stats.c: exact output, parsing. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "print.h"
+#include "probes.h"
+#include "record.h"
+#include "stats.h"
+#include "trace.h"
+
+static __u64 buf64[MAGNET_RECORD_MAX / 8];
+static const char table[] =
+	"id\ttype\ttarget\tnargs\thits\tmissed\n"	/* tolerated header */
+	"16\tkprobe\ttcp_sendmsg\t3\t100\t2\n"
+	"17\tkretprobe\ttcp_sendmsg\t1\t99\t0\n"
+	"\n"
+	"bogus line\n"
+	"18\tkprobe\tweird\"na\\me\x01\t0\n"		/* no counters */
+	"19\tkprobe\tbad_nargs\t9\t0\t0\n"		/* skipped */
+	"70000\tkprobe\tbad_id\t0\t0\t0\n"		/* skipped */
+	"20\tkprobe\tlast_no_newline\t6\t1\t1";
+
+static const struct mg_record_hdr hdr = {
+	.event_id = 16,
+	.cpu = 3,
+	.abstract_id = 0xffff888012345678ULL,
+	.timestamp = 12000000345ULL,
+	.pid = 4242,
+	.tgid = 4200,
+};
+
+static const __u64 args[6] = { 1, 0xffffffffffffffffULL, 0, 3, 4, 5 };
+
+/* Print the record at buf64 with o into a string. */
+static char *render(const struct mg_print_opts *o)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(mg_print_record(f, o, (struct magnet_record *)buf64), 0);
+	fclose(f);
+	return out;
+}
+
+static void expect(const struct mg_print_opts *o, const char *want)
+{
+	char *got = render(o);
+
+	ck_assert_str_eq(got, want);
+	free(got);
+}
+
+static struct mg_probe_table probes;
+
+static void setup(void)
+{
+	ck_assert_int_eq(mg_probes_parse(&probes, table, sizeof(table) - 1), 0);
+}
+
+static void teardown(void)
+{
+	mg_probes_free(&probes);
+}
+
+START_TEST(probes_parse)
+{
+	const struct mg_probe *p;
+
+	ck_assert_uint_eq(probes.n, 4);
+	p = mg_probes_find(&probes, 16);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_str_eq(p->type, "kprobe");
+	ck_assert_str_eq(p->target, "tcp_sendmsg");
+	ck_assert_uint_eq(p->nargs, 3);
+	ck_assert_uint_eq(p->hits, 100);
+	ck_assert_uint_eq(p->missed, 2);
+	p = mg_probes_find(&probes, 17);
+	ck_assert_str_eq(p->type, "kretprobe");
+	p = mg_probes_find(&probes, 18);
+	ck_assert_str_eq(p->target, "weird\"na\\me\x01");
+	ck_assert_uint_eq(p->hits, 0);
+	p = mg_probes_find(&probes, 20);
+	ck_assert_str_eq(p->target, "last_no_newline");
+	ck_assert_uint_eq(p->nargs, 6);
+	ck_assert_ptr_null(mg_probes_find(&probes, 19));
+	ck_assert_ptr_null(mg_probes_find(NULL, 16));
+	ck_assert_str_eq(mg_event_name(&probes, 16), "tcp_sendmsg");
+	ck_assert_str_eq(mg_event_name(&probes, MAGNET_EVENT_LOST), "lost");
+	ck_assert_str_eq(mg_event_name(&probes, 99), "unknown");
+	ck_assert_str_eq(mg_event_name(NULL, 16), "unknown");
+}
+END_TEST
+
+START_TEST(probes_empty)
+{
+	struct mg_probe_table t;
+
+	ck_assert_int_eq(mg_probes_parse(&t, "", 0), 0);
+	ck_assert_uint_eq(t.n, 0);
+	mg_probes_free(&t);
+	/* Length bounds the text even without a NUL. */
+	ck_assert_int_eq(mg_probes_parse(&t, "16\tkprobe\tf\t0\n17\tkprobe\tg\t0\n", 14), 0);
+	ck_assert_uint_eq(t.n, 1);
+	ck_assert_str_eq(t.v[0].target, "f");
+	mg_probes_free(&t);
+}
+END_TEST
+
+START_TEST(stats_parse)
+{
+	static const char text[] =
+		"cpu\twritten\tbytes\tlost_full\tlost_too_big\tlost_nesting\toverwritten\n"
+		"0\t10\t480\t1\t2\t3\t4\n"
+		"7\t18446744073709551615\t0\t0\t0\t0\t0\textra\n";
+	struct mg_kstats *v;
+	size_t n;
+
+	ck_assert_int_eq(mg_stats_parse(text, sizeof(text) - 1, &v, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(v[0].cpu, 0);
+	ck_assert_uint_eq(v[0].written, 10);
+	ck_assert_uint_eq(v[0].bytes, 480);
+	ck_assert_uint_eq(v[0].lost_full, 1);
+	ck_assert_uint_eq(v[0].lost_too_big, 2);
+	ck_assert_uint_eq(v[0].lost_nesting, 3);
+	ck_assert_uint_eq(v[0].overwritten, 4);
+	ck_assert_uint_eq(mg_stats_find(v, n, 7)->written, 18446744073709551615ULL);
+	ck_assert_ptr_null(mg_stats_find(v, n, 1));
+	free(v);
+
+	ck_assert_int_eq(mg_stats_parse("hdr\n0\t1\t2\n", 10, &v, &n), -EINVAL);
+	ck_assert_int_eq(mg_stats_parse("0\t1\t2\t3\t4\t5\tx\n", 14, &v, &n), -EINVAL);
+	ck_assert_int_eq(mg_stats_parse("hdr only\n", 9, &v, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	free(v);
+}
+END_TEST
+
+START_TEST(text_kprobe)
+{
+	struct mg_print_opts o = { .probes = &probes };
+
+	mg_record_encode_kprobe(buf64, sizeof(buf64), &hdr, args, 3);
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[0x1,0xffffffffffffffff,0x0]\n");
+	mg_record_encode_kprobe(buf64, sizeof(buf64), &hdr, NULL, 0);
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
+}
+END_TEST
+
+START_TEST(text_kretprobe)
+{
+	struct mg_print_opts o = { .probes = &probes };
+	struct mg_record_hdr h = hdr;
+
+	h.event_id = 17;
+	mg_record_encode_kretprobe(buf64, sizeof(buf64), &h, -11, 1500, args, 1);
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(17) abstract=0xffff888012345678 args=[0x1] ret=-11 lat=1500ns\n");
+	h.event_id = 1234;
+	mg_record_encode_kretprobe(buf64, sizeof(buf64), &h, 0, 0, NULL, 0);
+	expect(&o, "12.000000345 3 4242/4200 unknown(1234) abstract=0xffff888012345678 args=[] ret=0 lat=0ns\n");
+}
+END_TEST
+
+START_TEST(text_lost)
+{
+	struct mg_print_opts o = { .probes = &probes };
+	struct magnet_lost l = { 1, 2, 3, 4 };
+
+	mg_record_encode_lost(buf64, sizeof(buf64), &hdr, &l);
+	expect(&o, "12.000000345 3 LOST full=1 too_big=2 nesting=3 overwritten=4\n");
+	o.json = true;
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":1,\"event\":\"lost\",\"full\":1,\"too_big\":2,\"nesting\":3,\"overwritten\":4}\n");
+}
+END_TEST
+
+START_TEST(json_probes)
+{
+	struct mg_print_opts o = { .probes = &probes, .json = true };
+	struct mg_record_hdr h = hdr;
+
+	mg_record_encode_kprobe(buf64, sizeof(buf64), &h, args, 2);
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[\"0x1\",\"0xffffffffffffffff\"]}\n");
+	h.event_id = 17;
+	mg_record_encode_kretprobe(buf64, sizeof(buf64), &h, -9223372036854775807LL - 1, 7, NULL, 0);
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":17,\"event\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":-9223372036854775808,\"lat_ns\":7}\n");
+	/* Names come from the probe table: escape them. */
+	h.event_id = 18;
+	mg_record_encode_kprobe(buf64, sizeof(buf64), &h, NULL, 0);
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":18,\"event\":\"weird\\\"na\\\\me\\u0001\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
+}
+END_TEST
+
+START_TEST(wall_and_tsc)
+{
+	struct mg_print_opts o = { .probes = &probes, .wall = true };
+	struct mg_trace_info info = { 0 };
+	char buf[64];
+
+	mg_format_wall(buf, sizeof(buf), 0);
+	ck_assert_str_eq(buf, "1970-01-01T00:00:00.000000000Z");
+	mg_format_wall(buf, sizeof(buf), 1700000000123456789ULL);
+	ck_assert_str_eq(buf, "2023-11-14T22:13:20.123456789Z");
+
+	/* Trace clock 2 s at wall 1700000000.0; the record is at 12.000000345. */
+	o.realtime0 = 1700000000000000000ULL;
+	o.clock0 = 2000000000ULL;
+	mg_record_encode_kprobe(buf64, sizeof(buf64), &hdr, NULL, 0);
+	expect(&o, "12.000000345 2023-11-14T22:13:30.000000345Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
+	o.json = true;
+	expect(&o, "{\"ts\":12000000345,\"wall\":\"2023-11-14T22:13:30.000000345Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
+	/* A record from before the start still maps back correctly. */
+	o.json = false;
+	o.clock0 = 13000000345ULL;
+	expect(&o, "12.000000345 2023-11-14T22:13:19.000000000Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
+
+	/* tsc: raw cycles, no wall time. */
+	snprintf(info.clock, sizeof(info.clock), "tsc");
+	mg_print_opts_init(&o, &info, &probes);
+	o.wall = true;
+	expect(&o, "12000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
+	snprintf(info.clock, sizeof(info.clock), "mono");
+	mg_print_opts_init(&o, &info, NULL);
+	expect(&o, "12.000000345 3 4242/4200 unknown(16) abstract=0xffff888012345678 args=[]\n");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("print");
+	TCase *tc = tcase_create("print");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, probes_parse);
+	tcase_add_test(tc, probes_empty);
+	tcase_add_test(tc, stats_parse);
+	tcase_add_test(tc, text_kprobe);
+	tcase_add_test(tc, text_kretprobe);
+	tcase_add_test(tc, text_lost);
+	tcase_add_test(tc, json_probes);
+	tcase_add_test(tc, wall_and_tsc);
+	suite_add_tcase(s, tc);
+
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

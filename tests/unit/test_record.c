@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: GPL-2.0
+/* lib/record.c: encode/decode round trips, every validation error, fuzz. */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+#include "testutil.h"
+
+/* 8-byte aligned scratch space for records. */
+static __u64 buf64[65536 / 8];
+#define BUF ((unsigned char *)buf64)
+
+static const struct mg_record_hdr hdr = {
+	.event_id = 42,
+	.cpu = 1000,			/* no 64-CPU limit */
+	.abstract_id = 0xffff888012345678ULL,
+	.timestamp = 0x123456789abcdefULL,
+	.pid = 4242,
+	.tgid = 4200,
+};
+
+static const __u64 args6[6] = {
+	1, 0xffffffffffffffffULL, 0x8000000000000000ULL, 3, 4, 0xdeadbeef
+};
+
+static void check_header(const struct magnet_record *r, __u16 id)
+{
+	ck_assert_uint_eq(r->event_id, id);
+	ck_assert_uint_eq(r->cpu, hdr.cpu);
+	ck_assert_uint_eq(r->reserved, 0);
+	ck_assert_uint_eq(r->abstract_id, hdr.abstract_id);
+	ck_assert_uint_eq(r->timestamp, hdr.timestamp);
+	ck_assert_uint_eq(r->pid, hdr.pid);
+	ck_assert_uint_eq(r->tgid, hdr.tgid);
+}
+
+/* Encode at BUF, then walk: exactly one record, equal to what went in. */
+static const struct magnet_record *decode_one(ssize_t len)
+{
+	const struct magnet_record *r = NULL;
+	size_t off = 0;
+
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_eq(mg_record_next(BUF, len, &off, &r), 1);
+	ck_assert_ptr_eq(r, BUF);
+	ck_assert_uint_eq(off, (size_t)len);
+	ck_assert_uint_eq(r->size, (size_t)len);
+	ck_assert_int_eq(mg_record_next(BUF, len, &off, &r), 0);
+	return r;
+}
+
+START_TEST(kprobe_roundtrip)
+{
+	unsigned int nargs = _i, i;
+	ssize_t len = mg_record_encode_kprobe(BUF, sizeof(buf64), &hdr, args6,
+					      nargs);
+	const struct magnet_record *r = decode_one(len);
+
+	ck_assert_int_eq(len, 40 + 8 * nargs);
+	check_header(r, hdr.event_id);
+	ck_assert(!mg_record_is_return(r));
+	ck_assert(!mg_record_is_lost(r));
+	ck_assert_uint_eq(mg_record_nargs(r), nargs);
+	for (i = 0; i < nargs; i++)
+		ck_assert_uint_eq(mg_record_args(r)[i], args6[i]);
+}
+END_TEST
+
+START_TEST(kretprobe_roundtrip)
+{
+	static const __s64 rets[] = { 0, -1, -11, INT64_MIN, INT64_MAX };
+	unsigned int nargs = _i, i, k;
+
+	for (k = 0; k < 5; k++) {
+		ssize_t len = mg_record_encode_kretprobe(BUF, sizeof(buf64),
+							 &hdr, rets[k], 12345 + k,
+							 args6, nargs);
+		const struct magnet_record *r = decode_one(len);
+
+		ck_assert_int_eq(len, 56 + 8 * nargs);
+		check_header(r, hdr.event_id);
+		ck_assert(mg_record_is_return(r));
+		ck_assert_uint_eq(mg_record_nargs(r), nargs);
+		ck_assert_int_eq(mg_record_retval(r), rets[k]);
+		ck_assert_uint_eq(mg_record_latency(r), 12345 + k);
+		for (i = 0; i < nargs; i++)
+			ck_assert_uint_eq(mg_record_args(r)[i], args6[i]);
+	}
+}
+END_TEST
+
+START_TEST(lost_roundtrip)
+{
+	struct magnet_lost l = { 1, 2, 3, UINT64_MAX }, sum = { 0 };
+	ssize_t len = mg_record_encode_lost(BUF, sizeof(buf64), &hdr, &l);
+	const struct magnet_record *r = decode_one(len);
+
+	ck_assert_int_eq(len, 72);
+	check_header(r, MAGNET_EVENT_LOST);
+	ck_assert_uint_eq(r->flags, 0);
+	ck_assert(mg_record_is_lost(r));
+	ck_assert_uint_eq(mg_record_lost(r)->full, 1);
+	ck_assert_uint_eq(mg_record_lost(r)->too_big, 2);
+	ck_assert_uint_eq(mg_record_lost(r)->nesting, 3);
+	ck_assert_uint_eq(mg_record_lost(r)->overwritten, UINT64_MAX);
+	mg_lost_add(&sum, mg_record_lost(r));
+	mg_lost_add(&sum, mg_record_lost(r));
+	ck_assert_uint_eq(sum.nesting, 6);
+	l.overwritten = 4;
+	ck_assert_uint_eq(mg_lost_total(&l), 10);
+}
+END_TEST
+
+START_TEST(encode_errors)
+{
+	struct mg_record_hdr h = hdr;
+	struct magnet_lost l = { 0 };
+
+	ck_assert_int_eq(mg_record_encode_kprobe(BUF, sizeof(buf64), &h, args6, 7), -EINVAL);
+	ck_assert_int_eq(mg_record_encode_kretprobe(BUF, sizeof(buf64), &h, 0, 0, args6, 7), -EINVAL);
+	ck_assert_int_eq(mg_record_encode_kprobe(BUF, sizeof(buf64), &h, NULL, 1), -EINVAL);
+	ck_assert_int_eq(mg_record_encode_kprobe(BUF, sizeof(buf64), &h, NULL, 0), 40);
+	ck_assert_int_eq(mg_record_encode_kprobe(BUF, 47, &h, args6, 1), -ENOSPC);
+	ck_assert_int_eq(mg_record_encode_kprobe(BUF, 48, &h, args6, 1), 48);
+	ck_assert_int_eq(mg_record_encode_kretprobe(BUF, 55, &h, 0, 0, NULL, 0), -ENOSPC);
+	ck_assert_int_eq(mg_record_encode_lost(BUF, 71, &h, &l), -ENOSPC);
+	h.event_id = MAGNET_EVENT_FIRST_DYNAMIC - 1;
+	ck_assert_int_eq(mg_record_encode_kprobe(BUF, sizeof(buf64), &h, NULL, 0), -EINVAL);
+	h.event_id = MAGNET_EVENT_LOST;
+	ck_assert_int_eq(mg_record_encode_kretprobe(BUF, sizeof(buf64), &h, 0, 0, NULL, 0), -EINVAL);
+	h.event_id = MAGNET_EVENT_MAX;
+	ck_assert_int_eq(mg_record_encode_kprobe(BUF, sizeof(buf64), &h, NULL, 0), 40);
+}
+END_TEST
+
+/* A valid kprobe with 2 args (size 56) at BUF, as a mutable record. */
+static struct magnet_record *good(void)
+{
+	memset(buf64, 0, sizeof(buf64));
+	ck_assert_int_eq(mg_record_encode_kprobe(BUF, sizeof(buf64), &hdr, args6, 2), 56);
+	return (struct magnet_record *)BUF;
+}
+
+static int check_at(size_t len)
+{
+	return mg_record_check(BUF, len, 0);
+}
+
+START_TEST(err_size_small)
+{
+	static const __u32 sizes[] = { 0, 8, 32, 39 };
+	unsigned int i;
+
+	for (i = 0; i < 4; i++) {
+		good()->size = sizes[i];
+		ck_assert_int_eq(check_at(56), -MG_REC_SIZE_SMALL);
+	}
+}
+END_TEST
+
+START_TEST(err_size_align)
+{
+	good()->size = 60;
+	ck_assert_int_eq(check_at(64), -MG_REC_SIZE_ALIGN);
+	good()->size = 41;
+	ck_assert_int_eq(check_at(64), -MG_REC_SIZE_ALIGN);
+}
+END_TEST
+
+START_TEST(err_size_big)
+{
+	good()->size = MAGNET_RECORD_MAX + 8;
+	ck_assert_int_eq(check_at(sizeof(buf64)), -MG_REC_SIZE_BIG);
+	good()->size = UINT32_MAX & ~7U;
+	ck_assert_int_eq(check_at(sizeof(buf64)), -MG_REC_SIZE_BIG);
+	/* MAGNET_RECORD_MAX itself is allowed by the size check. */
+	good()->size = MAGNET_RECORD_MAX;
+	ck_assert_int_eq(check_at(sizeof(buf64)), -MG_REC_LAYOUT);
+}
+END_TEST
+
+START_TEST(err_truncated)
+{
+	size_t len;
+
+	good();
+	for (len = 0; len < 56; len++)
+		ck_assert_int_eq(check_at(len), -MG_REC_TRUNCATED);
+	ck_assert_int_eq(check_at(56), 0);
+	ck_assert_int_eq(mg_record_check(BUF, 56, 57), -MG_REC_TRUNCATED);
+}
+END_TEST
+
+START_TEST(err_reserved)
+{
+	good()->reserved = 1;
+	ck_assert_int_eq(check_at(56), -MG_REC_RESERVED);
+	good()->reserved = 0x80000000;
+	ck_assert_int_eq(check_at(56), -MG_REC_RESERVED);
+}
+END_TEST
+
+START_TEST(err_event)
+{
+	unsigned int id;
+
+	good()->event_id = MAGNET_EVENT_PAD;
+	ck_assert_int_eq(check_at(56), -MG_REC_PAD);
+	for (id = 2; id < MAGNET_EVENT_FIRST_DYNAMIC; id++) {
+		good()->event_id = id;
+		ck_assert_int_eq(check_at(56), -MG_REC_EVENT);
+	}
+	good()->event_id = MAGNET_EVENT_FIRST_DYNAMIC;
+	ck_assert_int_eq(check_at(56), 0);
+}
+END_TEST
+
+START_TEST(err_flags)
+{
+	unsigned int bit, n;
+
+	for (bit = 1; bit < 16; bit++) {
+		if (bit >= MAGNET_REC_NARGS_SHIFT && bit < MAGNET_REC_NARGS_SHIFT + 4)
+			continue;
+		good()->flags |= 1U << bit;
+		ck_assert_int_eq(check_at(56), -MG_REC_FLAGS);
+	}
+	for (n = MAGNET_ARGS_MAX + 1; n < 16; n++) {
+		struct magnet_record *r = good();
+
+		r->flags = n << MAGNET_REC_NARGS_SHIFT;
+		r->size = mg_record_probe_size(false, n);
+		ck_assert_int_eq(check_at(sizeof(buf64)), -MG_REC_FLAGS);
+	}
+}
+END_TEST
+
+START_TEST(err_layout)
+{
+	struct magnet_lost l = { 0 };
+	struct magnet_record *r;
+
+	/* kprobe, 2 args, but 3 args' worth of bytes. */
+	good()->size = 64;
+	ck_assert_int_eq(check_at(64), -MG_REC_LAYOUT);
+	/* kprobe flagged as kretprobe: no room for retval/latency. */
+	good()->flags |= MAGNET_REC_RETURN;
+	ck_assert_int_eq(check_at(56), -MG_REC_LAYOUT);
+	/* kretprobe with 0 args claiming 1. */
+	ck_assert_int_eq(mg_record_encode_kretprobe(BUF, sizeof(buf64), &hdr, 1, 2, NULL, 0), 56);
+	((struct magnet_record *)BUF)->flags |= 1 << MAGNET_REC_NARGS_SHIFT;
+	ck_assert_int_eq(check_at(56), -MG_REC_LAYOUT);
+	/* LOST: exact size and no flags. */
+	mg_record_encode_lost(BUF, sizeof(buf64), &hdr, &l);
+	r = (struct magnet_record *)BUF;
+	r->size = 80;
+	ck_assert_int_eq(check_at(80), -MG_REC_LAYOUT);
+	r->size = 64;
+	ck_assert_int_eq(check_at(80), -MG_REC_LAYOUT);
+	r->size = 72;
+	r->flags = MAGNET_REC_RETURN;
+	ck_assert_int_eq(check_at(80), -MG_REC_FLAGS);
+}
+END_TEST
+
+START_TEST(err_misaligned)
+{
+	const struct magnet_record *r;
+	size_t off = 4;
+
+	good();
+	memmove(BUF + 8, BUF, 56);
+	ck_assert_int_eq(mg_record_next(BUF, 64, &off, &r), -MG_REC_MISALIGNED);
+	ck_assert_uint_eq(off, 4);
+	ck_assert_int_eq(mg_record_check(BUF + 4, 60, 4), 0);
+	ck_assert_int_eq(mg_record_check(BUF + 4, 60, 0), -MG_REC_MISALIGNED);
+}
+END_TEST
+
+START_TEST(strerror_all)
+{
+	int i, j;
+
+	for (i = 0; i < MG_REC_NERR; i++) {
+		ck_assert_ptr_nonnull(mg_record_strerror(i));
+		ck_assert_str_eq(mg_record_strerror(i), mg_record_strerror(-i));
+		for (j = 0; j < i; j++)
+			ck_assert_str_ne(mg_record_strerror(i), mg_record_strerror(j));
+	}
+	ck_assert_str_eq(mg_record_strerror(MG_REC_NERR), "unknown record error");
+	ck_assert_str_eq(mg_record_strerror(-1000), "unknown record error");
+}
+END_TEST
+
+/* A stream of n random records at BUF; offsets of each in offs[]. */
+static size_t make_stream(unsigned int n, size_t *offs)
+{
+	size_t len = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		ssize_t r = tu_random_record(BUF + len, sizeof(buf64) - len, 3,
+					     1000 + i, i);
+
+		ck_assert_int_gt(r, 0);
+		offs[i] = len;
+		len += r;
+	}
+	offs[n] = len;
+	return len;
+}
+
+START_TEST(next_sequence)
+{
+	const struct magnet_record *r;
+	size_t offs[41], len, off = 0;
+	unsigned int i;
+
+	tu_seed(7);
+	len = make_stream(40, offs);
+	ck_assert_int_le(len, sizeof(buf64));
+	for (i = 0; i < 40; i++) {
+		ck_assert_int_eq(mg_record_next(BUF, len, &off, &r), 1);
+		ck_assert_uint_eq(r->timestamp, 1000 + i);
+		ck_assert_uint_eq(off, offs[i + 1]);
+	}
+	ck_assert_int_eq(mg_record_next(BUF, len, &off, &r), 0);
+	ck_assert_int_eq(mg_record_next(BUF, 0, &(size_t){ 0 }, &r), 0);
+
+	/* Break record 17: the walk stops there and the offset says where. */
+	((struct magnet_record *)(BUF + offs[17]))->reserved = 5;
+	off = 0;
+	for (i = 0; i < 17; i++)
+		ck_assert_int_eq(mg_record_next(BUF, len, &off, &r), 1);
+	ck_assert_int_eq(mg_record_next(BUF, len, &off, &r), -MG_REC_RESERVED);
+	ck_assert_uint_eq(off, offs[17]);
+	/* And it stays there: the cursor never skips a bad record. */
+	ck_assert_int_eq(mg_record_next(BUF, len, &off, &r), -MG_REC_RESERVED);
+	ck_assert_uint_eq(off, offs[17]);
+}
+END_TEST
+
+START_TEST(fuzz_random_bytes)
+{
+	unsigned int iter, i;
+
+	tu_seed(0x5eed);
+	for (iter = 0; iter < 20000; iter++) {
+		size_t len = tu_rand() % 600, off = 0;
+		const struct magnet_record *r;
+		int ret;
+
+		for (i = 0; i < len; i++)
+			BUF[i] = tu_rand();
+		/* Sometimes make the first size plausible, to get deeper. */
+		if (iter % 2 && len >= 4)
+			((struct magnet_record *)BUF)->size = 40 + 8 * (tu_rand() % 8);
+		while ((ret = mg_record_next(BUF, len, &off, &r)) == 1) {
+			tu_assert_op(off, <=, len);
+			tu_assert_op(r->size, >=, 40);
+			tu_assert((const unsigned char *)r >= BUF);
+			tu_assert_op((size_t)((unsigned char *)r - BUF) + r->size, <=, len);
+			tu_assert_int(mg_record_check(BUF, len, (unsigned char *)r - BUF), ==, 0);
+		}
+		tu_assert_int(ret, <=, 0);
+		tu_assert_int(ret, >, -MG_REC_NERR);
+		tu_assert_op(off, <=, len);
+		tu_assert_op(off % 8, ==, 0);
+	}
+}
+END_TEST
+
+START_TEST(fuzz_truncation)
+{
+	size_t offs[301], len, cut;
+	unsigned int k = 0;
+
+	tu_seed(11);
+	len = make_stream(300, offs);
+	/* Every truncation point: records before it, then TRUNCATED or end. */
+	for (cut = 0; cut <= len; cut++) {
+		const struct magnet_record *r;
+		size_t off = 0;
+		unsigned int n = 0;
+		int ret;
+
+		while (k < 300 && offs[k + 1] <= cut)
+			k++;
+		while ((ret = mg_record_next(BUF, cut, &off, &r)) == 1)
+			n++;
+		tu_assert_op(n, ==, k);
+		tu_assert_op(off, ==, offs[k]);
+		tu_assert_int(ret, ==, cut == offs[k] ? 0 : -MG_REC_TRUNCATED);
+	}
+}
+END_TEST
+
+START_TEST(fuzz_bitflips)
+{
+	static __u64 orig64[sizeof(buf64) / 8];
+	unsigned char *orig = (unsigned char *)orig64;
+	size_t offs[201], len;
+	unsigned int iter;
+
+	tu_seed(12);
+	len = make_stream(200, offs);
+	memcpy(orig, BUF, len);
+	for (iter = 0; iter < 5000; iter++) {
+		size_t bit = tu_rand() % (len * 8), victim = 0, off = 0;
+		const struct magnet_record *r;
+		unsigned int flips = 1 + tu_rand() % 3, f;
+		int ret;
+
+		memcpy(BUF, orig, len);
+		for (f = 0; f < flips; f++) {
+			BUF[bit / 8] ^= 1U << (bit % 8);
+			bit = (bit + tu_rand() % 64) % (len * 8);
+		}
+		/* The first changed record is where trust ends (two flips
+		 * of one bit change nothing: victim 200, the end). */
+		while (victim < 200 &&
+		       memcmp(BUF + offs[victim], orig + offs[victim],
+			      offs[victim + 1] - offs[victim]) == 0)
+			victim++;
+		while ((ret = mg_record_next(BUF, len, &off, &r)) == 1) {
+			size_t at = (unsigned char *)r - BUF;
+
+			if (at < offs[victim])
+				tu_assert_int(memcmp(r, orig + at, r->size), ==, 0);
+			tu_assert_op(at + r->size, <=, len);
+		}
+		tu_assert_int(ret, <=, 0);
+		tu_assert_op(off, <=, len);
+		tu_assert_op(off % 8, ==, 0);
+		if (ret < 0)
+			tu_assert_op(off, >=, offs[victim]);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("record");
+	TCase *tc = tcase_create("codec");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_loop_test(tc, kprobe_roundtrip, 0, MAGNET_ARGS_MAX + 1);
+	tcase_add_loop_test(tc, kretprobe_roundtrip, 0, MAGNET_ARGS_MAX + 1);
+	tcase_add_test(tc, lost_roundtrip);
+	tcase_add_test(tc, encode_errors);
+	tcase_add_test(tc, err_size_small);
+	tcase_add_test(tc, err_size_align);
+	tcase_add_test(tc, err_size_big);
+	tcase_add_test(tc, err_truncated);
+	tcase_add_test(tc, err_reserved);
+	tcase_add_test(tc, err_event);
+	tcase_add_test(tc, err_flags);
+	tcase_add_test(tc, err_layout);
+	tcase_add_test(tc, err_misaligned);
+	tcase_add_test(tc, strerror_all);
+	tcase_add_test(tc, next_sequence);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("fuzz");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, fuzz_random_bytes);
+	tcase_add_test(tc, fuzz_truncation);
+	tcase_add_test(tc, fuzz_bitflips);
+	suite_add_tcase(s, tc);
+
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

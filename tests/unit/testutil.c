@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "record.h"
+#include "testutil.h"
+
+static unsigned long long state = 1;
+
+void tu_seed(unsigned long long seed)
+{
+	state = seed | 1;
+}
+
+unsigned long long tu_rand(void)
+{
+	state ^= state >> 12;
+	state ^= state << 25;
+	state ^= state >> 27;
+	return state * 2685821657736338717ULL;
+}
+
+ssize_t tu_random_record(void *buf, size_t cap, __u32 cpu, __u64 ts,
+			 __u64 abstract_id)
+{
+	struct mg_record_hdr h = {
+		.event_id = MAGNET_EVENT_FIRST_DYNAMIC + tu_rand() % 100,
+		.cpu = cpu,
+		.abstract_id = abstract_id,
+		.timestamp = ts,
+		.pid = tu_rand() % 100000,
+		.tgid = tu_rand() % 100000,
+	};
+	__u64 args[MAGNET_ARGS_MAX];
+	unsigned int i, nargs = tu_rand() % (MAGNET_ARGS_MAX + 1);
+
+	for (i = 0; i < nargs; i++)
+		args[i] = tu_rand();
+	switch (tu_rand() % 8) {
+	case 0: {
+		struct magnet_lost l = {
+			tu_rand() % 10, tu_rand() % 10, tu_rand() % 10,
+			tu_rand() % 10
+		};
+
+		return mg_record_encode_lost(buf, cap, &h, &l);
+	}
+	case 1: case 2: case 3:
+		return mg_record_encode_kretprobe(buf, cap, &h, tu_rand(),
+						  tu_rand() % 1000000, args,
+						  nargs);
+	default:
+		return mg_record_encode_kprobe(buf, cap, &h, args, nargs);
+	}
+}
+
+int tu_tmpfile(char *path)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	snprintf(path, 64, "%.40s/magnet-test-XXXXXX", dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0) {
+		perror("mkstemp");
+		abort();
+	}
+	return fd;
+}
+
+void *tu_read_file(const char *path, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st))
+		abort();
+	buf = malloc(st.st_size + 1);
+	if (!buf || read(fd, buf, st.st_size) != st.st_size)
+		abort();
+	close(fd);
+	*len = st.st_size;
+	return buf;
+}
+
+void tu_write_file(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
+		abort();
+	close(fd);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Helpers shared by the libmagnet unit tests. */
+#ifndef MAGNET_TESTUTIL_H
+#define MAGNET_TESTUTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/magnet.h>
+
+/*
+ * Check's ck_assert_* write a checkpoint per call (a syscall); fuzz loops
+ * make millions of checks, so they use these, which only act on failure.
+ */
+#define tu_assert(c)							\
+	do {								\
+		if (!(c))						\
+			ck_abort_msg("Assertion '%s' failed", #c);	\
+	} while (0)
+#define tu_assert_op(a, op, b)						\
+	do {								\
+		unsigned long long _a = (a), _b = (b);			\
+		if (!(_a op _b))					\
+			ck_abort_msg("Assertion '%s %s %s' failed: %llu, %llu", \
+				     #a, #op, #b, _a, _b);		\
+	} while (0)
+#define tu_assert_int(a, op, b)						\
+	do {								\
+		long long _a = (a), _b = (b);				\
+		if (!(_a op _b))					\
+			ck_abort_msg("Assertion '%s %s %s' failed: %lld, %lld", \
+				     #a, #op, #b, _a, _b);		\
+	} while (0)
+
+/* Deterministic PRNG (xorshift64*): same sequence on every libc. */
+void tu_seed(unsigned long long seed);
+unsigned long long tu_rand(void);
+
+/*
+ * One random valid record at buf: a kprobe or kretprobe with 0..6 args, or
+ * (1 in 8) a LOST record. Returns its size, or -ENOSPC.
+ */
+ssize_t tu_random_record(void *buf, size_t cap, __u32 cpu, __u64 ts,
+			 __u64 abstract_id);
+
+/* A fresh temporary file; path (at least 64 bytes) gets its name. */
+int tu_tmpfile(char *path);
+
+/* Whole file into a malloc'd buffer. */
+void *tu_read_file(const char *path, size_t *len);
+void tu_write_file(const char *path, const void *buf, size_t len);
+
+#endif

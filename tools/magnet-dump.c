@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet-dump: print a magnet-read trace file as text or JSON lines, all
+ * CPUs merged by timestamp. Output formats: docs/magnet-dump.md.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "print.h"
+#include "record.h"
+#include "trace.h"
+
+#define PROG	"magnet-dump"
+
+struct event_count {
+	__u64 count;
+	bool ret;			/* seen with the kretprobe layout */
+};
+
+struct cpu_count {
+	__u64 records;			/* event records */
+	__u64 lost_records;
+	struct magnet_lost lost;
+};
+
+struct dump {
+	const char *path;
+	struct mg_trace *t;
+	bool json, wall, stats, header;
+	bool cpu_filter;
+	unsigned char *cpus;		/* ncpus flags, for -c */
+	unsigned char *events;		/* 65536 flags, for -e */
+	struct cpu_count *per_cpu;	/* --stats, by ring */
+	struct event_count *per_event;	/* --stats, by event id */
+};
+
+static void usage(void)
+{
+	fprintf(stderr,
+"usage: " PROG " [-j] [-w] [-c CPU]... [-e EVENT]... [--stats] [-H] FILE\n"
+"  -j, --json         JSON lines instead of text\n"
+"  -w, --wall         add wall-clock time (UTC) to each record\n"
+"  -c, --cpu CPU      only records of this CPU (repeatable)\n"
+"  -e, --event EVENT  only this event, by id or probe name (repeatable);\n"
+"                     LOST records always pass, since they qualify the rest\n"
+"  -s, --stats        print counts per CPU and per event instead of records\n"
+"  -H, --header       print the trace header and probe table, then exit\n");
+	exit(1);
+}
+
+__attribute__((format(printf, 2, 3), noreturn))
+static void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *v)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return (errno || *end || *v > max) ? -1 : 0;
+}
+
+static void add_event(struct dump *d, const char *arg)
+{
+	const struct mg_probe_table *pt = mg_trace_probes(d->t);
+	unsigned long id;
+	bool found = false;
+	size_t i;
+
+	if (!parse_uint(arg, MAGNET_EVENT_MAX, &id)) {
+		d->events[id] = 1;
+		return;
+	}
+	if (!strcmp(arg, "lost")) {
+		d->events[MAGNET_EVENT_LOST] = 1;
+		return;
+	}
+	/* A name may cover several ids: a kprobe and a kretprobe on it. */
+	for (i = 0; i < pt->n; i++) {
+		if (!strcmp(pt->v[i].target, arg)) {
+			d->events[pt->v[i].id] = 1;
+			found = true;
+		}
+	}
+	if (!found)
+		die(1, "%s: no probe named \"%s\" in the trace's probe table",
+		    d->path, arg);
+}
+
+static void print_header(const struct dump *d)
+{
+	const struct mg_trace_info *in = mg_trace_info(d->t);
+	const struct mg_probe_table *pt = mg_trace_probes(d->t);
+	const struct mg_trailer *tr = mg_trace_trailer(d->t);
+	char wall[64];
+	size_t i;
+
+	mg_format_wall(wall, sizeof(wall), in->start_realtime_ns);
+	printf("file format %u, record format %u, header length %u\n",
+	       in->version, in->record_version, in->header_len);
+	printf("host %s, kernel %s\n", in->hostname, in->release);
+	printf("cpus %u, clock %s\n", in->ncpus, in->clock);
+	printf("start %s (trace clock %llu)\n", wall,
+	       (unsigned long long)in->start_clock_ns);
+	if (tr) {
+		mg_format_wall(wall, sizeof(wall), tr->stop_realtime_ns);
+		printf("stop %s (trace clock %llu)\n", wall,
+		       (unsigned long long)tr->stop_clock_ns);
+	} else {
+		printf("stop unknown (no trailer)\n");
+	}
+	printf("probes %zu\n", pt->n);
+	for (i = 0; i < pt->n; i++)
+		printf("  %u\t%s\t%s\t%u\n", pt->v[i].id, pt->v[i].type,
+		       pt->v[i].target, pt->v[i].nargs);
+}
+
+static bool selected(const struct dump *d, const struct magnet_record *r,
+		     __u32 cpu)
+{
+	if (d->cpu_filter && !d->cpus[cpu])
+		return false;
+	if (d->events && !mg_record_is_lost(r) && !d->events[r->event_id])
+		return false;
+	return true;
+}
+
+static void count(struct dump *d, const struct magnet_record *r, __u32 cpu)
+{
+	struct cpu_count *c = &d->per_cpu[cpu];
+
+	if (mg_record_is_lost(r)) {
+		c->lost_records++;
+		mg_lost_add(&c->lost, mg_record_lost(r));
+		return;
+	}
+	c->records++;
+	d->per_event[r->event_id].count++;
+	if (mg_record_is_return(r))
+		d->per_event[r->event_id].ret = true;
+}
+
+static void print_stats(const struct dump *d)
+{
+	const struct mg_trace_info *in = mg_trace_info(d->t);
+	const struct mg_probe_table *pt = mg_trace_probes(d->t);
+	const struct mg_trailer *tr = mg_trace_trailer(d->t);
+	struct cpu_count sum = { 0 };
+	__u32 cpu, i;
+
+	printf("cpu\trecords\tlost_records\tlost_full\tlost_too_big\tlost_nesting\toverwritten\n");
+	for (cpu = 0; cpu < in->ncpus; cpu++) {
+		const struct cpu_count *c = &d->per_cpu[cpu];
+
+		if (d->cpu_filter && !d->cpus[cpu])
+			continue;
+		printf("%u\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n", cpu,
+		       (unsigned long long)c->records,
+		       (unsigned long long)c->lost_records,
+		       (unsigned long long)c->lost.full,
+		       (unsigned long long)c->lost.too_big,
+		       (unsigned long long)c->lost.nesting,
+		       (unsigned long long)c->lost.overwritten);
+		sum.records += c->records;
+		sum.lost_records += c->lost_records;
+		mg_lost_add(&sum.lost, &c->lost);
+	}
+	printf("all\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n",
+	       (unsigned long long)sum.records,
+	       (unsigned long long)sum.lost_records,
+	       (unsigned long long)sum.lost.full,
+	       (unsigned long long)sum.lost.too_big,
+	       (unsigned long long)sum.lost.nesting,
+	       (unsigned long long)sum.lost.overwritten);
+
+	printf("\nid\tevent\ttype\tcount\n");
+	for (i = MAGNET_EVENT_FIRST_DYNAMIC; i <= MAGNET_EVENT_MAX; i++) {
+		const struct event_count *e = &d->per_event[i];
+		const struct mg_probe *p = mg_probes_find(pt, i);
+
+		if (!e->count)
+			continue;
+		printf("%u\t%s\t%s\t%llu\n", i, mg_event_name(pt, i),
+		       p ? p->type : e->ret ? "kretprobe" : "kprobe",
+		       (unsigned long long)e->count);
+	}
+
+	if (!tr) {
+		printf("\nno trailer: magnet-read did not exit cleanly\n");
+		return;
+	}
+	/* What the reader counted, and the kernel's view at the same time. */
+	printf("\ncpu\tread_records\tread_bytes\tread_lost\tkernel_written\tkernel_bytes\tkernel_lost\n");
+	for (i = 0; i < tr->ncpus; i++) {
+		const struct mg_trailer_cpu *c = &tr->cpu[i];
+
+		if (d->cpu_filter && (c->cpu >= in->ncpus || !d->cpus[c->cpu]))
+			continue;
+		printf("%u\t%llu\t%llu\t%llu", c->cpu,
+		       (unsigned long long)c->records,
+		       (unsigned long long)c->bytes,
+		       (unsigned long long)mg_lost_total(&c->lost));
+		if (c->flags & MG_TRAILER_KSTATS)
+			printf("\t%llu\t%llu\t%llu\n",
+			       (unsigned long long)c->kstats.written,
+			       (unsigned long long)c->kstats.bytes,
+			       (unsigned long long)(c->kstats.lost_full +
+						    c->kstats.lost_too_big +
+						    c->kstats.lost_nesting +
+						    c->kstats.overwritten));
+		else
+			printf("\t-\t-\t-\n");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "wall", no_argument, NULL, 'w' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "header", no_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct dump d = { 0 };
+	const char **evargs = NULL, **cpuargs = NULL;
+	size_t nev = 0, ncpu = 0, i;
+	const struct mg_trace_error *terr;
+	const struct magnet_record *rec;
+	struct mg_trace_error err;
+	struct mg_print_opts po;
+	struct mg_trace_pos pos;
+	bool warned_cpu = false;
+	int opt, r;
+
+	evargs = calloc(argc, sizeof(*evargs));
+	cpuargs = calloc(argc, sizeof(*cpuargs));
+	if (!evargs || !cpuargs)
+		die(2, "out of memory");
+	while ((opt = getopt_long(argc, argv, "jwc:e:sHh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			d.json = true;
+			break;
+		case 'w':
+			d.wall = true;
+			break;
+		case 'c':
+			cpuargs[ncpu++] = optarg;
+			break;
+		case 'e':
+			evargs[nev++] = optarg;
+			break;
+		case 's':
+			d.stats = true;
+			break;
+		case 'H':
+			d.header = true;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind + 1 != argc)
+		usage();
+	d.path = argv[optind];
+
+	r = mg_trace_open(&d.t, d.path, &err);
+	if (r == -EBADMSG)
+		die(2, "%s: corrupt %s at offset %llu: %s", d.path, err.what,
+		    (unsigned long long)err.offset, err.reason);
+	if (r)
+		die(2, "%s: %s", d.path, err.reason);
+
+	if (d.header) {
+		print_header(&d);
+		goto out;
+	}
+	if (d.wall && !strcmp(mg_trace_info(d.t)->clock, "tsc"))
+		die(1, "%s: -w needs the mono clock; this trace uses tsc", d.path);
+
+	d.cpus = calloc(mg_trace_info(d.t)->ncpus, 1);
+	if (!d.cpus)
+		die(2, "out of memory");
+	for (i = 0; i < ncpu; i++) {
+		unsigned long cpu;
+
+		if (parse_uint(cpuargs[i], mg_trace_info(d.t)->ncpus - 1, &cpu))
+			die(1, "%s: no cpu \"%s\" in this trace (cpus 0-%u)",
+			    d.path, cpuargs[i], mg_trace_info(d.t)->ncpus - 1);
+		d.cpus[cpu] = 1;
+		d.cpu_filter = true;
+	}
+	if (nev) {
+		d.events = calloc(MAGNET_EVENT_MAX + 1, 1);
+		if (!d.events)
+			die(2, "out of memory");
+		for (i = 0; i < nev; i++)
+			add_event(&d, evargs[i]);
+	}
+	if (d.stats) {
+		d.per_cpu = calloc(mg_trace_info(d.t)->ncpus, sizeof(*d.per_cpu));
+		d.per_event = calloc(MAGNET_EVENT_MAX + 1, sizeof(*d.per_event));
+		if (!d.per_cpu || !d.per_event)
+			die(2, "out of memory");
+	}
+
+	mg_print_opts_init(&po, mg_trace_info(d.t), mg_trace_probes(d.t));
+	po.json = d.json;
+	po.wall = d.wall;
+
+	while ((r = mg_trace_next(d.t, &rec, &pos)) == 1) {
+		if (rec->cpu != pos.cpu && !warned_cpu) {
+			fflush(stdout);
+			fprintf(stderr, PROG ": %s: warning: record at offset %llu says cpu %u but came from cpu%u\n",
+				d.path, (unsigned long long)pos.offset,
+				rec->cpu, pos.cpu);
+			warned_cpu = true;
+		}
+		if (!selected(&d, rec, pos.cpu))
+			continue;
+		if (d.stats)
+			count(&d, rec, pos.cpu);
+		else if (mg_print_record(stdout, &po, rec))
+			die(2, "writing output: %s", strerror(errno));
+	}
+	if (d.stats)
+		print_stats(&d);
+	if (fflush(stdout))
+		die(2, "writing output: %s", strerror(errno));
+	terr = mg_trace_error(d.t);
+	if (r == -EBADMSG && terr)
+		die(2, "%s: corrupt %s at offset %llu: %s", d.path, terr->what,
+		    (unsigned long long)terr->offset, terr->reason);
+	if (r < 0)
+		die(2, "%s: %s", d.path, strerror(-r));
+	if (!mg_trace_trailer(d.t) && !d.stats)
+		fprintf(stderr, PROG ": %s: warning: no trailer: magnet-read did not exit cleanly, or the file was cut at a chunk boundary\n",
+			d.path);
+out:
+	mg_trace_close(d.t);
+	free(d.cpus);
+	free(d.events);
+	free(d.per_cpu);
+	free(d.per_event);
+	free(evargs);
+	free(cpuargs);
+	return 0;
+}

@@ -1,0 +1,804 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet-read: drain every cpuN ring of magnet into one trace file.
+ *
+ * One AIO read stays outstanding per CPU file, so a single thread waits on
+ * all rings at once and each read completes when the kernel's read
+ * condition (watermarks, timeout) holds: the paper's reader design. On
+ * regular files (-d on a directory of synthetic streams) libaio completes
+ * the reads inside io_submit, which the same loop handles.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libaio.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "record.h"
+#include "stats.h"
+#include "trace.h"
+
+#define PROG		"magnet-read"
+#define DEFAULT_DIR	"/sys/kernel/debug/magnet"
+#define MIN_BUF		(2 * MAGNET_RECORD_MAX)
+/* How long one wait may last, so signals and -t are noticed promptly. */
+#define WAIT_SLICE_NS	(100 * 1000000LL)
+/* How long to wait for cancelled reads before giving up on them. */
+#define REAP_NS		(2000 * 1000000LL)
+
+struct cpu_file {
+	unsigned int cpu;
+	int fd;
+	bool is_reg;		/* a regular file: reads need an offset */
+	bool busy;		/* an iocb is outstanding */
+	bool done;		/* EOF, or stopped for good */
+	unsigned char *buf;
+	struct iocb iocb;
+	__u64 offset;		/* input offset of the next read (regular files) */
+	__u64 records;		/* event records, LOST excluded */
+	__u64 bytes;
+	struct magnet_lost lost;
+};
+
+struct reader {
+	const char *dir;
+	bool default_dir;
+	int out;
+	bool out_ok;
+	size_t bufsize;
+	struct magnet_read_attr attr;
+	bool watermark_set;		/* -w given: do not adapt it */
+	long long limit_records;	/* -n, 0 = none */
+	long long deadline_ns;		/* CLOCK_MONOTONIC, 0 = none */
+	struct cpu_file *cpus;
+	unsigned int ncpus;		/* files opened */
+	unsigned int max_cpu;
+	io_context_t ctx;
+	__u64 total_records;
+	bool failed;			/* stop now, exit 2 */
+	bool corrupt;			/* a CPU sent bad records: exit 2 */
+	char clock[16];
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+"usage: " PROG " -o FILE [-d DIR] [-b BYTES] [-w BYTES] [-c RECORDS] [-T MS]\n"
+"                   [-t SECONDS] [-n RECORDS]\n"
+"  -o FILE     trace file to write, \"-\" for stdout\n"
+"  -d DIR      magnet directory (default " DEFAULT_DIR ")\n"
+"  -b BYTES    read buffer per CPU (default 256K, at least %d)\n"
+"  -w BYTES    read condition: byte watermark (default 64K or half a\n"
+"              smaller ring, 0 = off)\n"
+"  -c RECORDS  read condition: record watermark (default 0 = off)\n"
+"  -T MS       read condition: timeout in ms (default 100, 0 = off)\n"
+"  -t SECONDS  stop after this many seconds\n"
+"  -n RECORDS  stop once at least RECORDS event records were read; the read\n"
+"              that crosses the count is kept whole, so a few more may be\n"
+"              written (records the kernel handed over are never dropped)\n"
+"Stops on SIGINT/SIGTERM, -t, -n, or when every file reaches EOF.\n"
+"Sizes take a K, M or G suffix (powers of 1024).\n", MIN_BUF);
+	exit(1);
+}
+
+__attribute__((format(printf, 1, 2)))
+static void msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+__attribute__((format(printf, 1, 2), noreturn))
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static int parse_size(const char *s, unsigned long long *v)
+{
+	unsigned long long n;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'G': case 'g':
+		n *= 1024;
+		/* fall through */
+	case 'M': case 'm':
+		n *= 1024;
+		/* fall through */
+	case 'K': case 'k':
+		n *= 1024;
+		end++;
+		break;
+	}
+	if (*end)
+		return -1;
+	*v = n;
+	return 0;
+}
+
+static long long now_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static __u64 trace_clock_now(const char *clock)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (!strcmp(clock, "tsc"))
+		return __rdtsc();
+#endif
+	return now_ns(CLOCK_MONOTONIC);
+}
+
+/* Whole small text file (a debugfs control file), NUL-terminated. */
+static char *read_text(const char *dir, const char *name, size_t *lenp)
+{
+	char path[PATH_MAX];
+	size_t len = 0, cap = 4096;
+	char *buf;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = malloc(cap);
+	while (buf) {
+		ssize_t n;
+
+		if (len + 1 == cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		if (!n)
+			break;
+		len += n;
+	}
+	close(fd);
+	if (buf) {
+		buf[len] = '\0';
+		if (lenp)
+			*lenp = len;
+	}
+	return buf;
+}
+
+static const char *dir_hint(const struct reader *rd)
+{
+	return rd->default_dir ?
+	       ": is magnet.ko loaded and debugfs mounted?" : "";
+}
+
+static int cmp_cpu(const void *a, const void *b)
+{
+	const struct cpu_file *x = a, *y = b;
+
+	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+/* Find the cpuN files; N need not be contiguous. */
+static void scan_dir(struct reader *rd)
+{
+	struct dirent *de;
+	unsigned int cap = 0;
+	DIR *d = opendir(rd->dir);
+
+	if (!d) {
+		if (errno == ENOENT)
+			die("%s not found%s", rd->dir, dir_hint(rd));
+		if (errno == EACCES || errno == EPERM)
+			die("%s: permission denied: run as root", rd->dir);
+		die("%s: %s", rd->dir, strerror(errno));
+	}
+	while ((de = readdir(d))) {
+		const char *p = de->d_name;
+		unsigned long n;
+		char *end;
+
+		if (strncmp(p, "cpu", 3) || !isdigit((unsigned char)p[3]))
+			continue;
+		errno = 0;
+		n = strtoul(p + 3, &end, 10);
+		if (*end || errno || n >= MG_TRACE_MAX_CPUS)
+			continue;
+		if (rd->ncpus == cap) {
+			cap = cap ? 2 * cap : 16;
+			rd->cpus = realloc(rd->cpus, cap * sizeof(*rd->cpus));
+			if (!rd->cpus)
+				die("out of memory");
+		}
+		memset(&rd->cpus[rd->ncpus], 0, sizeof(*rd->cpus));
+		rd->cpus[rd->ncpus].cpu = n;
+		rd->cpus[rd->ncpus].fd = -1;
+		rd->ncpus++;
+	}
+	closedir(d);
+	if (!rd->ncpus)
+		die("no cpuN files in %s%s", rd->dir, dir_hint(rd));
+	qsort(rd->cpus, rd->ncpus, sizeof(*rd->cpus), cmp_cpu);
+	rd->max_cpu = rd->cpus[rd->ncpus - 1].cpu;
+}
+
+/* magnet/version: refuse a record format this build does not know. */
+static void check_version(struct reader *rd)
+{
+	char *text = read_text(rd->dir, "version", NULL), *line;
+
+	snprintf(rd->clock, sizeof(rd->clock), "mono");
+	if (!text)
+		return;
+	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned int v;
+		char clock[16];
+
+		if (sscanf(line, "format %u", &v) == 1 &&
+		    v != MAGNET_FORMAT_VERSION)
+			die("%s/version: record format %u, this " PROG " supports %d",
+			    rd->dir, v, MAGNET_FORMAT_VERSION);
+		if (sscanf(line, "clock %15s", clock) == 1)
+			snprintf(rd->clock, sizeof(rd->clock), "%s", clock);
+	}
+	free(text);
+}
+
+/* Ring size of cpu from magnet/buffers ("cpu size mode used reader"), or 0. */
+static unsigned long ring_size(const char *buffers, unsigned int cpu)
+{
+	const char *line;
+
+	for (line = buffers; line && *line; line = strchr(line, '\n')) {
+		unsigned long size;
+		unsigned int n;
+
+		if (*line == '\n')
+			line++;
+		if (sscanf(line, "%u\t%lu", &n, &size) == 2 && n == cpu)
+			return size;
+	}
+	return 0;
+}
+
+static void open_cpus(struct reader *rd)
+{
+	char *buffers = read_text(rd->dir, "buffers", NULL);
+	unsigned int i;
+
+	for (i = 0; i < rd->ncpus; i++) {
+		struct cpu_file *c = &rd->cpus[i];
+		struct magnet_read_attr attr;
+		char path[PATH_MAX];
+		unsigned long size;
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/cpu%u", rd->dir, c->cpu);
+		c->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (c->fd < 0) {
+			if (errno == EBUSY)
+				die("cpu%u already has a reader", c->cpu);
+			if (errno == EACCES || errno == EPERM)
+				die("%s: permission denied: run as root", path);
+			die("%s: %s", path, strerror(errno));
+		}
+		if (fstat(c->fd, &st))
+			die("%s: %s", path, strerror(errno));
+		c->is_reg = S_ISREG(st.st_mode);
+
+		/*
+		 * The module refuses a byte watermark above half the ring
+		 * (it could never be reached); the default adapts to small
+		 * rings, an explicit -w does not.
+		 */
+		attr = rd->attr;
+		size = ring_size(buffers, c->cpu);
+		if (size && attr.watermark_bytes > size / 2) {
+			if (rd->watermark_set)
+				die("cpu%u: -w %llu is more than half the ring (%lu bytes)",
+				    c->cpu, (unsigned long long)attr.watermark_bytes, size);
+			attr.watermark_bytes = size / 2;
+		}
+		if (ioctl(c->fd, MAGNET_IOC_SET_READ_ATTR, &attr)) {
+			/* Regular files stand in for rings in tests. */
+			if (errno != ENOTTY)
+				die("%s: setting the read condition: %s", path,
+				    strerror(errno));
+			if (!c->is_reg)
+				msg("%s: no read-condition ioctl, using the kernel's defaults",
+				    path);
+		}
+		if (posix_memalign((void **)&c->buf, 4096, rd->bufsize))
+			die("out of memory");
+	}
+	free(buffers);
+}
+
+static void open_output(struct reader *rd, const char *path)
+{
+	if (!strcmp(path, "-")) {
+		if (isatty(STDOUT_FILENO)) {
+			msg("refusing to write a binary trace to a terminal");
+			usage();
+		}
+		rd->out = STDOUT_FILENO;
+	} else {
+		/* 0600: abstract ids and args are kernel addresses. */
+		rd->out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			       0600);
+		if (rd->out < 0)
+			die("%s: %s", path, strerror(errno));
+	}
+	rd->out_ok = true;
+}
+
+static void write_header(struct reader *rd)
+{
+	struct mg_trace_info info = { 0 };
+	struct utsname uts;
+	__u64 c1, c2;
+	char *probes;
+	int err;
+
+	probes = read_text(rd->dir, "probes", &info.probes_len);
+	info.probes = probes;
+	info.ncpus = rd->max_cpu + 1;
+	info.record_version = MAGNET_FORMAT_VERSION;
+	snprintf(info.clock, sizeof(info.clock), "%s", rd->clock);
+	gethostname(info.hostname, sizeof(info.hostname) - 1);
+	if (!uname(&uts))
+		snprintf(info.release, sizeof(info.release), "%s", uts.release);
+	/* Bracket the wall-clock sample to pair it with the trace clock. */
+	c1 = trace_clock_now(rd->clock);
+	info.start_realtime_ns = now_ns(CLOCK_REALTIME);
+	c2 = trace_clock_now(rd->clock);
+	info.start_clock_ns = c1 + (c2 - c1) / 2;
+	err = mg_trace_write_header(rd->out, &info);
+	free(probes);
+	if (err)
+		die("writing the trace header: %s", strerror(-err));
+}
+
+static int submit(struct reader *rd, struct cpu_file *c)
+{
+	struct iocb *iocbs[1] = { &c->iocb };
+	int r;
+
+	io_prep_pread(&c->iocb, c->fd, c->buf, rd->bufsize, c->offset);
+	c->iocb.data = c;
+	r = io_submit(rd->ctx, 1, iocbs);
+	if (r != 1) {
+		msg("cpu%u: io_submit: %s", c->cpu,
+		    strerror(r < 0 ? -r : EAGAIN));
+		c->done = true;
+		rd->failed = true;
+		return -1;
+	}
+	c->busy = true;
+	return 0;
+}
+
+/* Count the records of a completed read and append the whole ones. */
+static void consume(struct reader *rd, struct cpu_file *c, size_t n)
+{
+	const struct magnet_record *rec;
+	size_t off = 0, whole;
+	int r, err;
+
+	while ((r = mg_record_next(c->buf, n, &off, &rec)) == 1) {
+		if (mg_record_is_lost(rec)) {
+			mg_lost_add(&c->lost, mg_record_lost(rec));
+		} else {
+			c->records++;
+			rd->total_records++;
+		}
+	}
+	whole = off;
+	if (r == -MG_REC_TRUNCATED && c->is_reg) {
+		/*
+		 * A regular file's read can end inside a record, which the
+		 * next read starts again at. No whole record at all means
+		 * the file itself ends inside one.
+		 */
+		if (!whole) {
+			msg("cpu%u: file ends inside a record; %zu bytes ignored",
+			    c->cpu, n);
+			c->done = true;
+			return;
+		}
+	} else if (r < 0) {
+		/*
+		 * Keep the bytes as read, so the bad record can be examined
+		 * with magnet-dump; past it no boundary can be trusted.
+		 */
+		msg("cpu%u: corrupt record at input offset %llu: %s; no longer reading this CPU",
+		    c->cpu, (unsigned long long)(c->offset + off),
+		    mg_record_strerror(r));
+		whole = n;
+		c->done = true;
+		rd->corrupt = true;
+	}
+	c->offset += whole;
+	c->bytes += whole;
+	if (!rd->out_ok)
+		return;
+	err = mg_trace_write_chunk(rd->out, c->cpu, c->buf, whole);
+	if (err) {
+		msg("writing the trace: %s", strerror(-err));
+		rd->out_ok = false;
+		rd->failed = true;
+	}
+}
+
+static bool stop_requested(const struct reader *rd);
+
+/* Handle one completion; resubmit unless stopping. */
+static void complete(struct reader *rd, struct io_event *ev, bool stopping)
+{
+	struct cpu_file *c = ev->data;
+	long res = (long)ev->res;
+
+	c->busy = false;
+	if (res > 0) {
+		consume(rd, c, res);
+	} else if (!res) {
+		c->done = true;		/* EOF: end of file, or module unloaded */
+	} else if (res == -EINTR || res == -EAGAIN || res == -ECANCELED) {
+		/* Interrupted or cancelled with nothing read: just retry. */
+	} else if (res == -EINVAL) {
+		msg("cpu%u: read buffer of %zu bytes too small for a record",
+		    c->cpu, rd->bufsize);
+		c->done = true;
+		rd->failed = true;
+	} else {
+		msg("cpu%u: read: %s", c->cpu, strerror(-res));
+		c->done = true;
+		rd->failed = true;
+	}
+	/*
+	 * No new read once stopping: it would only consume records past
+	 * -n, and on a blocking file (not a ring) could not be interrupted.
+	 */
+	if (!stopping && !c->done && !stop_requested(rd))
+		submit(rd, c);
+}
+
+static bool all_done(const struct reader *rd)
+{
+	unsigned int i;
+
+	for (i = 0; i < rd->ncpus; i++)
+		if (!rd->cpus[i].done || rd->cpus[i].busy)
+			return false;
+	return true;
+}
+
+static bool any_busy(const struct reader *rd)
+{
+	unsigned int i;
+
+	for (i = 0; i < rd->ncpus; i++)
+		if (rd->cpus[i].busy)
+			return true;
+	return false;
+}
+
+/* A reason to stop other than every file being at EOF. */
+static bool stop_requested(const struct reader *rd)
+{
+	if (stop_signal || rd->failed)
+		return true;
+	if (rd->limit_records && rd->total_records >= (__u64)rd->limit_records)
+		return true;
+	return rd->deadline_ns && now_ns(CLOCK_MONOTONIC) >= rd->deadline_ns;
+}
+
+static bool should_stop(const struct reader *rd)
+{
+	return stop_requested(rd) || all_done(rd);
+}
+
+/* Wait up to max_ns for completions and handle them. */
+static void wait_events(struct reader *rd, long long max_ns, bool stopping)
+{
+	struct io_event evs[64];
+	struct timespec ts = {
+		.tv_sec = max_ns / 1000000000LL,
+		.tv_nsec = max_ns % 1000000000LL,
+	};
+	int n, i;
+
+	n = io_getevents(rd->ctx, 1, 64, evs, &ts);
+	if (n < 0) {
+		if (n != -EINTR) {
+			msg("io_getevents: %s", strerror(-n));
+			rd->failed = true;
+		}
+		return;
+	}
+	for (i = 0; i < n; i++)
+		complete(rd, &evs[i], stopping);
+}
+
+static void run(struct reader *rd)
+{
+	unsigned int i;
+
+	for (i = 0; i < rd->ncpus && !rd->failed; i++)
+		submit(rd, &rd->cpus[i]);
+	while (!should_stop(rd)) {
+		long long slice = WAIT_SLICE_NS;
+
+		if (rd->deadline_ns) {
+			long long left = rd->deadline_ns - now_ns(CLOCK_MONOTONIC);
+
+			if (left < slice)
+				slice = left > 0 ? left : 0;
+		}
+		wait_events(rd, slice, false);
+	}
+}
+
+/*
+ * Cancel the outstanding reads and collect them. A cancelled read may
+ * still complete with records, which the kernel has then consumed: they
+ * are written like any other.
+ */
+static void shutdown_reads(struct reader *rd)
+{
+	long long end = now_ns(CLOCK_MONOTONIC) + REAP_NS;
+	unsigned int i;
+
+	for (i = 0; i < rd->ncpus; i++) {
+		struct cpu_file *c = &rd->cpus[i];
+		struct io_event ev;
+
+		if (!c->busy)
+			continue;
+		/* 0: done, with the result in ev (older kernels). */
+		if (!io_cancel(rd->ctx, &c->iocb, &ev))
+			complete(rd, &ev, true);
+	}
+	while (any_busy(rd)) {
+		long long left = end - now_ns(CLOCK_MONOTONIC);
+
+		if (left <= 0)
+			break;
+		wait_events(rd, left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS,
+			    true);
+	}
+	for (i = 0; i < rd->ncpus; i++)
+		if (rd->cpus[i].busy)
+			msg("cpu%u: read could not be cancelled; exit will wait for it",
+			    rd->cpus[i].cpu);
+}
+
+static void finish(struct reader *rd)
+{
+	struct mg_kstats *ks = NULL;
+	struct mg_trailer tr = { 0 };
+	size_t nks = 0, len;
+	char *stats;
+	unsigned int i;
+	__u64 c1, c2;
+
+	stats = read_text(rd->dir, "stats", &len);
+	if (stats && mg_stats_parse(stats, len, &ks, &nks))
+		msg("%s/stats: cannot parse; kernel counters not recorded",
+		    rd->dir);
+	free(stats);
+
+	tr.ncpus = rd->ncpus;
+	tr.cpu = calloc(rd->ncpus, sizeof(*tr.cpu));
+	if (!tr.cpu)
+		die("out of memory");
+	c1 = trace_clock_now(rd->clock);
+	tr.stop_realtime_ns = now_ns(CLOCK_REALTIME);
+	c2 = trace_clock_now(rd->clock);
+	tr.stop_clock_ns = c1 + (c2 - c1) / 2;
+
+	for (i = 0; i < rd->ncpus; i++) {
+		const struct cpu_file *c = &rd->cpus[i];
+		struct mg_trailer_cpu *t = &tr.cpu[i];
+		const struct mg_kstats *k = mg_stats_find(ks, nks, c->cpu);
+
+		t->cpu = c->cpu;
+		t->records = c->records;
+		t->bytes = c->bytes;
+		t->lost = c->lost;
+		if (k) {
+			t->flags |= MG_TRAILER_KSTATS;
+			t->kstats = *k;
+		}
+		fprintf(stderr, "cpu%u: records %llu bytes %llu lost full=%llu too_big=%llu nesting=%llu overwritten=%llu",
+			c->cpu, (unsigned long long)c->records,
+			(unsigned long long)c->bytes,
+			(unsigned long long)c->lost.full,
+			(unsigned long long)c->lost.too_big,
+			(unsigned long long)c->lost.nesting,
+			(unsigned long long)c->lost.overwritten);
+		if (k)
+			fprintf(stderr, " | kernel written=%llu bytes=%llu full=%llu too_big=%llu nesting=%llu overwritten=%llu",
+				(unsigned long long)k->written,
+				(unsigned long long)k->bytes,
+				(unsigned long long)k->lost_full,
+				(unsigned long long)k->lost_too_big,
+				(unsigned long long)k->lost_nesting,
+				(unsigned long long)k->overwritten);
+		fputc('\n', stderr);
+	}
+	if (rd->out_ok) {
+		int err = mg_trace_write_trailer(rd->out, &tr);
+
+		if (!err && rd->out != STDOUT_FILENO && fsync(rd->out) &&
+		    errno != EINVAL)
+			err = -errno;
+		if (err) {
+			msg("writing the trace trailer: %s", strerror(-err));
+			rd->failed = true;
+		}
+	}
+	if (rd->out >= 0 && close(rd->out)) {
+		msg("closing the trace: %s", strerror(errno));
+		rd->failed = true;
+	}
+	free(tr.cpu);
+	free(ks);
+}
+
+int main(int argc, char **argv)
+{
+	struct reader rd = {
+		.dir = DEFAULT_DIR,
+		.default_dir = true,
+		.out = -1,
+		.bufsize = 256 * 1024,
+		.attr = {
+			.watermark_bytes = 64 * 1024,
+			.watermark_records = 0,
+			.timeout_ns = 100 * 1000000ULL,
+		},
+	};
+	unsigned long long v;
+	const char *out = NULL;
+	struct sigaction sa;
+	int opt, r;
+
+	while ((opt = getopt(argc, argv, "o:d:b:w:c:T:t:n:h")) != -1) {
+		switch (opt) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'd':
+			rd.dir = optarg;
+			rd.default_dir = false;
+			break;
+		case 'b':
+			if (parse_size(optarg, &v) || v < MIN_BUF || v > (1ULL << 30))
+				usage();
+			rd.bufsize = v;
+			break;
+		case 'w':
+			if (parse_size(optarg, &v))
+				usage();
+			rd.attr.watermark_bytes = v;
+			rd.watermark_set = true;
+			break;
+		case 'c':
+			if (parse_size(optarg, &v))
+				usage();
+			rd.attr.watermark_records = v;
+			break;
+		case 'T':
+			if (parse_size(optarg, &v) || v > ULLONG_MAX / 1000000)
+				usage();
+			rd.attr.timeout_ns = v * 1000000ULL;
+			break;
+		case 't':
+			if (parse_size(optarg, &v) || !v || v > 1000000000ULL)
+				usage();
+			rd.deadline_ns = v * 1000000000LL;
+			break;
+		case 'n':
+			if (parse_size(optarg, &v) || !v || v > LLONG_MAX)
+				usage();
+			rd.limit_records = v;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (!out || optind != argc)
+		usage();
+
+	scan_dir(&rd);
+	check_version(&rd);
+	open_output(&rd, out);
+	open_cpus(&rd);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: wake io_getevents */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);	/* a closed pipe is a write error */
+
+	r = io_setup(rd.ncpus, &rd.ctx);
+	if (r < 0)
+		die("io_setup: %s%s", strerror(-r),
+		    r == -EAGAIN ? " (raise /proc/sys/fs/aio-max-nr)" : "");
+	write_header(&rd);
+	if (rd.deadline_ns)
+		rd.deadline_ns += now_ns(CLOCK_MONOTONIC);
+
+	run(&rd);
+	shutdown_reads(&rd);
+	finish(&rd);
+	/* Buffers of reads still in flight belong to the kernel. */
+	if (!any_busy(&rd)) {
+		unsigned int i;
+
+		io_destroy(rd.ctx);
+		for (i = 0; i < rd.ncpus; i++) {
+			close(rd.cpus[i].fd);
+			free(rd.cpus[i].buf);
+		}
+		free(rd.cpus);
+	}
+	return rd.failed || rd.corrupt ? 2 : 0;
+}
