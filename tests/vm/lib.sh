@@ -1,0 +1,10 @@
+# Shared helpers of the VM tests (sourced; busybox sh).
+fail() { echo "FAIL: $*"; dmesg | tail -n 20; exit 1; }
+
+load() { # module parameters...
+	insmod /magnet/magnet.ko "$@" || fail "insmod magnet.ko $*"
+}
+
+unload() {
+	rmmod magnet || fail "rmmod magnet"
+}

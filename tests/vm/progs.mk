@@ -1,0 +1,6 @@
+# Guest-side test programs of the VM suite (static: the initramfs has no loader).
+$(BUILD)/tests/vm/mgtest: $(BUILD)/tests/vm/mgtest.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ -laio
+USER_BINS += $(BUILD)/tests/vm/mgtest
+GUEST_FILES += $(BUILD)/tests/vm/mgtest:/magnet/bin/mgtest
