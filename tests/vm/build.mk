@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# VM tests: everything kernel-side runs in QEMU booting Debian's kernel
+# (tests/vm/run; see docs/vm-harness.md).
+#
+#   make vm-check          build, then run tests/vm/suite in the VM
+#   make vm-check VM_TESTS=t-10   only the t-*.sh whose name contains t-10
+#   make vm-shell          interactive busybox shell in the VM (^A x quits)
+#
+# GUEST_FILES: other fragments append "HOST:GUEST" pairs (HOST relative to
+# the top directory; GUEST absolute, "dir/" keeps the basename, no ":GUEST"
+# means /magnet/bin/), e.g.
+#   GUEST_FILES += $(BUILD)/tools/magnet-read:/magnet/bin/magnet-read
+# Every VM target gets them through MAGNET_GUEST_FILES, and depends on
+# vm-guest-files, which builds them. kmod/magnet.ko and tests/vm/ are always
+# in the guest (as /magnet/magnet.ko and /magnet/tests/vm/).
+
+VM_RUN := tests/vm/run
+VM_TESTS ?=
+
+# Recursively expanded and exported: recipes see every later "+=" too.
+export MAGNET_GUEST_FILES = $(strip $(GUEST_FILES))
+
+# Host side of each pair, expanded when a recipe runs (fragments included
+# after this one append to GUEST_FILES).
+vm_guest_hosts = $(foreach p,$(GUEST_FILES),$(firstword $(subst :, ,$(p))))
+
+# Builds whatever GUEST_FILES names. Prerequisites are expanded while the
+# makefile is read, before later fragments add to GUEST_FILES, hence the
+# sub-make, which sees the complete list.
+vm-guest-files: module user
+	$(Q)$(if $(strip $(vm_guest_hosts)),$(MAKE) -s $(vm_guest_hosts))
+
+vm-check: vm-guest-files
+	$(Q)$(VM_RUN) -- /magnet/tests/vm/suite $(VM_TESTS)
+
+vm-shell: vm-guest-files
+	$(Q)$(VM_RUN) -i -- sh
+
+.PHONY: vm-guest-files vm-check vm-shell
