@@ -13,7 +13,7 @@ KVER_RUNNING := $(shell uname -r)
 ifneq ($(wildcard /lib/modules/$(KVER_RUNNING)/build/Makefile),)
 KDIR ?= /lib/modules/$(KVER_RUNNING)/build
 else
-KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64)))
+KDIR ?= $(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1)
 endif
 KVER ?= $(patsubst linux-headers-%,%,$(notdir $(KDIR)))
 export KDIR KVER
@@ -64,7 +64,20 @@ module:
 
 user: $(USER_BINS)
 
-check: unit vm-check
+# Both README commands start with the bootstrap (idempotent, quiet when the
+# machine is ready), then re-enter make so KDIR sees freshly installed headers.
+check:
+	$(Q)tools/bootstrap
+	$(Q)$(MAKE) unit vm-check
+
+demo:
+	$(Q)tools/bootstrap
+	$(Q)$(MAKE) demo-run
+
+demo-run: vm-guest-files
+	$(Q)tools/demo
+
+GUEST_FILES += tools/demo.sh:/magnet/tools/demo.sh
 
 unit: $(UNIT_TESTS)
 	$(Q)set -e; for t in $(UNIT_TESTS); do echo "  UNIT    $$t"; CK_FORK=yes ./$$t; done
@@ -73,4 +86,4 @@ clean:
 	$(Q)rm -rf $(BUILD)
 	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1 || true
 
-.PHONY: all module user check unit clean demo bench vm-check
+.PHONY: all module user check unit clean demo demo-run bench vm-check

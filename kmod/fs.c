@@ -31,6 +31,7 @@
 #include <linux/uaccess.h>
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
+#include <asm/tsc.h>
 #include "buffer.h"
 #include "fs.h"
 #include "probe.h"
@@ -429,9 +430,9 @@ void mg_fs_buf_exit(struct mg_cpu_buf *buf)
 
 static int mg_version_show(struct seq_file *m, void *v)
 {
-	seq_printf(m, "magnet %s\nformat %u\nclock %s\ncpus %u\n", MAGNET_RELEASE,
+	seq_printf(m, "magnet %s\nformat %u\nclock %s\ncpus %u\ntsc_khz %u\n", MAGNET_RELEASE,
 		   MAGNET_FORMAT_VERSION, mg_clock == MG_CLOCK_TSC ? "tsc" : "mono",
-		   num_possible_cpus());
+		   num_possible_cpus(), tsc_khz);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(mg_version);

@@ -6,12 +6,16 @@
  * Spec syntax (the probes= module parameter; the netlink control plane
  * takes the same fields):
  *
- *   kprobe:SYMBOL[+OFFSET][:NARGS]     record at SYMBOL+OFFSET
- *   kretprobe:SYMBOL[:NARGS]           record at return: retval, latency
+ *   kprobe:SYMBOL[+OFFSET][:NARGS[:LEN@ARG]]   record at SYMBOL+OFFSET
+ *   kretprobe:SYMBOL[:NARGS[:LEN@ARG]]         record at return: retval,
+ *                                              latency
  *
  * NARGS (0..6, default 0) function arguments are recorded, read from the
  * registers with regs_get_kernel_argument(); they are meaningful at function
  * entry (OFFSET 0), which is where a kretprobe captures them too.
+ * LEN@ARG also copies LEN bytes from the address in argument ARG (user or
+ * kernel memory, without faulting: a non-resident page records length 0);
+ * a kretprobe copies at return, so a read's buffer holds what was read.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,6 +26,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 #include "buffer.h"
 #include "probe.h"
 
@@ -32,6 +37,8 @@ struct mg_probe {
 	u16 id;
 	u8 type;
 	u8 nargs;
+	u8 capture_arg;
+	u16 capture_len;	/* 0: no capture */
 	unsigned int offset;
 	unsigned long __percpu *hits;
 	char symbol[KSYM_NAME_LEN];
@@ -45,12 +52,47 @@ struct mg_probe {
 struct mg_ret_data {
 	u64 start;
 	u64 abstract_id;
+	u64 capture_from;
 	u64 args[MAGNET_ARGS_MAX];
 };
 
 static LIST_HEAD(mg_probes);
 static DEFINE_MUTEX(mg_probes_lock);
 static DEFINE_IDA(mg_ids);
+
+static u16 mg_flags(const struct mg_probe *p)
+{
+	return p->nargs << MAGNET_REC_NARGS_SHIFT | (p->capture_len ? MAGNET_REC_CAPTURE : 0) |
+	       (p->type == MG_KRETPROBE ? MAGNET_REC_RETURN : 0);
+}
+
+static u32 mg_payload_len(const struct mg_probe *p)
+{
+	u32 len = p->nargs * sizeof(u64);
+
+	if (p->type == MG_KRETPROBE)
+		len += 2 * sizeof(u64);
+	if (p->capture_len)
+		len += sizeof(struct magnet_capture) + p->capture_len;
+	return len;
+}
+
+/* Copy the capture without faulting: probes may run with interrupts off. */
+static void mg_capture(const struct mg_probe *p, void *to, unsigned long from)
+{
+	struct magnet_capture *cap = to;
+	long ret;
+
+	if (from < TASK_SIZE_MAX)
+		ret = copy_from_user_nofault(cap->data, (const void __user *)from, p->capture_len);
+	else
+		ret = copy_from_kernel_nofault(cap->data, (const void *)from, p->capture_len);
+	cap->len = ret ? 0 : p->capture_len;
+	cap->arg = p->capture_arg;
+	if (ret)
+		memset(cap->data, 0, p->capture_len);	/* never leak ring bytes */
+}
+NOKPROBE_SYMBOL(mg_capture);
 
 static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -61,13 +103,15 @@ static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 	unsigned int i;
 
 	this_cpu_inc(*p->hits);
-	rec = magnet_reserve(&rb, p->id, p->nargs << MAGNET_REC_NARGS_SHIFT,
-			     regs_get_kernel_argument(regs, 0), p->nargs * sizeof(u64));
+	rec = magnet_reserve(&rb, p->id, mg_flags(p), regs_get_kernel_argument(regs, 0),
+			     mg_payload_len(p));
 	if (!rec)
 		return 0;
 	args = (u64 *)rec->payload;
 	for (i = 0; i < p->nargs; i++)
 		args[i] = regs_get_kernel_argument(regs, i);
+	if (p->capture_len)
+		mg_capture(p, &args[p->nargs], regs_get_kernel_argument(regs, p->capture_arg));
 	magnet_commit(rb, rec);
 	return 0;
 }
@@ -80,6 +124,7 @@ static int mg_kret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	unsigned int i;
 
 	d->abstract_id = regs_get_kernel_argument(regs, 0);
+	d->capture_from = regs_get_kernel_argument(regs, p->capture_arg);
 	for (i = 0; i < p->nargs; i++)
 		d->args[i] = regs_get_kernel_argument(regs, i);
 	/* Latency is always in ns, whatever the record clock. */
@@ -98,14 +143,15 @@ static int mg_kret_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	u64 *payload;
 
 	this_cpu_inc(*p->hits);
-	rec = magnet_reserve(&rb, p->id, MAGNET_REC_RETURN | p->nargs << MAGNET_REC_NARGS_SHIFT,
-			     d->abstract_id, (2 + p->nargs) * sizeof(u64));
+	rec = magnet_reserve(&rb, p->id, mg_flags(p), d->abstract_id, mg_payload_len(p));
 	if (!rec)
 		return 0;
 	payload = (u64 *)rec->payload;
 	payload[0] = regs_return_value(regs);
 	payload[1] = now - d->start;
 	memcpy(&payload[2], d->args, p->nargs * sizeof(u64));
+	if (p->capture_len)
+		mg_capture(p, &payload[2 + p->nargs], d->capture_from);
 	magnet_commit(rb, rec);
 	return 0;
 }
@@ -141,7 +187,27 @@ static struct mg_probe *mg_probe_parse(char *spec)
 		goto bad;
 	colon = strchr(target, ':');
 	if (colon) {
+		char *cap;
+
 		*colon++ = '\0';
+		cap = strchr(colon, ':');
+		if (cap) {
+			unsigned int len, arg;
+			char *at;
+
+			*cap++ = '\0';
+			at = strchr(cap, '@');
+			if (!at)
+				goto bad;
+			*at++ = '\0';
+			if (kstrtouint(cap, 10, &len) || kstrtouint(at, 10, &arg) ||
+			    !len || arg >= MAGNET_ARGS_MAX)
+				goto bad;
+			p->capture_len = min_t(unsigned int, len, MAGNET_PAYLOAD_MAX);
+			p->capture_arg = arg;
+			if (len > MAGNET_PAYLOAD_MAX)
+				goto bad;
+		}
 		if (kstrtouint(colon, 10, &nargs) || nargs > MAGNET_ARGS_MAX)
 			goto bad;
 	}
@@ -154,6 +220,8 @@ static struct mg_probe *mg_probe_parse(char *spec)
 	}
 	if (!*target || strscpy(p->symbol, target, sizeof(p->symbol)) < 0)
 		goto bad;
+	if (mg_payload_len(p) > MAGNET_PAYLOAD_MAX)
+		goto bad;	/* args + capture must fit one record */
 	return p;
 bad:
 	kfree(p);
@@ -223,8 +291,8 @@ int mg_probes_add_list(const char *list)
 		strscpy(shown, spec, sizeof(shown));
 		p = mg_probe_parse(spec);
 		if (IS_ERR(p)) {
-			pr_err("probe '%s': bad spec, expected kprobe:SYMBOL[+OFFSET][:NARGS] or kretprobe:SYMBOL[:NARGS] with NARGS 0..%d\n",
-			       shown, MAGNET_ARGS_MAX);
+			pr_err("probe '%s': bad spec, expected kprobe:SYMBOL[+OFFSET][:NARGS[:LEN@ARG]] or kretprobe:SYMBOL[:NARGS[:LEN@ARG]], NARGS and ARG 0..%d, args and capture within %d bytes\n",
+			       shown, MAGNET_ARGS_MAX, MAGNET_PAYLOAD_MAX);
 			ret = PTR_ERR(p);
 			goto err;
 		}
@@ -316,7 +384,10 @@ int mg_probes_show(struct seq_file *m, void *v)
 		seq_printf(m, "%u\t%s\t%s", p->id, mg_type_name(p), p->symbol);
 		if (p->offset)
 			seq_printf(m, "+%u", p->offset);
-		seq_printf(m, "\t%u\t%lu\t%lu\n", p->nargs, hits, missed);
+		seq_printf(m, "\t%u\t%lu\t%lu", p->nargs, hits, missed);
+		if (p->capture_len)
+			seq_printf(m, "\t%u@%u", p->capture_len, p->capture_arg);
+		seq_putc(m, '\n');
 	}
 	mutex_unlock(&mg_probes_lock);
 	return 0;

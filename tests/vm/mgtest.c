@@ -16,6 +16,10 @@
  *   mgtest ebusy                 a second open of a cpu file fails
  *   mgtest hold MODE             block forever in read | poll | aio
  *   mgtest fire SECONDS          getpid as fast as possible (a load)
+ *   mgtest fire-n N              exactly N getpid, nothing else
+ *   mgtest capture N             captured write and read buffers (needs
+ *                                kprobe:vfs_write:3:64@1 and
+ *                                kretprobe:vfs_read:3:64@1)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -669,6 +673,75 @@ static int cmd_fire(int seconds)
 	return 0;
 }
 
+static int cmd_fire_n(int n)
+{
+	for (int i = 0; i < n; i++)
+		my_getpid();
+	printf("fired %d pid %d\n", n, getpid());
+	return 0;
+}
+
+struct cap_ctx {
+	uintptr_t wbuf, rbuf;
+	unsigned long writes, reads;
+	int wid, rid;
+};
+
+static unsigned char cap_pattern(unsigned long i, unsigned int k)
+{
+	return (unsigned char)(i * 7 + k * 13 + 1);
+}
+
+static void each_cap(const struct magnet_record *rec, void *ctx)
+{
+	struct cap_ctx *c = ctx;
+	const uint64_t *p = (const void *)rec->payload;
+	int ret = !!(rec->flags & MAGNET_REC_RETURN);
+	const struct magnet_capture *cap = (const void *)(p + (ret ? 2 : 0) + 3);
+	unsigned long i;
+
+	if (!(rec->flags & MAGNET_REC_CAPTURE) || MAGNET_REC_NARGS(rec->flags) != 3)
+		die("record without its capture (flags %#x)", rec->flags);
+	if (rec->size != ((MAGNET_RECORD_HEADER + (ret ? 16 : 0) + 24 + 8 + 64 + 7) & ~7u))
+		die("capture record size %u", rec->size);
+	if (p[(ret ? 2 : 0) + 1] != (ret ? c->rbuf : c->wbuf))
+		return;		/* not the workload's buffer */
+	if (cap->len != 64 || cap->arg != 1)
+		die("capture len %u arg %u, want 64@1", cap->len, cap->arg);
+	i = ret ? c->reads++ : c->writes++;
+	for (unsigned int k = 0; k < 64; k++)
+		if (cap->data[k] != cap_pattern(i, k))
+			die("%s %lu: captured byte %u is %#x, want %#x", ret ? "read" : "write", i, k,
+			    cap->data[k], cap_pattern(i, k));
+}
+
+static int cmd_capture(int n)
+{
+	static unsigned char wbuf[64], rbuf[64];
+	struct cap_ctx c = { .wbuf = (uintptr_t)wbuf, .rbuf = (uintptr_t)rbuf };
+	struct seen s = { .tgid = getpid(), .each = each_cap, .ctx = &c };
+	int pfd[2];
+
+	s.event = need_probe("kprobe", "vfs_write");
+	s.event2 = need_probe("kretprobe", "vfs_read");
+	if (pipe(pfd))
+		die("pipe");
+	pin(0);
+	open_all(0);
+	drain_nonblock(NULL);
+	for (int i = 0; i < n; i++) {
+		for (unsigned int k = 0; k < 64; k++)
+			wbuf[k] = cap_pattern(i, k);
+		if (write(pfd[1], wbuf, 64) != 64 || read(pfd[0], rbuf, 64) != 64)
+			die("pipe io");
+	}
+	drain_nonblock(&s);
+	if (c.writes != (unsigned long)n || c.reads != (unsigned long)n)
+		die("%d writes and reads: %lu write and %lu read captures", n, c.writes, c.reads);
+	printf("capture: %d writes (at entry) and reads (at return) captured byte for byte\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	buf = aligned_alloc(4096, BUF_SIZE);
@@ -690,6 +763,10 @@ int main(int argc, char **argv)
 		return cmd_hold(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "fire"))
 		return cmd_fire(atoi(argv[2]));
-	fprintf(stderr, "usage: mgtest getpid|args|account|overwrite N | deliver MODE | ebusy | hold MODE | fire SECONDS\n");
+	if (argc >= 3 && !strcmp(argv[1], "fire-n"))
+		return cmd_fire_n(atoi(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "capture"))
+		return cmd_capture(atoi(argv[2]));
+	fprintf(stderr, "usage: mgtest getpid|args|account|overwrite|fire-n|capture N | deliver MODE | ebusy | hold MODE | fire SECONDS\n");
 	return 1;
 }

@@ -19,13 +19,20 @@
  *                   condition below holds, and is cancellable).
  *   magnet/version  "magnet <release>\nformat <MAGNET_FORMAT_VERSION>\n"
  *                   "clock <mono|tsc>\ncpus <possible CPU count>\n"
+ *                   "tsc_khz <TSC frequency, 0 if unknown>\n"
  *   magnet/probes   One line per probe, tab-separated:
- *                   id type target nargs hits missed
- *                   (type is kprobe or kretprobe; missed is the kprobes
- *                   core's count of hits it skipped, e.g. by recursion).
+ *                   id type target nargs hits missed [LEN@ARG]
+ *                   (type is kprobe or kretprobe; target is SYMBOL or
+ *                   SYMBOL+OFFSET; missed is the kprobes core's count of
+ *                   hits it skipped, e.g. by recursion or too many
+ *                   kretprobe instances in flight; the last column is there
+ *                   only for probes that capture memory).
  *   magnet/stats    A header line, then one line per CPU, tab-separated:
  *                   cpu written bytes lost_full lost_too_big lost_nesting
  *                   overwritten
+ *                   (written and bytes count event records, not LOST
+ *                   records; every hit of a probe is exactly one of
+ *                   written, lost_full, lost_too_big or lost_nesting).
  *   magnet/buffers  A header line, then one line per CPU, tab-separated:
  *                   cpu size mode used reader
  *                   (mode is discard or overwrite, used the committed bytes
@@ -46,8 +53,19 @@
  *
  * If both watermarks are zero, one available record satisfies the read. The
  * defaults are watermark_records = 1, the others 0. Poll ignores the timeout
- * (poll has its own). A read interrupted by a signal returns what it has or
- * EINTR; a read on a ring whose module is going away returns 0 (EOF).
+ * (poll has its own). A read interrupted by a signal returns EINTR (or
+ * restarts, per SA_RESTART); it never loses records.
+ * MAGNET_IOC_SET_READ_ATTR fails with EINVAL for unknown flags and for a
+ * watermark_bytes above half the ring (it could never be reached).
+ *
+ * AIO: a request that cannot complete at once returns from io_submit and
+ * completes when the condition holds; io_cancel (and io_destroy or exit,
+ * which cancel) completes it with -ECANCELED, having consumed nothing.
+ *
+ * LIFETIME: an open data or control file holds a reference on the module,
+ * so rmmod fails with EBUSY while any reader (blocked, polling, with AIO
+ * pending or idle) has one open; the rings, the readers and their data are
+ * untouched by the attempt. Close the readers, then unload.
  *
  * EVENT RECORD
  * ------------
@@ -59,7 +77,7 @@
  *        0    4 size         whole record in bytes, header included; a
  *                            multiple of 8, 40 <= size <= MAGNET_RECORD_MAX
  *        4    2 event_id     MAGNET_EVENT_LOST, or a probe's id (>= 16)
- *        6    2 flags        MAGNET_REC_* below
+ *        6    2 flags        MAGNET_REC_* below; undefined bits are 0
  *        8    4 cpu          CPU the event happened on (no 64-CPU limit)
  *       12    4 reserved     zero
  *       16    8 abstract_id  event-specific; for probes, the first function
@@ -71,6 +89,10 @@
  *       36    4 tgid         process id of the current task
  *       40      payload      size - 40 bytes, see PAYLOADS
  *
+ * ORDER: within one CPU's stream, records are in timestamp order (the ring
+ * stamps a record inside its reservation), so readers may merge the CPU
+ * streams by timestamp; record.cpu always equals N for cpuN.
+ *
  * CLOCK
  * -----
  *
@@ -78,20 +100,32 @@
  * NMI-safe and comparable across CPUs, so readers may merge CPU streams by
  * timestamp. tsc (module parameter clock=tsc): the raw time-stamp counter
  * as the paper's MAGNET used, cheapest to read; comparable across CPUs only
- * where the TSC is synchronised (constant_tsc, nonstop_tsc on current x86).
+ * where the TSC is synchronised (constant_tsc, nonstop_tsc on current x86);
+ * magnet/version gives tsc_khz to convert. Kretprobe latencies are ns in
+ * both modes.
  *
  * PAYLOADS
  * --------
  *
  * Probe records (flags carry the layout, so a decoder needs no probe table):
  *   kprobe:     __u64 args[nargs]
+ *               [struct magnet_capture; __u8 data[capture length]]
  *   kretprobe:  __s64 retval; __u64 latency_ns; __u64 args[nargs]
+ *               [struct magnet_capture; __u8 data[capture length]]
  *               (MAGNET_REC_RETURN set; args captured at function entry,
  *               latency from entry to return on the same task)
  *   nargs = MAGNET_REC_NARGS(flags), 0..6; args are the first nargs
  *   function arguments per the kernel's calling convention.
+ *   The capture is there when MAGNET_REC_CAPTURE is set: bytes copied from
+ *   the address in argument magnet_capture.arg (at return, for a
+ *   kretprobe); magnet_capture.len is the probe's capture length, or 0 if
+ *   the memory could not be read without faulting (the data bytes are then
+ *   zero). The record size is exactly 40 + the layout above rounded up to
+ *   8; the alignment bytes are zero.
  *
- * MAGNET_EVENT_LOST: struct magnet_lost. Records lost on this CPU since the
+ * MAGNET_EVENT_LOST: struct magnet_lost, size 72, flags 0, abstract_id,
+ *   pid and tgid 0, cpu the ring's CPU, timestamp that of the record that
+ *   follows it (or of the moment it was made). Records lost on this CPU since the
  *   previous record of the stream, by reason. The ring writes it in front of
  *   the first record that fits after a loss (reasons full, too_big,
  *   nesting); the reader inserts it in front of the first record it returns
@@ -137,11 +171,18 @@ enum magnet_reserved_event {
 
 /* Record flags. */
 #define MAGNET_REC_RETURN		(1U << 0)	/* kretprobe layout */
+#define MAGNET_REC_CAPTURE		(1U << 1)	/* a capture follows the args */
 #define MAGNET_REC_NARGS_SHIFT		4
 #define MAGNET_REC_NARGS_MASK		(0xfU << MAGNET_REC_NARGS_SHIFT)
 #define MAGNET_REC_NARGS(flags)	\
 	(((flags) & MAGNET_REC_NARGS_MASK) >> MAGNET_REC_NARGS_SHIFT)
 #define MAGNET_ARGS_MAX			6
+
+struct magnet_capture {
+	__u32 len;		/* bytes captured; 0 if unreadable */
+	__u32 arg;		/* the argument that held the address */
+	__u8 data[];		/* the probe's capture length, always */
+};
 
 struct magnet_lost {
 	__u64 full;		/* discard mode: no room in the ring */
