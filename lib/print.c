@@ -6,6 +6,10 @@
  * Pointers (abstract id, args) print as hex: in JSON as strings, because
  * 64-bit values do not survive parsers that use doubles. Counts, latency,
  * return values and timestamps are JSON integers.
+ *
+ * A capture prints as a quoted, escaped prefix in text (a line stays
+ * readable however long the capture) and as hex of every valid byte in
+ * JSON (the data is usually binary, and JSON strings cannot hold bytes).
  */
 #include <errno.h>
 #include <string.h>
@@ -23,6 +27,7 @@ void mg_print_opts_init(struct mg_print_opts *o,
 	o->probes = probes;
 	if (info) {
 		o->tsc = !strcmp(info->clock, "tsc");
+		o->tsc_khz = info->tsc_khz;
 		o->realtime0 = info->start_realtime_ns;
 		o->clock0 = info->start_clock_ns;
 	}
@@ -59,6 +64,22 @@ void mg_format_wall(char *buf, size_t len, __u64 ns)
 		 (unsigned long long)(ns % 1000000000ULL));
 }
 
+__s64 mg_print_clock_delta_ns(const struct mg_print_opts *o, __u64 a, __u64 b)
+{
+	__u64 d, ns;
+	bool neg = b < a;
+
+	d = neg ? a - b : b - a;
+	if (o->tsc) {
+		/* ns = cycles * 10^6 / kHz, without overflowing 64 bits. */
+		ns = d / o->tsc_khz * 1000000ULL +
+		     d % o->tsc_khz * 1000000ULL / o->tsc_khz;
+	} else {
+		ns = d;
+	}
+	return neg ? -(__s64)ns : (__s64)ns;
+}
+
 static void print_time(FILE *f, const struct mg_print_opts *o, __u64 ts)
 {
 	if (o->json)
@@ -70,11 +91,11 @@ static void print_time(FILE *f, const struct mg_print_opts *o, __u64 ts)
 			(unsigned long long)(ts % 1000000000ULL));
 
 	/* The trace clock and CLOCK_REALTIME were sampled together at start. */
-	if (o->wall && !o->tsc) {
+	if (o->wall && (!o->tsc || o->tsc_khz)) {
 		char buf[64];
 
-		mg_format_wall(buf, sizeof(buf),
-			       o->realtime0 + (__s64)(ts - o->clock0));
+		mg_format_wall(buf, sizeof(buf), o->realtime0 +
+			       mg_print_clock_delta_ns(o, o->clock0, ts));
 		fprintf(f, o->json ? ",\"wall\":\"%s\"" : " %s", buf);
 	}
 }
@@ -99,6 +120,43 @@ static void print_lost(FILE *f, const struct mg_print_opts *o,
 			(unsigned long long)l->too_big,
 			(unsigned long long)l->nesting,
 			(unsigned long long)l->overwritten);
+}
+
+/* Bytes of a capture the text format shows; longer ones end in "...". */
+#define MG_PRINT_CAPTURE_TEXT	64
+
+static void print_capture(FILE *f, const struct mg_print_opts *o,
+			  const struct magnet_capture *c)
+{
+	static const char hex[] = "0123456789abcdef";
+	__u32 i, n = c->len;
+
+	if (o->json) {
+		fprintf(f, ",\"capture\":{\"arg\":%u,\"len\":%u,\"hex\":\"",
+			c->arg, c->len);
+		for (i = 0; i < n; i++) {
+			putc(hex[c->data[i] >> 4], f);
+			putc(hex[c->data[i] & 15], f);
+		}
+		fputs("\"}", f);
+		return;
+	}
+	fprintf(f, " cap=%u@arg%u \"", c->len, c->arg);
+	if (n > MG_PRINT_CAPTURE_TEXT)
+		n = MG_PRINT_CAPTURE_TEXT;
+	for (i = 0; i < n; i++) {
+		unsigned char b = c->data[i];
+
+		if (b == '"' || b == '\\')
+			fprintf(f, "\\%c", b);
+		else if (b >= 0x20 && b < 0x7f)
+			putc(b, f);
+		else
+			fprintf(f, "\\x%02x", b);
+	}
+	putc('"', f);
+	if (c->len > n)
+		fputs("...", f);
 }
 
 static void print_probe(FILE *f, const struct mg_print_opts *o,
@@ -130,6 +188,8 @@ static void print_probe(FILE *f, const struct mg_print_opts *o,
 				     " ret=%lld lat=%lluns",
 			(long long)mg_record_retval(r),
 			(unsigned long long)mg_record_latency(r));
+	if (mg_record_has_capture(r))
+		print_capture(f, o, mg_record_capture(r));
 	if (o->json)
 		putc('}', f);
 }

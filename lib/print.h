@@ -16,8 +16,10 @@ struct mg_trace_info;
 
 struct mg_print_opts {
 	bool json;
-	bool wall;		/* also print wall-clock time (mono clock only) */
+	bool wall;		/* also print wall-clock time (mono, or tsc with
+				 * tsc_khz known) */
 	bool tsc;		/* timestamps are TSC cycles, not ns */
+	__u32 tsc_khz;		/* TSC frequency, 0 if unknown */
 	const struct mg_probe_table *probes;	/* names; may be NULL */
 	__u64 realtime0;	/* CLOCK_REALTIME ns ... */
 	__u64 clock0;		/* ... at this trace-clock time */
@@ -34,6 +36,12 @@ int mg_print_record(FILE *f, const struct mg_print_opts *o,
 
 /* Write s as a JSON string literal, quotes included. */
 void mg_print_json_string(FILE *f, const char *s);
+
+/*
+ * Signed ns between two trace-clock values: b - a, converted from cycles
+ * when o->tsc (then o->tsc_khz must be non-zero).
+ */
+__s64 mg_print_clock_delta_ns(const struct mg_print_opts *o, __u64 a, __u64 b);
 
 /* Format ns since the epoch as "2024-05-01T12:00:00.000000000Z". */
 void mg_format_wall(char *buf, size_t len, __u64 ns);

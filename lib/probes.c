@@ -34,11 +34,29 @@ static int parse_u64(const char *s, __u64 *v)
 	return (errno || *end) ? -1 : 0;
 }
 
+/* "LEN@ARG": the 7th column of a capturing probe. */
+static int parse_capture(char *s, unsigned int *len, unsigned int *arg)
+{
+	char *at = strchr(s, '@');
+	__u64 l, a;
+
+	if (!at)
+		return -1;
+	*at++ = '\0';
+	if (parse_u64(s, &l) || parse_u64(at, &a) || !l ||
+	    l > MAGNET_PAYLOAD_MAX || a >= MAGNET_ARGS_MAX)
+		return -1;
+	*len = l;
+	*arg = a;
+	return 0;
+}
+
 static int parse_line(struct mg_probe *p, char *line)
 {
-	char *f[6];
+	char *f[8];		/* an 8th holds any columns added later */
 	__u64 id, nargs, hits = 0, missed = 0;
-	size_t n = split_tabs(line, f, 6);
+	unsigned int cap_len = 0, cap_arg = 0;
+	size_t n = split_tabs(line, f, 8);
 
 	if (n < 4 || parse_u64(f[0], &id) || parse_u64(f[3], &nargs) ||
 	    id > MAGNET_EVENT_MAX || nargs > MAGNET_ARGS_MAX || !*f[2])
@@ -48,10 +66,14 @@ static int parse_line(struct mg_probe *p, char *line)
 		hits = 0;
 	if (n > 5 && parse_u64(f[5], &missed))
 		missed = 0;
+	if (n > 6 && parse_capture(f[6], &cap_len, &cap_arg))
+		cap_len = cap_arg = 0;
 	p->id = id;
 	p->nargs = nargs;
 	p->hits = hits;
 	p->missed = missed;
+	p->capture_len = cap_len;
+	p->capture_arg = cap_arg;
 	p->type = strdup(f[1]);
 	p->target = strdup(f[2]);
 	if (!p->type || !p->target) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The probe table: text of magnet/probes, one line per probe,
- * "id\ttype\ttarget\tnargs\thits\tmissed". Gives names to event ids.
+ * "id\ttype\ttarget\tnargs\thits\tmissed[\tLEN@ARG]" (the last column only
+ * for probes that capture memory). Gives names to event ids.
  */
 #ifndef MAGNET_LIB_PROBES_H
 #define MAGNET_LIB_PROBES_H
@@ -16,6 +17,8 @@ struct mg_probe {
 	char *target;		/* function name, e.g. "tcp_sendmsg" */
 	__u64 hits;		/* as of when the table was read */
 	__u64 missed;
+	unsigned int capture_len;	/* bytes captured per hit; 0: none */
+	unsigned int capture_arg;	/* from the address in this argument */
 };
 
 struct mg_probe_table {
@@ -27,7 +30,8 @@ struct mg_probe_table {
  * Parse the table text (need not be NUL-terminated). Lines that do not
  * start with a digit (a header, a blank line) are skipped; so are lines
  * that do not parse, since a name table is best effort: records decode
- * without it. 0 or -ENOMEM.
+ * without it; a capture column that does not parse (LEN 1..4096, ARG
+ * 0..5) reads as no capture. 0 or -ENOMEM.
  */
 int mg_probes_parse(struct mg_probe_table *t, const char *text, size_t len);
 void mg_probes_free(struct mg_probe_table *t);

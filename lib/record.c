@@ -10,7 +10,8 @@
 
 #include "record.h"
 
-#define MG_REC_FLAGS_KNOWN	(MAGNET_REC_RETURN | MAGNET_REC_NARGS_MASK)
+#define MG_REC_FLAGS_KNOWN	(MAGNET_REC_RETURN | MAGNET_REC_CAPTURE | \
+				 MAGNET_REC_NARGS_MASK)
 
 static const char *const mg_rec_reasons[MG_REC_NERR] = {
 	[0]			= "no error",
@@ -24,6 +25,9 @@ static const char *const mg_rec_reasons[MG_REC_NERR] = {
 	[MG_REC_FLAGS]		= "undefined flags or more than 6 arguments",
 	[MG_REC_LAYOUT]		= "record size does not match its layout",
 	[MG_REC_MISALIGNED]	= "record not 8-byte aligned",
+	[MG_REC_CAPTURE_LEN]	= "capture length does not match the record size",
+	[MG_REC_CAPTURE_ARG]	= "capture argument not 0..5",
+	[MG_REC_CAPTURE_PAD]	= "capture bytes past its length not zero",
 };
 
 const char *mg_record_strerror(int err)
@@ -35,10 +39,35 @@ const char *mg_record_strerror(int err)
 	return mg_rec_reasons[err];
 }
 
+/*
+ * The capture length itself is not in the record, only rounded up to 8 in
+ * its size: so len is 0 (unreadable) or within the last 8 bytes of the
+ * room, which must hold at least one. Everything past len is zero: the
+ * alignment bytes, or all of an unreadable capture's data.
+ */
+static int check_capture(const struct magnet_record *r, size_t fixed)
+{
+	const struct magnet_capture *c;
+	size_t room, i;
+
+	if (r->size < fixed + sizeof(*c) + MAGNET_RECORD_ALIGN)
+		return -MG_REC_LAYOUT;
+	c = (const struct magnet_capture *)((const char *)r + fixed);
+	room = r->size - fixed - sizeof(*c);
+	if (c->len && (c->len > room || c->len <= room - MAGNET_RECORD_ALIGN))
+		return -MG_REC_CAPTURE_LEN;
+	if (c->arg >= MAGNET_ARGS_MAX)
+		return -MG_REC_CAPTURE_ARG;
+	for (i = c->len; i < room; i++)
+		if (c->data[i])
+			return -MG_REC_CAPTURE_PAD;
+	return 0;
+}
+
 int mg_record_check(const void *buf, size_t len, size_t off)
 {
 	const struct magnet_record *r;
-	size_t avail;
+	size_t avail, fixed;
 	__u32 size;
 
 	if (off > len)
@@ -81,8 +110,11 @@ int mg_record_check(const void *buf, size_t len, size_t off)
 		return -MG_REC_FLAGS;
 	if (MAGNET_REC_NARGS(r->flags) > MAGNET_ARGS_MAX)
 		return -MG_REC_FLAGS;
-	if (size != mg_record_probe_size(r->flags & MAGNET_REC_RETURN,
-					 MAGNET_REC_NARGS(r->flags)))
+	fixed = mg_record_probe_size(r->flags & MAGNET_REC_RETURN,
+				     MAGNET_REC_NARGS(r->flags));
+	if (r->flags & MAGNET_REC_CAPTURE)
+		return check_capture(r, fixed);
+	if (size != fixed)
 		return -MG_REC_LAYOUT;
 	return 0;
 }
@@ -118,20 +150,32 @@ static void fill_header(struct magnet_record *r, const struct mg_record_hdr *h,
 
 static ssize_t encode_probe(void *buf, size_t len, const struct mg_record_hdr *h,
 			    bool ret, __s64 retval, __u64 latency_ns,
-			    const __u64 *args, unsigned int nargs)
+			    const __u64 *args, unsigned int nargs,
+			    const struct mg_record_cap *cap)
 {
 	struct magnet_record *r = buf;
+	struct magnet_capture *c;
 	size_t size;
 	__u64 *p;
 
 	if (nargs > MAGNET_ARGS_MAX || (nargs && !args) ||
 	    h->event_id < MAGNET_EVENT_FIRST_DYNAMIC)
 		return -EINVAL;
-	size = mg_record_probe_size(ret, nargs);
+	if (cap) {
+		if (!cap->len || cap->arg >= MAGNET_ARGS_MAX ||
+		    cap->len > MAGNET_PAYLOAD_MAX)
+			return -EINVAL;
+		size = mg_record_capture_size(ret, nargs, cap->len);
+		if (size > MAGNET_RECORD_MAX)
+			return -EINVAL;
+	} else {
+		size = mg_record_probe_size(ret, nargs);
+	}
 	if (len < size)
 		return -ENOSPC;
 	fill_header(r, h, size, h->event_id,
 		    (ret ? MAGNET_REC_RETURN : 0) |
+		    (cap ? MAGNET_REC_CAPTURE : 0) |
 		    (nargs << MAGNET_REC_NARGS_SHIFT));
 	p = (__u64 *)r->payload;
 	if (ret) {
@@ -140,6 +184,14 @@ static ssize_t encode_probe(void *buf, size_t len, const struct mg_record_hdr *h
 	}
 	if (nargs)
 		memcpy(p, args, nargs * sizeof(*args));
+	if (!cap)
+		return size;
+	c = (struct magnet_capture *)(p + nargs);
+	c->len = cap->data ? cap->len : 0;
+	c->arg = cap->arg;
+	memset(c->data, 0, (unsigned char *)r + size - c->data);
+	if (cap->data)
+		memcpy(c->data, cap->data, cap->len);
 	return size;
 }
 
@@ -147,7 +199,7 @@ ssize_t mg_record_encode_kprobe(void *buf, size_t len,
 				const struct mg_record_hdr *h,
 				const __u64 *args, unsigned int nargs)
 {
-	return encode_probe(buf, len, h, false, 0, 0, args, nargs);
+	return encode_probe(buf, len, h, false, 0, 0, args, nargs, NULL);
 }
 
 ssize_t mg_record_encode_kretprobe(void *buf, size_t len,
@@ -155,7 +207,26 @@ ssize_t mg_record_encode_kretprobe(void *buf, size_t len,
 				   __s64 retval, __u64 latency_ns,
 				   const __u64 *args, unsigned int nargs)
 {
-	return encode_probe(buf, len, h, true, retval, latency_ns, args, nargs);
+	return encode_probe(buf, len, h, true, retval, latency_ns, args, nargs,
+			    NULL);
+}
+
+ssize_t mg_record_encode_kprobe_cap(void *buf, size_t len,
+				    const struct mg_record_hdr *h,
+				    const __u64 *args, unsigned int nargs,
+				    const struct mg_record_cap *cap)
+{
+	return encode_probe(buf, len, h, false, 0, 0, args, nargs, cap);
+}
+
+ssize_t mg_record_encode_kretprobe_cap(void *buf, size_t len,
+				       const struct mg_record_hdr *h,
+				       __s64 retval, __u64 latency_ns,
+				       const __u64 *args, unsigned int nargs,
+				       const struct mg_record_cap *cap)
+{
+	return encode_probe(buf, len, h, true, retval, latency_ns, args, nargs,
+			    cap);
 }
 
 ssize_t mg_record_encode_lost(void *buf, size_t len,

@@ -25,6 +25,10 @@ enum mg_rec_err {
 	MG_REC_FLAGS,		/* undefined flag bits, or nargs > MAGNET_ARGS_MAX */
 	MG_REC_LAYOUT,		/* size does not match the layout flags describe */
 	MG_REC_MISALIGNED,	/* record not 8-byte aligned in memory */
+	MG_REC_CAPTURE_LEN,	/* capture len neither 0 nor the data the record holds */
+	MG_REC_CAPTURE_ARG,	/* capture arg > 5: no such argument register */
+	MG_REC_CAPTURE_PAD,	/* capture bytes past len (alignment, or all of an
+				 * unreadable capture) not zero */
 	MG_REC_NERR
 };
 
@@ -42,10 +46,21 @@ int mg_record_check(const void *buf, size_t len, size_t off);
 int mg_record_next(const void *buf, size_t len, size_t *off,
 		   const struct magnet_record **out);
 
-/* Size of a probe record with this layout (header included). */
+/* Size of a probe record with this layout (header included), no capture. */
 static inline size_t mg_record_probe_size(bool ret, unsigned int nargs)
 {
 	return MAGNET_RECORD_HEADER + (ret ? 16 : 0) + 8 * (size_t)nargs;
+}
+
+/*
+ * Size of a probe record that captures cap_len bytes (the probe's capture
+ * length): the layout rounded up to 8. May exceed MAGNET_RECORD_MAX.
+ */
+static inline size_t mg_record_capture_size(bool ret, unsigned int nargs,
+					    size_t cap_len)
+{
+	return (mg_record_probe_size(ret, nargs) +
+		sizeof(struct magnet_capture) + cap_len + 7) & ~(size_t)7;
 }
 
 /* Header fields the encoders take; size, flags, reserved are computed. */
@@ -59,10 +74,24 @@ struct mg_record_hdr {
 };
 
 /*
+ * A capture to encode: the probe's capture length (>= 1), the argument
+ * (0..MAGNET_ARGS_MAX-1) that held the address, and len bytes of data, or
+ * data NULL for memory that could not be read (recorded as len 0 with
+ * zeroed data, as the module does).
+ */
+struct mg_record_cap {
+	unsigned int len;
+	unsigned int arg;
+	const void *data;
+};
+
+/*
  * Encoders write one record at buf and return its size, -ENOSPC if len is
  * too small, -EINVAL for nargs > MAGNET_ARGS_MAX or an event id the layout
  * does not allow (probes need >= MAGNET_EVENT_FIRST_DYNAMIC). args may be
- * NULL when nargs is 0.
+ * NULL when nargs is 0. The _cap variants add a capture (cap NULL: none);
+ * -EINVAL also for a capture length of 0, an arg > 5, or a record that
+ * would exceed MAGNET_RECORD_MAX. Alignment bytes are written as zero.
  */
 ssize_t mg_record_encode_kprobe(void *buf, size_t len,
 				const struct mg_record_hdr *h,
@@ -71,6 +100,15 @@ ssize_t mg_record_encode_kretprobe(void *buf, size_t len,
 				   const struct mg_record_hdr *h,
 				   __s64 retval, __u64 latency_ns,
 				   const __u64 *args, unsigned int nargs);
+ssize_t mg_record_encode_kprobe_cap(void *buf, size_t len,
+				    const struct mg_record_hdr *h,
+				    const __u64 *args, unsigned int nargs,
+				    const struct mg_record_cap *cap);
+ssize_t mg_record_encode_kretprobe_cap(void *buf, size_t len,
+				       const struct mg_record_hdr *h,
+				       __s64 retval, __u64 latency_ns,
+				       const __u64 *args, unsigned int nargs,
+				       const struct mg_record_cap *cap);
 /* h->event_id is ignored: always MAGNET_EVENT_LOST. */
 ssize_t mg_record_encode_lost(void *buf, size_t len,
 			      const struct mg_record_hdr *h,
@@ -105,6 +143,36 @@ static inline __s64 mg_record_retval(const struct magnet_record *r)
 static inline __u64 mg_record_latency(const struct magnet_record *r)
 {
 	return ((const __u64 *)r->payload)[1];
+}
+
+static inline bool mg_record_has_capture(const struct magnet_record *r)
+{
+	return r->flags & MAGNET_REC_CAPTURE;
+}
+
+/*
+ * The capture after the args, or NULL if the record has none. Its len
+ * bytes of data are valid (0: the memory was unreadable); the record holds
+ * mg_record_capture_room(r) data bytes, the rest zero.
+ */
+static inline const struct magnet_capture *
+mg_record_capture(const struct magnet_record *r)
+{
+	if (!mg_record_has_capture(r))
+		return NULL;
+	return (const struct magnet_capture *)
+		(mg_record_args(r) + mg_record_nargs(r));
+}
+
+/*
+ * Data bytes a capture record holds: the capture length rounded up to 8.
+ * Only for records with a capture.
+ */
+static inline size_t mg_record_capture_room(const struct magnet_record *r)
+{
+	return r->size - mg_record_probe_size(mg_record_is_return(r),
+					      mg_record_nargs(r)) -
+	       sizeof(struct magnet_capture);
 }
 
 static inline const struct magnet_lost *

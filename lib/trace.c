@@ -37,7 +37,7 @@ _Static_assert(MG_WINDOW >= 2 * MAGNET_RECORD_MAX, "window too small");
 #define H_HOSTNAME	56
 #define H_RELEASE	136
 #define H_PROBES_LEN	216
-#define H_RESERVED	220
+#define H_TSC_KHZ	220	/* was reserved (0) before tsc_khz existed */
 
 /* Offsets in a trailer CPU entry. */
 #define T_CPU		0
@@ -131,6 +131,7 @@ int mg_trace_write_header(int fd, const struct mg_trace_info *info)
 	put_str(b + H_HOSTNAME, info->hostname, sizeof(info->hostname));
 	put_str(b + H_RELEASE, info->release, sizeof(info->release));
 	put32(b, H_PROBES_LEN, info->probes_len);
+	put32(b, H_TSC_KHZ, info->tsc_khz);
 	if (info->probes_len)
 		memcpy(b + MG_TRACE_FIXED_HEADER, info->probes, info->probes_len);
 	err = write_all(fd, b, len);
@@ -343,10 +344,7 @@ static int read_header(struct mg_trace *t, struct mg_trace_error *e,
 		set_err(e, H_NCPUS, "header", "bad CPU count %u", in->ncpus);
 		return -EBADMSG;
 	}
-	if (get32(h, H_RESERVED)) {
-		set_err(e, H_RESERVED, "header", "reserved field not zero");
-		return -EBADMSG;
-	}
+	in->tsc_khz = get32(h, H_TSC_KHZ);
 	in->start_realtime_ns = get64(h, H_REALTIME);
 	in->start_clock_ns = get64(h, H_CLOCK_NS);
 	if (h[H_CLOCK + 15] || h[H_HOSTNAME + 79] || h[H_RELEASE + 79]) {

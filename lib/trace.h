@@ -35,6 +35,7 @@ struct mg_trace_info {
 	__u64 start_realtime_ns;	/* CLOCK_REALTIME at the start, and */
 	__u64 start_clock_ns;		/* the trace clock at the same instant */
 	char clock[16];			/* "mono" or "tsc" */
+	__u32 tsc_khz;			/* TSC frequency; 0 unknown (or mono) */
 	char hostname[80];
 	char release[80];		/* uname -r of the traced kernel */
 	const char *probes;		/* magnet/probes text, probes_len bytes */

@@ -117,7 +117,10 @@ static void print_header(const struct dump *d)
 	printf("file format %u, record format %u, header length %u\n",
 	       in->version, in->record_version, in->header_len);
 	printf("host %s, kernel %s\n", in->hostname, in->release);
-	printf("cpus %u, clock %s\n", in->ncpus, in->clock);
+	printf("cpus %u, clock %s", in->ncpus, in->clock);
+	if (in->tsc_khz)
+		printf(", tsc_khz %u", in->tsc_khz);
+	putchar('\n');
 	printf("start %s (trace clock %llu)\n", wall,
 	       (unsigned long long)in->start_clock_ns);
 	if (tr) {
@@ -128,9 +131,14 @@ static void print_header(const struct dump *d)
 		printf("stop unknown (no trailer)\n");
 	}
 	printf("probes %zu\n", pt->n);
-	for (i = 0; i < pt->n; i++)
-		printf("  %u\t%s\t%s\t%u\n", pt->v[i].id, pt->v[i].type,
+	for (i = 0; i < pt->n; i++) {
+		printf("  %u\t%s\t%s\t%u", pt->v[i].id, pt->v[i].type,
 		       pt->v[i].target, pt->v[i].nargs);
+		if (pt->v[i].capture_len)
+			printf("\t%u@%u", pt->v[i].capture_len,
+			       pt->v[i].capture_arg);
+		putchar('\n');
+	}
 }
 
 static bool selected(const struct dump *d, const struct magnet_record *r,
@@ -297,8 +305,10 @@ int main(int argc, char **argv)
 		print_header(&d);
 		goto out;
 	}
-	if (d.wall && !strcmp(mg_trace_info(d.t)->clock, "tsc"))
-		die(1, "%s: -w needs the mono clock; this trace uses tsc", d.path);
+	if (d.wall && !strcmp(mg_trace_info(d.t)->clock, "tsc") &&
+	    !mg_trace_info(d.t)->tsc_khz)
+		die(1, "%s: -w on a tsc trace needs the TSC frequency, which this trace does not record",
+		    d.path);
 
 	d.cpus = calloc(mg_trace_info(d.t)->ncpus, 1);
 	if (!d.cpus)

@@ -73,6 +73,7 @@ struct reader {
 	bool failed;			/* stop now, exit 2 */
 	bool corrupt;			/* a CPU sent bad records: exit 2 */
 	char clock[16];
+	unsigned int tsc_khz;		/* from magnet/version, 0 if absent */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -296,6 +297,8 @@ static void check_version(struct reader *rd)
 			    rd->dir, v, MAGNET_FORMAT_VERSION);
 		if (sscanf(line, "clock %15s", clock) == 1)
 			snprintf(rd->clock, sizeof(rd->clock), "%s", clock);
+		if (sscanf(line, "tsc_khz %u", &v) == 1)
+			rd->tsc_khz = v;
 	}
 	free(text);
 }
@@ -401,6 +404,12 @@ static void write_header(struct reader *rd)
 	info.ncpus = rd->max_cpu + 1;
 	info.record_version = MAGNET_FORMAT_VERSION;
 	snprintf(info.clock, sizeof(info.clock), "%s", rd->clock);
+	/*
+	 * Only a tsc trace needs the frequency; a mono trace keeps the field
+	 * 0, so it stays readable by readers from before the field existed.
+	 */
+	if (!strcmp(rd->clock, "tsc"))
+		info.tsc_khz = rd->tsc_khz;
 	gethostname(info.hostname, sizeof(info.hostname) - 1);
 	if (!uname(&uts))
 		snprintf(info.release, sizeof(info.release), "%s", uts.release);

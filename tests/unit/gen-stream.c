@@ -9,8 +9,13 @@
  * Timestamps move in steps of 0, 5, 10 or 15 ns, so equal timestamps occur
  * within a CPU (stream order must hold) and across CPUs (lower CPU first).
  * abstract_id = cpu << 32 | sequence number identifies every record.
+ *
+ * Some probes capture memory (the probes file's 7th column): records carry
+ * their capture length of mixed text and binary bytes, 1 in 10 of them
+ * unreadable (len 0). The 4000-byte one is rare, to keep the files small.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +29,18 @@ static const struct {
 	const char *type;
 	const char *target;
 	unsigned int nargs;
+	unsigned int cap_len, cap_arg;	/* cap_len 0: no capture */
 } probes[] = {
-	{ 16, "kprobe", "tcp_sendmsg", 3 },
-	{ 17, "kretprobe", "tcp_sendmsg", 1 },
-	{ 18, "kprobe", "vfs_write", 6 },
-	{ 19, "kretprobe", "do_sys_openat2", 0 },
-	{ 20, "kprobe", "schedule", 0 },
+	{ 16, "kprobe", "tcp_sendmsg", 3, 0, 0 },
+	{ 17, "kretprobe", "tcp_sendmsg", 1, 0, 0 },
+	{ 18, "kprobe", "vfs_write", 6, 0, 0 },
+	{ 19, "kretprobe", "do_sys_openat2", 0, 0, 0 },
+	{ 20, "kprobe", "schedule", 0, 0, 0 },
+	{ 21, "kprobe", "ksys_write", 3, 65, 1 },
+	{ 22, "kretprobe", "ksys_read", 3, 7, 1 },
+	{ 23, "kprobe", "do_unlinkat", 2, 1, 1 },
+	{ 24, "kretprobe", "copy_to_user", 0, 64, 0 },
+	{ 25, "kprobe", "sock_sendmsg", 6, 4000, 5 },
 };
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
 
@@ -53,7 +64,8 @@ static unsigned long long rnd(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: gen-stream -d DIR [-C CPU,CPU...] [-n RECORDS] [-s SEED] [-L LOST_EVERY]\n");
+	fprintf(stderr, "usage: gen-stream -d DIR [-C CPU,CPU...] [-n RECORDS] [-s SEED] [-L LOST_EVERY]\n"
+			"                  [-c mono|tsc] [-k TSC_KHZ]\n");
 	exit(1);
 }
 
@@ -74,15 +86,44 @@ static int cmp_line(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+static bool tsc;
+
 static char *fmt_ts(char *buf, unsigned long long ts)
 {
-	sprintf(buf, "%llu.%09llu", ts / 1000000000ULL, ts % 1000000000ULL);
+	if (tsc)
+		sprintf(buf, "%llu", ts);
+	else
+		sprintf(buf, "%llu.%09llu", ts / 1000000000ULL, ts % 1000000000ULL);
 	return buf;
+}
+
+/*
+ * docs/magnet-dump.md's text form of a capture, written from the spec
+ * rather than shared with lib/print.c: at most 64 bytes, escaped.
+ */
+static int fmt_capture(char *out, size_t size, const unsigned char *data,
+		       unsigned int len, unsigned int arg)
+{
+	unsigned int i, n = len < 64 ? len : 64;
+	int pos = snprintf(out, size, " cap=%u@arg%u \"", len, arg);
+
+	for (i = 0; i < n; i++) {
+		if (data[i] == '"')
+			pos += snprintf(out + pos, size - pos, "\\\"");
+		else if (data[i] == '\\')
+			pos += snprintf(out + pos, size - pos, "\\\\");
+		else if (data[i] >= ' ' && data[i] <= '~')
+			pos += snprintf(out + pos, size - pos, "%c", data[i]);
+		else
+			pos += snprintf(out + pos, size - pos, "\\x%02x", data[i]);
+	}
+	return pos + snprintf(out + pos, size - pos, "\"%s", len > 64 ? "..." : "");
 }
 
 int main(int argc, char **argv)
 {
-	const char *dir = NULL, *cpulist = "0,1";
+	const char *dir = NULL, *cpulist = "0,1", *clock = "mono";
+	unsigned long tsc_khz = 2500000;
 	unsigned long n = 1000, lost_every = 0, nlines = 0, i;
 	unsigned int cpus[256], ncpus = 0, c;
 	struct line *lines;
@@ -91,18 +132,21 @@ int main(int argc, char **argv)
 	int opt;
 
 	rng_state = 1;
-	while ((opt = getopt(argc, argv, "d:C:n:s:L:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:C:n:s:L:c:k:")) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
 		case 'C': cpulist = optarg; break;
 		case 'n': n = strtoul(optarg, NULL, 0); break;
 		case 's': rng_state = strtoull(optarg, NULL, 0) | 1; break;
 		case 'L': lost_every = strtoul(optarg, NULL, 0); break;
+		case 'c': clock = optarg; break;
+		case 'k': tsc_khz = strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
 	if (!dir || optind != argc)
 		usage();
+	tsc = !strcmp(clock, "tsc");
 	s = strdup(cpulist);
 	for (tok = strtok(s, ","); tok && ncpus < 256; tok = strtok(NULL, ","))
 		cpus[ncpus++] = strtoul(tok, NULL, 0);
@@ -114,16 +158,20 @@ int main(int argc, char **argv)
 	f = fopen(path, "w");
 	if (!f)
 		die(path);
-	for (i = 0; i < NPROBES; i++)
-		fprintf(f, "%u\t%s\t%s\t%u\t%lu\t0\n", probes[i].id,
+	for (i = 0; i < NPROBES; i++) {
+		fprintf(f, "%u\t%s\t%s\t%u\t%lu\t0", probes[i].id,
 			probes[i].type, probes[i].target, probes[i].nargs, n);
+		if (probes[i].cap_len)
+			fprintf(f, "\t%u@%u", probes[i].cap_len, probes[i].cap_arg);
+		fputc('\n', f);
+	}
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/version", dir);
 	f = fopen(path, "w");
 	if (!f)
 		die(path);
-	fprintf(f, "magnet test\nformat %d\nclock mono\ncpus %u\n",
-		MAGNET_FORMAT_VERSION, ncpus);
+	fprintf(f, "magnet test\nformat %d\nclock %s\ncpus %u\ntsc_khz %lu\n",
+		MAGNET_FORMAT_VERSION, clock, ncpus, tsc_khz);
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/stats", dir);
 	stats = fopen(path, "w");
@@ -151,10 +199,15 @@ int main(int argc, char **argv)
 				.pid = 100 + rnd() % 5,
 			};
 			unsigned int p = rnd() % NPROBES, k;
-			char tsb[32], text[512];
+			unsigned char data[4000];
+			struct mg_record_cap cap, *capp = NULL;
+			char tsb[32], text[1024];
 			ssize_t len;
 			int pos;
 
+			/* The 4000-byte capture: 1 in 50 of its draws. */
+			if (probes[p].cap_len > 1000 && rnd() % 50)
+				p = 0;
 			ts += 5 * (rnd() % 4);
 			h.timestamp = ts;
 			h.tgid = h.pid - h.pid % 2;
@@ -188,18 +241,35 @@ int main(int argc, char **argv)
 					pos += snprintf(text + pos, sizeof(text) - pos, "%s0x%llx",
 							k ? "," : "", (unsigned long long)args[k]);
 				pos += snprintf(text + pos, sizeof(text) - pos, "]");
+				if (probes[p].cap_len) {
+					/* Text with quotes, backslashes and
+					 * binary bytes mixed in. */
+					static const char ascii[] =
+						"magnet \"traces\" C:\\kernel ~{}";
+
+					for (k = 0; k < probes[p].cap_len; k++)
+						data[k] = rnd() % 4 ? (unsigned char)ascii[rnd() % (sizeof(ascii) - 1)]
+								    : rnd() % 256;
+					cap.len = probes[p].cap_len;
+					cap.arg = probes[p].cap_arg;
+					cap.data = rnd() % 10 ? data : NULL;
+					capp = &cap;
+				}
 				if (!strcmp(probes[p].type, "kretprobe")) {
 					__s64 ret = (__s64)(rnd() % 200) - 100;
 					__u64 lat = rnd() % 100000;
 
-					len = mg_record_encode_kretprobe(buf, sizeof(buf), &h, ret, lat,
-									 args, probes[p].nargs);
-					snprintf(text + pos, sizeof(text) - pos, " ret=%lld lat=%lluns",
-						 (long long)ret, (unsigned long long)lat);
+					len = mg_record_encode_kretprobe_cap(buf, sizeof(buf), &h, ret, lat,
+									     args, probes[p].nargs, capp);
+					pos += snprintf(text + pos, sizeof(text) - pos, " ret=%lld lat=%lluns",
+							(long long)ret, (unsigned long long)lat);
 				} else {
-					len = mg_record_encode_kprobe(buf, sizeof(buf), &h, args,
-								      probes[p].nargs);
+					len = mg_record_encode_kprobe_cap(buf, sizeof(buf), &h, args,
+									  probes[p].nargs, capp);
 				}
+				if (capp)
+					fmt_capture(text + pos, sizeof(text) - pos, data,
+						    cap.data ? cap.len : 0, cap.arg);
 				seq++;
 			}
 			if (len < 0 || fwrite(buf, len, 1, f) != 1)

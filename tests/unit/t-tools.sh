@@ -63,6 +63,18 @@ awk '{ split($1, t, "."); ts = t[1] * 1e9 + t[2]
 	fail "out of order at line $(cat "$T/order.err")"
 ok "merged by timestamp, ties by CPU"
 
+# Capture records: present in every form the generator makes (short, long
+# and cut at 64 bytes, unreadable), on kprobes and kretprobes; the text is
+# checked byte for byte by the cmp above.
+ncap=$(grep -c ' cap=[0-9]*@arg[0-5] "' "$T/dump.out")
+[ "$ncap" -gt 1000 ] || fail "only $ncap capture records"
+grep -q ' sock_sendmsg(25) .* cap=4000@arg5 ".*"\.\.\.$' "$T/dump.out" || fail "no 4000-byte capture"
+grep -q ' ksys_read(22) .* ret=-\{0,1\}[0-9]* lat=[0-9]*ns cap=7@arg1 "' "$T/dump.out" || fail "no kretprobe capture"
+grep -q ' cap=0@arg[0-5] ""$' "$T/dump.out" || fail "no unreadable capture"
+grep -q ' cap=1@arg1 "\\x[0-9a-f][0-9a-f]"$' "$T/dump.out" || fail "no escaped binary byte"
+[ "$(grep -c ' cap=' "$T/dump.out")" -eq "$ncap" ] || fail "malformed cap= fields"
+ok "capture records printed ($ncap), long ones cut at 64 bytes, unreadable ones empty"
+
 n0=$(awk '$2 == 0 && $3 != "LOST"' "$T/dump.out" | wc -l)
 n1=$(awk '$2 == 1 && $3 != "LOST"' "$T/dump.out" | wc -l)
 nl=$(grep -c ' LOST full=' "$T/dump.out")
@@ -77,19 +89,41 @@ run 0 json "$DUMP" -j "$T/trace"
 [ "$(wc -l <"$T/json.out")" -eq "$(wc -l <"$T/dump.out")" ] || fail "JSON line count"
 [ "$(grep -c '"event":"lost"' "$T/json.out")" -eq "$nl" ] || fail "JSON lost count"
 # Each line one object with the fields in the documented order.
-bad=$(grep -v -c -E '^\{"ts":[0-9]+,"cpu":[0-9]+,"pid":[0-9]+,"tgid":[0-9]+,"id":[0-9]+,"event":"[^"]*",(("type":"kprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\])|("type":"kretprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\],"ret":-?[0-9]+,"lat_ns":[0-9]+)|("full":[0-9]+,"too_big":[0-9]+,"nesting":[0-9]+,"overwritten":[0-9]+))\}$' "$T/json.out")
+cap='(,"capture":\{"arg":[0-5],"len":[0-9]+,"hex":"([0-9a-f][0-9a-f])*"\})?'
+bad=$(grep -v -c -E '^\{"ts":[0-9]+,"cpu":[0-9]+,"pid":[0-9]+,"tgid":[0-9]+,"id":[0-9]+,"event":"[^"]*",(("type":"kprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\]'"$cap"')|("type":"kretprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\],"ret":-?[0-9]+,"lat_ns":[0-9]+'"$cap"')|("full":[0-9]+,"too_big":[0-9]+,"nesting":[0-9]+,"overwritten":[0-9]+))\}$' "$T/json.out")
+[ "$(grep -c '"capture":' "$T/json.out")" -eq "$ncap" ] || fail "JSON capture count"
+grep -q '"capture":{"arg":5,"len":4000,"hex":"[0-9a-f]\{8000\}"}}$' "$T/json.out" || fail "JSON: no full 4000-byte capture"
 [ "$bad" -eq 0 ] || fail "$bad JSON lines do not match the schema"
 ok "JSON lines match the documented schema"
 if command -v python3 >/dev/null 2>&1; then
+	# Also: each capture's hex has len bytes, and its first 64, escaped
+	# per docs/magnet-dump.md, are what the text line shows.
 	python3 -c '
 import json, sys
-n = 0
-for line in open(sys.argv[1]):
+def esc(b):
+    s = ""
+    for c in b:
+        if c in (0x22, 0x5c): s += "\\" + chr(c)
+        elif 0x20 <= c < 0x7f: s += chr(c)
+        else: s += "\\x%02x" % c
+    return s
+n = caps = 0
+for line, text in zip(open(sys.argv[1]), open(sys.argv[2])):
     o = json.loads(line)
     assert isinstance(o["ts"], int) and isinstance(o["cpu"], int)
     n += 1
-print(n)' "$T/json.out" >"$T/py.out" 2>"$T/py.err" || fail "python3 json: $(tail -1 "$T/py.err")"
-	ok "JSON parses with python3 ($(cat "$T/py.out") objects)"
+    c = o.get("capture")
+    if c is None:
+        assert " cap=" not in text, text
+        continue
+    data = bytes.fromhex(c["hex"])
+    assert len(data) == c["len"], line
+    want = " cap=%d@arg%d \"%s\"%s\n" % (c["len"], c["arg"], esc(data[:64]),
+                                       "..." if len(data) > 64 else "")
+    assert text.endswith(want), (text, want)
+    caps += 1
+print(n, caps)' "$T/json.out" "$T/dump.out" >"$T/py.out" 2>"$T/py.err" || fail "python3 json: $(tail -3 "$T/py.err")"
+	ok "JSON parses with python3 (objects, captures: $(cat "$T/py.out")); captures agree with the text"
 else
 	echo "t-tools: skip - python3 not installed, JSON checked by pattern only"
 fi
@@ -117,11 +151,39 @@ ok "--stats counts per CPU, per event and the trailer"
 
 run 0 hdr "$DUMP" -H "$T/trace"
 grep -q "^cpus 2, clock mono" "$T/hdr.out" || fail "-H"
-grep -q "	vfs_write	6" "$T/hdr.out" || fail "-H probe table"
+grep -q "	vfs_write	6$" "$T/hdr.out" || fail "-H probe table"
+grep -q "	sock_sendmsg	6	4000@5$" "$T/hdr.out" || fail "-H capture column"
+grep -q "tsc_khz" "$T/hdr.out" && fail "-H: a mono trace stores no tsc_khz"
 run 0 wall "$DUMP" -w "$T/trace"
 head -1 "$T/wall.out" | grep -q -E '^[0-9]+\.[0-9]{9} [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{9}Z 1 ' ||
 	fail "-w: $(head -1 "$T/wall.out")"
 ok "-H header and -w wall-clock times"
+
+# --- tsc clock: magnet-read keeps tsc_khz from version, and -w converts
+# cycles with it (2 GHz: wall-clock ns advance at half the cycle count).
+run 0 gen5 "$GEN" -d "$T/tsc" -C 0,3 -n 2000 -s 5 -c tsc -k 2000000
+run 0 read7 "$READ" -d "$T/tsc" -o "$T/trace7"
+run 0 dump7 "$DUMP" "$T/trace7"
+cmp -s "$T/gen5.out" "$T/dump7.out" || fail "tsc: dump differs from expected"
+run 0 hdr7 "$DUMP" -H "$T/trace7"
+grep -q "^cpus 4, clock tsc, tsc_khz 2000000$" "$T/hdr7.out" || fail "tsc -H: $(grep cpus "$T/hdr7.out")"
+run 0 wall7 "$DUMP" -w "$T/trace7"
+[ "$(wc -l <"$T/wall7.out")" -eq 4000 ] || fail "tsc -w line count"
+bad=$(grep -v -c -E '^[0-9]+ [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{9}Z [03] ' "$T/wall7.out")
+[ "$bad" -eq 0 ] || fail "tsc -w: $bad lines without a wall-clock time"
+awk '{ split(substr($2, 12, 18), t, ":"); w = (t[1] * 3600 + t[2] * 60 + t[3]) * 1e9
+       if (NR > 1) { d = (w - pw) - ($1 - pts) / 2; if (d < -1.5 || d > 1.5) { print NR ": " d; exit 1 } }
+       pw = w; pts = $1 }' "$T/wall7.out" >"$T/wall7.err" || fail "tsc -w: $(cat "$T/wall7.err")"
+run 0 wallj7 "$DUMP" -w -j "$T/trace7"
+grep -c '"wall":"' "$T/wallj7.out" | grep -q '^4000$' || fail "tsc -w -j"
+# Without a frequency (tsc_khz 0: unknown to the kernel), -w is refused.
+run 0 gen6 "$GEN" -d "$T/tsc0" -C 0 -n 10 -s 6 -c tsc -k 0
+run 0 read8 "$READ" -d "$T/tsc0" -o "$T/trace8"
+run 1 wall8 "$DUMP" -w "$T/trace8"
+grep -q "needs the TSC frequency" "$T/wall8.err" || fail "tsc without tsc_khz: $(cat "$T/wall8.err")"
+run 0 dump8 "$DUMP" "$T/trace8"
+cmp -s "$T/gen6.out" "$T/dump8.out" || fail "tsc_khz 0: dump differs"
+ok "tsc traces: tsc_khz kept in the header, -w converts cycles, refused without it"
 
 # --- Output to stdout, small buffers (many chunks), -n.
 run 0 stdout "$READ" -d "$T/ring" -b 8272 -o -

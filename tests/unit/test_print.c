@@ -2,6 +2,7 @@
 /* lib/print.c, lib/probes.c, lib/stats.c: exact output, parsing. */
 #include <check.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,9 @@ static const char table[] =
 	"18\tkprobe\tweird\"na\\me\x01\t0\n"		/* no counters */
 	"19\tkprobe\tbad_nargs\t9\t0\t0\n"		/* skipped */
 	"70000\tkprobe\tbad_id\t0\t0\t0\n"		/* skipped */
+	"21\tkretprobe\tvfs_read\t3\t7\t0\t4000@1\n"	/* captures */
+	"22\tkprobe\tcap_bad\t1\t7\t3\t0@1\n"		/* bad capture: none */
+	"23\tkprobe\tcap_future\t2\t1\t2\t16@5\tnew column\n"
 	"20\tkprobe\tlast_no_newline\t6\t1\t1";
 
 static const struct mg_record_hdr hdr = {
@@ -71,7 +75,7 @@ START_TEST(probes_parse)
 {
 	const struct mg_probe *p;
 
-	ck_assert_uint_eq(probes.n, 4);
+	ck_assert_uint_eq(probes.n, 7);
 	p = mg_probes_find(&probes, 16);
 	ck_assert_ptr_nonnull(p);
 	ck_assert_str_eq(p->type, "kprobe");
@@ -79,6 +83,7 @@ START_TEST(probes_parse)
 	ck_assert_uint_eq(p->nargs, 3);
 	ck_assert_uint_eq(p->hits, 100);
 	ck_assert_uint_eq(p->missed, 2);
+	ck_assert_uint_eq(p->capture_len, 0);
 	p = mg_probes_find(&probes, 17);
 	ck_assert_str_eq(p->type, "kretprobe");
 	p = mg_probes_find(&probes, 18);
@@ -88,11 +93,51 @@ START_TEST(probes_parse)
 	ck_assert_str_eq(p->target, "last_no_newline");
 	ck_assert_uint_eq(p->nargs, 6);
 	ck_assert_ptr_null(mg_probes_find(&probes, 19));
+	/* The capture column; missed stays a number next to it. */
+	p = mg_probes_find(&probes, 21);
+	ck_assert_str_eq(p->target, "vfs_read");
+	ck_assert_uint_eq(p->missed, 0);
+	ck_assert_uint_eq(p->capture_len, 4000);
+	ck_assert_uint_eq(p->capture_arg, 1);
+	p = mg_probes_find(&probes, 22);
+	ck_assert_uint_eq(p->missed, 3);
+	ck_assert_uint_eq(p->capture_len, 0);
+	p = mg_probes_find(&probes, 23);
+	ck_assert_uint_eq(p->missed, 2);
+	ck_assert_uint_eq(p->capture_len, 16);
+	ck_assert_uint_eq(p->capture_arg, 5);
 	ck_assert_ptr_null(mg_probes_find(NULL, 16));
 	ck_assert_str_eq(mg_event_name(&probes, 16), "tcp_sendmsg");
 	ck_assert_str_eq(mg_event_name(&probes, MAGNET_EVENT_LOST), "lost");
 	ck_assert_str_eq(mg_event_name(&probes, 99), "unknown");
 	ck_assert_str_eq(mg_event_name(NULL, 16), "unknown");
+}
+END_TEST
+
+START_TEST(probes_capture_column)
+{
+	static const char *const bad[] = {
+		"", "4000", "@1", "4000@", "0@0", "4097@0", "1@6", "1@-1",
+		"x@1", "1@1x", "-1@1", " 1@1",
+	};
+	struct mg_probe_table t;
+	char line[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int n = snprintf(line, sizeof(line), "16\tkprobe\tf\t1\t5\t6\t%s\n", bad[i]);
+
+		ck_assert_int_eq(mg_probes_parse(&t, line, n), 0);
+		ck_assert_uint_eq(t.n, 1);
+		ck_assert_uint_eq(t.v[0].missed, 6);
+		ck_assert_msg(t.v[0].capture_len == 0, "\"%s\" parsed", bad[i]);
+		mg_probes_free(&t);
+	}
+	ck_assert_int_eq(mg_probes_parse(&t, "16\tkprobe\tf+4\t0\t5\t6\t4096@0", 28), 0);
+	ck_assert_uint_eq(t.v[0].capture_len, 4096);
+	ck_assert_uint_eq(t.v[0].capture_arg, 0);
+	ck_assert_str_eq(t.v[0].target, "f+4");
+	mg_probes_free(&t);
 }
 END_TEST
 
@@ -195,6 +240,94 @@ START_TEST(json_probes)
 }
 END_TEST
 
+/* Encode a kprobe (ret false) or kretprobe with a capture of data[0..len). */
+static void encode_cap(bool ret, unsigned int nargs, const void *data,
+		       unsigned int len, unsigned int arg)
+{
+	struct mg_record_cap cap = { .len = len, .arg = arg, .data = data };
+	struct mg_record_hdr h = hdr;
+	ssize_t n;
+
+	h.event_id = ret ? 17 : 16;
+	n = ret ? mg_record_encode_kretprobe_cap(buf64, sizeof(buf64), &h, 4, 99,
+						 args, nargs, &cap)
+		: mg_record_encode_kprobe_cap(buf64, sizeof(buf64), &h, args,
+					      nargs, &cap);
+	ck_assert_int_gt(n, 0);
+}
+
+START_TEST(text_capture)
+{
+	struct mg_print_opts o = { .probes = &probes };
+	unsigned char data[4000];
+	char want[512];
+	unsigned int i;
+
+	/* Printable as is, quote and backslash escaped, the rest \xNN. */
+	encode_cap(false, 1, "hi \"x\"\\\x00\x7f\xff\n~", 12, 1);
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[0x1] cap=12@arg1 \"hi \\\"x\\\"\\\\\\x00\\x7f\\xff\\x0a~\"\n");
+	/* kretprobe: after ret and lat. */
+	encode_cap(true, 0, "abc", 3, 5);
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(17) abstract=0xffff888012345678 args=[] ret=4 lat=99ns cap=3@arg5 \"abc\"\n");
+	/* Unreadable. */
+	encode_cap(true, 2, NULL, 4000, 0);
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(17) abstract=0xffff888012345678 args=[0x1,0xffffffffffffffff] ret=4 lat=99ns cap=0@arg0 \"\"\n");
+
+	/* 64 bytes in full; 65 and more: the first 64, then "...". */
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = 'a' + i % 26;
+	encode_cap(false, 0, data, 64, 2);
+	snprintf(want, sizeof(want), "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] cap=64@arg2 \"%.64s\"\n", data);
+	expect(&o, want);
+	encode_cap(false, 0, data, 65, 2);
+	snprintf(want, sizeof(want), "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] cap=65@arg2 \"%.64s\"...\n", data);
+	expect(&o, want);
+	encode_cap(false, 6, data, 4000, 3);
+	snprintf(want, sizeof(want), "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[0x1,0xffffffffffffffff,0x0,0x3,0x4,0x5] cap=4000@arg3 \"%.64s\"...\n", data);
+	expect(&o, want);
+	/* Escapes count as one byte each toward the 64. */
+	memset(data, 0, 70);
+	encode_cap(false, 0, data, 70, 0);
+	strcpy(want, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] cap=70@arg0 \"");
+	for (i = 0; i < 64; i++)
+		strcat(want, "\\x00");
+	strcat(want, "\"...\n");
+	expect(&o, want);
+}
+END_TEST
+
+START_TEST(json_capture)
+{
+	struct mg_print_opts o = { .probes = &probes, .json = true };
+	unsigned char data[4000];
+	char *got, *hex;
+	unsigned int i;
+
+	encode_cap(false, 1, "\x00\x01\xab\xff\"\\z", 7, 4);
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[\"0x1\"],\"capture\":{\"arg\":4,\"len\":7,\"hex\":\"0001abff225c7a\"}}\n");
+	encode_cap(true, 0, "abc", 3, 5);
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":17,\"event\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":4,\"lat_ns\":99,\"capture\":{\"arg\":5,\"len\":3,\"hex\":\"616263\"}}\n");
+	encode_cap(true, 0, NULL, 9, 1);
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":17,\"event\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":4,\"lat_ns\":99,\"capture\":{\"arg\":1,\"len\":0,\"hex\":\"\"}}\n");
+
+	/* The full capture, every byte, however long. */
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = i * 7;
+	encode_cap(true, 6, data, 4000, 2);
+	got = render(&o);
+	ck_assert_ptr_nonnull(strstr(got, ",\"lat_ns\":99,\"capture\":{\"arg\":2,\"len\":4000,\"hex\":\""));
+	hex = strstr(got, "\"hex\":\"") + 7;
+	for (i = 0; i < sizeof(data); i++) {
+		char b[3];
+
+		snprintf(b, sizeof(b), "%02x", data[i]);
+		ck_assert_msg(!memcmp(hex + 2 * i, b, 2), "byte %u", i);
+	}
+	ck_assert_str_eq(hex + 8000, "\"}}\n");
+	free(got);
+}
+END_TEST
+
 START_TEST(wall_and_tsc)
 {
 	struct mg_print_opts o = { .probes = &probes, .wall = true };
@@ -218,14 +351,52 @@ START_TEST(wall_and_tsc)
 	o.clock0 = 13000000345ULL;
 	expect(&o, "12.000000345 2023-11-14T22:13:19.000000000Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
 
-	/* tsc: raw cycles, no wall time. */
+	/* tsc without a frequency: raw cycles, no wall time. */
 	snprintf(info.clock, sizeof(info.clock), "tsc");
 	mg_print_opts_init(&o, &info, &probes);
 	o.wall = true;
 	expect(&o, "12000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
+	/* With tsc_khz: cycles since the start converted to ns. 3 GHz: the
+	 * record is 10000000345 cycles = 3.333333448 s after the start. */
+	info.tsc_khz = 3000000;
+	info.start_realtime_ns = 1700000000000000000ULL;
+	info.start_clock_ns = 2000000000ULL;
+	mg_print_opts_init(&o, &info, &probes);
+	ck_assert_uint_eq(o.tsc_khz, 3000000);
+	o.wall = true;
+	expect(&o, "12000000345 2023-11-14T22:13:23.333333448Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
+	/* Before the start, too. */
+	o.clock0 = 15000000345ULL;
+	expect(&o, "12000000345 2023-11-14T22:13:19.000000000Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
+	o.json = true;
+	expect(&o, "{\"ts\":12000000345,\"wall\":\"2023-11-14T22:13:19.000000000Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
+	o.json = false;
 	snprintf(info.clock, sizeof(info.clock), "mono");
 	mg_print_opts_init(&o, &info, NULL);
 	expect(&o, "12.000000345 3 4242/4200 unknown(16) abstract=0xffff888012345678 args=[]\n");
+}
+END_TEST
+
+START_TEST(clock_delta)
+{
+	struct mg_print_opts o = { 0 };
+
+	ck_assert_int_eq(mg_print_clock_delta_ns(&o, 10, 5), -5);
+	ck_assert_int_eq(mg_print_clock_delta_ns(&o, 5, 10), 5);
+	ck_assert_int_eq(mg_print_clock_delta_ns(&o, 0, UINT64_MAX), -1);
+	o.tsc = true;
+	o.tsc_khz = 1000000;		/* 1 GHz: cycles are ns */
+	ck_assert_int_eq(mg_print_clock_delta_ns(&o, 7, 1000000007), 1000000000);
+	o.tsc_khz = 2500000;
+	ck_assert_int_eq(mg_print_clock_delta_ns(&o, 5, 0), -2);
+	ck_assert_int_eq(mg_print_clock_delta_ns(&o, 0, 5), 2);
+	/* Large spans do not overflow: 2^62 cycles at 4 GHz. */
+	o.tsc_khz = 4000000;
+	ck_assert_int_eq(mg_print_clock_delta_ns(&o, 0, 1ULL << 62), 1ULL << 60);
+	o.tsc_khz = 3000001;
+	ck_assert_int_eq(mg_print_clock_delta_ns(&o, 1ULL << 63, 0),
+			 -(__s64)((((1ULL << 63) / 3000001) * 1000000) +
+				  ((1ULL << 63) % 3000001) * 1000000 / 3000001));
 }
 END_TEST
 
@@ -238,13 +409,17 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, probes_parse);
+	tcase_add_test(tc, probes_capture_column);
 	tcase_add_test(tc, probes_empty);
 	tcase_add_test(tc, stats_parse);
 	tcase_add_test(tc, text_kprobe);
 	tcase_add_test(tc, text_kretprobe);
 	tcase_add_test(tc, text_lost);
 	tcase_add_test(tc, json_probes);
+	tcase_add_test(tc, text_capture);
+	tcase_add_test(tc, json_capture);
 	tcase_add_test(tc, wall_and_tsc);
+	tcase_add_test(tc, clock_delta);
 	suite_add_tcase(s, tc);
 
 	sr = srunner_create(s);

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* lib/record.c: encode/decode round trips, every validation error, fuzz. */
+/*
+ * lib/record.c: encode/decode round trips (captures too), every validation
+ * error, fuzz.
+ */
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
@@ -92,6 +95,135 @@ START_TEST(kretprobe_roundtrip)
 }
 END_TEST
 
+/* Capture lengths the round trips cover: below, at and above 8, and big. */
+static const unsigned int cap_lens[] = { 1, 7, 8, 4000 };
+
+/* Deterministic, position-dependent bytes that include 0 and 0xff. */
+static unsigned char cap_byte(unsigned int i)
+{
+	return i * 37 + 11;
+}
+
+/* The record's capture: arg, len, data bytes, zero alignment bytes. */
+static void check_capture(const struct magnet_record *r, bool ret,
+			  unsigned int nargs, unsigned int len,
+			  unsigned int arg, bool readable)
+{
+	const struct magnet_capture *c = mg_record_capture(r);
+	size_t room = (len + 7) & ~7U, i;
+
+	ck_assert(mg_record_has_capture(r));
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_eq(c, (const unsigned char *)r +
+			 mg_record_probe_size(ret, nargs));
+	ck_assert_uint_eq(r->size, mg_record_probe_size(ret, nargs) + 8 + room);
+	ck_assert_uint_eq(r->size, mg_record_capture_size(ret, nargs, len));
+	ck_assert_uint_eq(mg_record_capture_room(r), room);
+	ck_assert_uint_eq(c->len, readable ? len : 0);
+	ck_assert_uint_eq(c->arg, arg);
+	for (i = 0; i < room; i++)
+		tu_assert_op(c->data[i], ==,
+			     readable && i < len ? cap_byte(i) : 0);
+}
+
+START_TEST(capture_roundtrip)
+{
+	unsigned int nargs = _i, i, k, ret;
+	unsigned char data[4000];
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = cap_byte(i);
+	for (ret = 0; ret < 2; ret++) {
+		for (k = 0; k < 4; k++) {
+			struct mg_record_cap cap = {
+				.len = cap_lens[k],
+				.arg = (nargs + k) % MAGNET_ARGS_MAX,
+				.data = data,
+			};
+			const struct magnet_record *r;
+			ssize_t len;
+
+			/* Dirty the buffer: alignment bytes must be written. */
+			memset(buf64, 0xa5, sizeof(buf64));
+			len = ret ? mg_record_encode_kretprobe_cap(BUF, sizeof(buf64), &hdr,
+								   -5, 777, args6, nargs, &cap)
+				  : mg_record_encode_kprobe_cap(BUF, sizeof(buf64), &hdr,
+								args6, nargs, &cap);
+			r = decode_one(len);
+			check_header(r, hdr.event_id);
+			ck_assert_uint_eq(mg_record_is_return(r), ret);
+			ck_assert_uint_eq(mg_record_nargs(r), nargs);
+			for (i = 0; i < nargs; i++)
+				ck_assert_uint_eq(mg_record_args(r)[i], args6[i]);
+			if (ret) {
+				ck_assert_int_eq(mg_record_retval(r), -5);
+				ck_assert_uint_eq(mg_record_latency(r), 777);
+			}
+			check_capture(r, ret, nargs, cap.len, cap.arg, true);
+		}
+	}
+}
+END_TEST
+
+/* Unreadable memory: len 0, data all zero, whatever the buffer held. */
+START_TEST(capture_unreadable)
+{
+	unsigned int nargs = _i, k, ret;
+
+	for (ret = 0; ret < 2; ret++) {
+		for (k = 0; k < 4; k++) {
+			struct mg_record_cap cap = {
+				.len = cap_lens[k], .arg = 5, .data = NULL,
+			};
+			const struct magnet_record *r;
+			ssize_t len;
+
+			memset(buf64, 0xff, sizeof(buf64));
+			len = ret ? mg_record_encode_kretprobe_cap(BUF, sizeof(buf64), &hdr,
+								   0, 0, args6, nargs, &cap)
+				  : mg_record_encode_kprobe_cap(BUF, sizeof(buf64), &hdr,
+								args6, nargs, &cap);
+			r = decode_one(len);
+			check_capture(r, ret, nargs, cap.len, 5, false);
+		}
+	}
+}
+END_TEST
+
+START_TEST(capture_accessors)
+{
+	const struct magnet_record *r = (const struct magnet_record *)BUF;
+	struct mg_record_cap cap = { .len = 3, .arg = 2, .data = "abc" };
+	struct magnet_lost l = { 0 };
+
+	/* No capture flag: no capture. */
+	mg_record_encode_kprobe(BUF, sizeof(buf64), &hdr, args6, 3);
+	ck_assert(!mg_record_has_capture(r));
+	ck_assert_ptr_null(mg_record_capture(r));
+	mg_record_encode_kretprobe(BUF, sizeof(buf64), &hdr, 0, 0, args6, 3);
+	ck_assert_ptr_null(mg_record_capture(r));
+	mg_record_encode_lost(BUF, sizeof(buf64), &hdr, &l);
+	ck_assert_ptr_null(mg_record_capture(r));
+	/* The old encoders are the _cap ones without a capture. */
+	ck_assert_int_eq(mg_record_encode_kprobe_cap(BUF, sizeof(buf64), &hdr, args6, 2, NULL), 56);
+	ck_assert_ptr_null(mg_record_capture(r));
+	ck_assert_int_eq(mg_record_encode_kretprobe_cap(BUF, sizeof(buf64), &hdr, 0, 0, NULL, 0, NULL), 56);
+	ck_assert_ptr_null(mg_record_capture(r));
+	/* The args stay where they were; the capture follows them. */
+	ck_assert_int_eq(mg_record_encode_kretprobe_cap(BUF, sizeof(buf64), &hdr, 1, 2, args6, 2, &cap), 88);
+	ck_assert_uint_eq(r->flags, MAGNET_REC_RETURN | MAGNET_REC_CAPTURE |
+			  2 << MAGNET_REC_NARGS_SHIFT);
+	ck_assert_uint_eq(mg_record_args(r)[1], args6[1]);
+	ck_assert_ptr_eq(mg_record_capture(r), BUF + 72);
+	ck_assert_int_eq(memcmp(mg_record_capture(r)->data, "abc\0\0\0\0\0", 8), 0);
+	/* Sizes: rounded up to 8, header included. */
+	ck_assert_uint_eq(mg_record_capture_size(false, 0, 1), 56);
+	ck_assert_uint_eq(mg_record_capture_size(false, 0, 8), 56);
+	ck_assert_uint_eq(mg_record_capture_size(false, 0, 9), 64);
+	ck_assert_uint_eq(mg_record_capture_size(true, 6, 4000), 4112);
+}
+END_TEST
+
 START_TEST(lost_roundtrip)
 {
 	struct magnet_lost l = { 1, 2, 3, UINT64_MAX }, sum = { 0 };
@@ -133,6 +265,47 @@ START_TEST(encode_errors)
 	ck_assert_int_eq(mg_record_encode_kretprobe(BUF, sizeof(buf64), &h, 0, 0, NULL, 0), -EINVAL);
 	h.event_id = MAGNET_EVENT_MAX;
 	ck_assert_int_eq(mg_record_encode_kprobe(BUF, sizeof(buf64), &h, NULL, 0), 40);
+}
+END_TEST
+
+START_TEST(encode_capture_errors)
+{
+	static const unsigned char data[MAGNET_PAYLOAD_MAX];
+	struct mg_record_cap cap = { .len = 1, .arg = 0, .data = data };
+	struct mg_record_hdr h = hdr;
+
+	/* Capture length 0 and arguments past the sixth do not exist. */
+	cap.len = 0;
+	ck_assert_int_eq(mg_record_encode_kprobe_cap(BUF, sizeof(buf64), &h, NULL, 0, &cap), -EINVAL);
+	cap.len = 1;
+	cap.arg = MAGNET_ARGS_MAX;
+	ck_assert_int_eq(mg_record_encode_kprobe_cap(BUF, sizeof(buf64), &h, NULL, 0, &cap), -EINVAL);
+	cap.arg = MAGNET_ARGS_MAX - 1;
+	ck_assert_int_eq(mg_record_encode_kprobe_cap(BUF, sizeof(buf64), &h, NULL, 0, &cap), 56);
+	/* The whole record must fit MAGNET_RECORD_MAX. */
+	cap.len = MAGNET_PAYLOAD_MAX - 8;
+	ck_assert_int_eq(mg_record_encode_kprobe_cap(BUF, sizeof(buf64), &h, NULL, 0, &cap),
+			 MAGNET_RECORD_MAX);
+	ck_assert_int_eq(mg_record_check(BUF, MAGNET_RECORD_MAX, 0), 0);
+	cap.len = MAGNET_PAYLOAD_MAX - 7;
+	ck_assert_int_eq(mg_record_encode_kprobe_cap(BUF, sizeof(buf64), &h, NULL, 0, &cap), -EINVAL);
+	cap.len = MAGNET_PAYLOAD_MAX - 8 - 16 - 48;
+	ck_assert_int_eq(mg_record_encode_kretprobe_cap(BUF, sizeof(buf64), &h, 0, 0, args6, 6, &cap),
+			 MAGNET_RECORD_MAX);
+	cap.len++;
+	ck_assert_int_eq(mg_record_encode_kretprobe_cap(BUF, sizeof(buf64), &h, 0, 0, args6, 6, &cap), -EINVAL);
+	cap.len = UINT32_MAX;
+	ck_assert_int_eq(mg_record_encode_kprobe_cap(BUF, sizeof(buf64), &h, NULL, 0, &cap), -EINVAL);
+	/* Buffer space counts the alignment bytes. */
+	cap.len = 9;
+	ck_assert_int_eq(mg_record_encode_kprobe_cap(BUF, 63, &h, NULL, 0, &cap), -ENOSPC);
+	ck_assert_int_eq(mg_record_encode_kprobe_cap(BUF, 64, &h, NULL, 0, &cap), 64);
+	ck_assert_int_eq(mg_record_encode_kretprobe_cap(BUF, 79, &h, 0, 0, NULL, 0, &cap), -ENOSPC);
+	/* The other checks still apply. */
+	ck_assert_int_eq(mg_record_encode_kprobe_cap(BUF, sizeof(buf64), &h, args6, 7, &cap), -EINVAL);
+	ck_assert_int_eq(mg_record_encode_kprobe_cap(BUF, sizeof(buf64), &h, NULL, 1, &cap), -EINVAL);
+	h.event_id = MAGNET_EVENT_LOST;
+	ck_assert_int_eq(mg_record_encode_kretprobe_cap(BUF, sizeof(buf64), &h, 0, 0, NULL, 0, &cap), -EINVAL);
 }
 END_TEST
 
@@ -222,7 +395,7 @@ START_TEST(err_flags)
 {
 	unsigned int bit, n;
 
-	for (bit = 1; bit < 16; bit++) {
+	for (bit = 2; bit < 16; bit++) {
 		if (bit >= MAGNET_REC_NARGS_SHIFT && bit < MAGNET_REC_NARGS_SHIFT + 4)
 			continue;
 		good()->flags |= 1U << bit;
@@ -263,6 +436,169 @@ START_TEST(err_layout)
 	r->size = 72;
 	r->flags = MAGNET_REC_RETURN;
 	ck_assert_int_eq(check_at(80), -MG_REC_FLAGS);
+}
+END_TEST
+
+/*
+ * A valid capture record at BUF: kprobe, nargs args, capture length len
+ * from arg 1, data 'A', 'B', ...; returns it mutable.
+ */
+static struct magnet_record *good_cap(bool ret, unsigned int nargs,
+				      unsigned int len, bool readable)
+{
+	static unsigned char data[MAGNET_PAYLOAD_MAX];
+	struct mg_record_cap cap = {
+		.len = len, .arg = 1, .data = readable ? data : NULL,
+	};
+	ssize_t n;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = 'A' + i % 26;
+	memset(buf64, 0, sizeof(buf64));
+	n = ret ? mg_record_encode_kretprobe_cap(BUF, sizeof(buf64), &hdr, 0, 0,
+						 args6, nargs, &cap)
+		: mg_record_encode_kprobe_cap(BUF, sizeof(buf64), &hdr, args6,
+					      nargs, &cap);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(check_at(n), 0);
+	return (struct magnet_record *)BUF;
+}
+
+static struct magnet_capture *cap_of(struct magnet_record *r)
+{
+	return (struct magnet_capture *)mg_record_capture(r);
+}
+
+START_TEST(err_capture_layout)
+{
+	struct magnet_record *r;
+	unsigned int ret;
+
+	for (ret = 0; ret < 2; ret++) {
+		size_t fixed = mg_record_probe_size(ret, 2);
+
+		/* The capture flag on a record without a capture. */
+		r = good_cap(ret, 2, 20, true);
+		r->size = fixed;
+		ck_assert_int_eq(check_at(sizeof(buf64)), -MG_REC_LAYOUT);
+		/* Room for the capture header, but no data: length 0 does
+		 * not exist (a probe captures at least 1 byte). */
+		r = good_cap(ret, 2, 20, true);
+		r->size = fixed + 8;
+		ck_assert_int_eq(check_at(sizeof(buf64)), -MG_REC_LAYOUT);
+		r->size = fixed + 16;
+		ck_assert_int_eq(check_at(sizeof(buf64)), -MG_REC_CAPTURE_LEN);
+		/* Less room than a retval and latency need. */
+		r = good_cap(false, 0, 1, true);
+		r->flags |= MAGNET_REC_RETURN;
+		ck_assert_int_eq(check_at(sizeof(buf64)), -MG_REC_LAYOUT);
+	}
+	/* A kprobe without the flag but with a capture's size. */
+	r = good_cap(false, 2, 20, true);
+	r->flags &= ~MAGNET_REC_CAPTURE;
+	ck_assert_int_eq(check_at(sizeof(buf64)), -MG_REC_LAYOUT);
+	/* The flag on a LOST record is still a bad flag. */
+	r = good_cap(false, 0, 24, true);
+	r->event_id = MAGNET_EVENT_LOST;
+	ck_assert_int_eq(check_at(sizeof(buf64)), -MG_REC_FLAGS);
+}
+END_TEST
+
+START_TEST(err_capture_len)
+{
+	unsigned int k, ret, len, room;
+
+	for (ret = 0; ret < 2; ret++) {
+		for (k = 0; k < 4; k++) {
+			struct magnet_record *r;
+
+			room = (cap_lens[k] + 7) & ~7U;
+			/* Every len the room allows is valid: room - 7..room,
+			 * and 0; one outside either end is not. */
+			for (len = room - 7; len <= room; len++) {
+				r = good_cap(ret, 3, room, true);
+				cap_of(r)->len = len;
+				memset(cap_of(r)->data + len, 0, room - len);
+				ck_assert_int_eq(check_at(r->size), 0);
+			}
+			r = good_cap(ret, 3, cap_lens[k], false);
+			ck_assert_int_eq(check_at(r->size), 0);
+			r = good_cap(ret, 3, room, true);
+			cap_of(r)->len = room + 1;
+			ck_assert_int_eq(check_at(r->size), -MG_REC_CAPTURE_LEN);
+			if (room > 8) {
+				r = good_cap(ret, 3, room, true);
+				cap_of(r)->len = room - 8;
+				memset(cap_of(r)->data + room - 8, 0, 8);
+				ck_assert_int_eq(check_at(r->size), -MG_REC_CAPTURE_LEN);
+			}
+			r = good_cap(ret, 3, cap_lens[k], true);
+			cap_of(r)->len = UINT32_MAX;
+			ck_assert_int_eq(check_at(r->size), -MG_REC_CAPTURE_LEN);
+			/* The size grows by 8: len no longer matches. */
+			r = good_cap(ret, 3, room, true);
+			r->size += 8;
+			ck_assert_int_eq(check_at(r->size), -MG_REC_CAPTURE_LEN);
+		}
+	}
+	/* A capture of 8 or less: len 1 fits room 8, so a shrunk len
+	 * cannot be detected there, but a shrunk size can. */
+	good_cap(false, 0, 16, true)->size -= 8;
+	ck_assert_int_eq(check_at(sizeof(buf64)), -MG_REC_CAPTURE_LEN);
+}
+END_TEST
+
+START_TEST(err_capture_arg)
+{
+	static const __u32 bad[] = { MAGNET_ARGS_MAX, 7, 255, 0x80000000, UINT32_MAX };
+	unsigned int i;
+
+	for (i = 0; i < MAGNET_ARGS_MAX; i++) {
+		struct magnet_record *r = good_cap(i % 2, i, 9, true);
+
+		cap_of(r)->arg = i;
+		ck_assert_int_eq(check_at(r->size), 0);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct magnet_record *r = good_cap(i % 2, 2, 9, true);
+
+		cap_of(r)->arg = bad[i];
+		ck_assert_int_eq(check_at(r->size), -MG_REC_CAPTURE_ARG);
+		/* Unreadable captures carry the argument too. */
+		r = good_cap(i % 2, 2, 9, false);
+		cap_of(r)->arg = bad[i];
+		ck_assert_int_eq(check_at(r->size), -MG_REC_CAPTURE_ARG);
+	}
+}
+END_TEST
+
+START_TEST(err_capture_pad)
+{
+	struct magnet_record *r;
+	unsigned int i;
+
+	/* Alignment bytes after the data. */
+	for (i = 5; i < 8; i++) {
+		r = good_cap(false, 1, 5, true);
+		cap_of(r)->data[i] = 0x80;
+		ck_assert_int_eq(check_at(r->size), -MG_REC_CAPTURE_PAD);
+	}
+	/* Any byte of an unreadable capture, first to last. */
+	for (i = 0; i < 4000; i += 333) {
+		r = good_cap(true, 6, 4000, false);
+		cap_of(r)->data[i] = 1;
+		ck_assert_int_eq(check_at(r->size), -MG_REC_CAPTURE_PAD);
+	}
+	r = good_cap(true, 6, 4000, false);
+	cap_of(r)->data[3999] = 1;
+	ck_assert_int_eq(check_at(r->size), -MG_REC_CAPTURE_PAD);
+	/* Data inside len may be anything, zeros included. */
+	r = good_cap(false, 0, 16, true);
+	memset(cap_of(r)->data, 0, 16);
+	ck_assert_int_eq(check_at(r->size), 0);
+	memset(cap_of(r)->data, 0xff, 16);
+	ck_assert_int_eq(check_at(r->size), 0);
 }
 END_TEST
 
@@ -345,7 +681,7 @@ END_TEST
 
 START_TEST(fuzz_random_bytes)
 {
-	unsigned int iter, i;
+	unsigned int iter, i, captures = 0;
 
 	tu_seed(0x5eed);
 	for (iter = 0; iter < 20000; iter++) {
@@ -358,20 +694,61 @@ START_TEST(fuzz_random_bytes)
 		/* Sometimes make the first size plausible, to get deeper. */
 		if (iter % 2 && len >= 4)
 			((struct magnet_record *)BUF)->size = 40 + 8 * (tu_rand() % 8);
+		/* And sometimes a whole plausible capture record header, so
+		 * the capture checks see near misses: small len, arg, zeros. */
+		if (iter % 4 == 3 && len >= 64) {
+			struct magnet_record *h = (struct magnet_record *)BUF;
+			unsigned int nargs = tu_rand() % 7;
+			size_t fixed = mg_record_probe_size(iter % 8 == 7, nargs);
+			struct magnet_capture *c;
+
+			if (fixed + 8 <= len) {
+				h->size = fixed + 8 + 8 * (tu_rand() % 4);
+				h->event_id = MAGNET_EVENT_FIRST_DYNAMIC + tu_rand() % 4;
+				h->flags = MAGNET_REC_CAPTURE |
+					   (iter % 8 == 7 ? MAGNET_REC_RETURN : 0) |
+					   nargs << MAGNET_REC_NARGS_SHIFT;
+				h->reserved = 0;
+				c = (struct magnet_capture *)(BUF + fixed);
+				c->len = tu_rand() % 40;
+				c->arg = tu_rand() % 8;
+				if (tu_rand() % 2)
+					memset(c->data, 0, len - fixed - 8);
+			}
+		}
 		while ((ret = mg_record_next(BUF, len, &off, &r)) == 1) {
 			tu_assert_op(off, <=, len);
 			tu_assert_op(r->size, >=, 40);
 			tu_assert((const unsigned char *)r >= BUF);
 			tu_assert_op((size_t)((unsigned char *)r - BUF) + r->size, <=, len);
 			tu_assert_int(mg_record_check(BUF, len, (unsigned char *)r - BUF), ==, 0);
+			if (mg_record_has_capture(r)) {
+				const struct magnet_capture *c = mg_record_capture(r);
+
+				tu_assert_op(c->len, <=, mg_record_capture_room(r));
+				tu_assert_op(c->arg, <, MAGNET_ARGS_MAX);
+				captures++;
+			}
 		}
 		tu_assert_int(ret, <=, 0);
 		tu_assert_int(ret, >, -MG_REC_NERR);
 		tu_assert_op(off, <=, len);
 		tu_assert_op(off % 8, ==, 0);
 	}
+	/* The near misses include hits: capture records got through. */
+	tu_assert_op(captures, >, 100);
 }
 END_TEST
+
+/* Records with a capture among offs[0..n). */
+static unsigned int count_captures(unsigned int n, const size_t *offs)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += mg_record_has_capture((const struct magnet_record *)(BUF + offs[i]));
+	return k;
+}
 
 START_TEST(fuzz_truncation)
 {
@@ -380,6 +757,7 @@ START_TEST(fuzz_truncation)
 
 	tu_seed(11);
 	len = make_stream(300, offs);
+	tu_assert_op(count_captures(300, offs), >, 30);
 	/* Every truncation point: records before it, then TRUNCATED or end. */
 	for (cut = 0; cut <= len; cut++) {
 		const struct magnet_record *r;
@@ -407,6 +785,7 @@ START_TEST(fuzz_bitflips)
 
 	tu_seed(12);
 	len = make_stream(200, offs);
+	tu_assert_op(count_captures(200, offs), >, 20);
 	memcpy(orig, BUF, len);
 	for (iter = 0; iter < 5000; iter++) {
 		size_t bit = tu_rand() % (len * 8), victim = 0, off = 0;
@@ -450,8 +829,12 @@ int main(void)
 
 	tcase_add_loop_test(tc, kprobe_roundtrip, 0, MAGNET_ARGS_MAX + 1);
 	tcase_add_loop_test(tc, kretprobe_roundtrip, 0, MAGNET_ARGS_MAX + 1);
+	tcase_add_loop_test(tc, capture_roundtrip, 0, MAGNET_ARGS_MAX + 1);
+	tcase_add_loop_test(tc, capture_unreadable, 0, MAGNET_ARGS_MAX + 1);
+	tcase_add_test(tc, capture_accessors);
 	tcase_add_test(tc, lost_roundtrip);
 	tcase_add_test(tc, encode_errors);
+	tcase_add_test(tc, encode_capture_errors);
 	tcase_add_test(tc, err_size_small);
 	tcase_add_test(tc, err_size_align);
 	tcase_add_test(tc, err_size_big);
@@ -460,6 +843,10 @@ int main(void)
 	tcase_add_test(tc, err_event);
 	tcase_add_test(tc, err_flags);
 	tcase_add_test(tc, err_layout);
+	tcase_add_test(tc, err_capture_layout);
+	tcase_add_test(tc, err_capture_len);
+	tcase_add_test(tc, err_capture_arg);
+	tcase_add_test(tc, err_capture_pad);
 	tcase_add_test(tc, err_misaligned);
 	tcase_add_test(tc, strerror_all);
 	tcase_add_test(tc, next_sequence);

@@ -36,12 +36,33 @@ ssize_t tu_random_record(void *buf, size_t cap, __u32 cpu, __u64 ts,
 		.pid = tu_rand() % 100000,
 		.tgid = tu_rand() % 100000,
 	};
+	static const unsigned int maxlen[] = { 8, 16, 64, 300 };
+	unsigned char data[300];
+	struct mg_record_cap c, *cp = NULL;
 	__u64 args[MAGNET_ARGS_MAX];
-	unsigned int i, nargs = tu_rand() % (MAGNET_ARGS_MAX + 1);
+	unsigned int i, nargs = tu_rand() % (MAGNET_ARGS_MAX + 1), kind;
+	size_t fixed;
 
 	for (i = 0; i < nargs; i++)
 		args[i] = tu_rand();
-	switch (tu_rand() % 8) {
+	kind = tu_rand() % 8;
+	/* A quarter of the probe records capture, as much as cap allows. */
+	fixed = mg_record_probe_size(kind >= 1 && kind <= 3, nargs) +
+		sizeof(struct magnet_capture);
+	if (kind && tu_rand() % 4 == 0 && cap >= fixed + 8) {
+		size_t room = (cap - fixed) & ~(size_t)7;
+
+		c.len = 1 + tu_rand() % maxlen[tu_rand() % 4];
+		if (c.len > room)
+			c.len = room;
+		c.arg = tu_rand() % MAGNET_ARGS_MAX;
+		for (i = 0; i < c.len; i++)
+			data[i] = tu_rand();
+		/* Some are unreadable: len 0, zeroed data. */
+		c.data = tu_rand() % 8 ? data : NULL;
+		cp = &c;
+	}
+	switch (kind) {
 	case 0: {
 		struct magnet_lost l = {
 			tu_rand() % 10, tu_rand() % 10, tu_rand() % 10,
@@ -51,11 +72,11 @@ ssize_t tu_random_record(void *buf, size_t cap, __u32 cpu, __u64 ts,
 		return mg_record_encode_lost(buf, cap, &h, &l);
 	}
 	case 1: case 2: case 3:
-		return mg_record_encode_kretprobe(buf, cap, &h, tu_rand(),
-						  tu_rand() % 1000000, args,
-						  nargs);
+		return mg_record_encode_kretprobe_cap(buf, cap, &h, tu_rand(),
+						      tu_rand() % 1000000, args,
+						      nargs, cp);
 	default:
-		return mg_record_encode_kprobe(buf, cap, &h, args, nargs);
+		return mg_record_encode_kprobe_cap(buf, cap, &h, args, nargs, cp);
 	}
 }
 

@@ -36,8 +36,10 @@ void tu_seed(unsigned long long seed);
 unsigned long long tu_rand(void);
 
 /*
- * One random valid record at buf: a kprobe or kretprobe with 0..6 args, or
- * (1 in 8) a LOST record. Returns its size, or -ENOSPC.
+ * One random valid record at buf: a kprobe or kretprobe with 0..6 args, a
+ * quarter of them with a capture of 1..300 bytes (fewer if cap is smaller;
+ * 1 in 8 of those unreadable), or (1 in 8) a LOST record. Returns its
+ * size, or -ENOSPC.
  */
 ssize_t tu_random_record(void *buf, size_t cap, __u32 cpu, __u64 ts,
 			 __u64 abstract_id);
