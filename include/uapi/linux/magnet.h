@@ -135,6 +135,104 @@
  *
  * Event ids 0..15 are reserved; 0 is the ring's internal padding and never
  * reaches a reader.
+ *
+ * GENERIC NETLINK CONTROL PLANE
+ * -----------------------------
+ *
+ * Family MAGNET_GENL_NAME ("magnet"), version MAGNET_GENL_VERSION. Every
+ * command, dumps included, needs CAP_NET_ADMIN (GENL_ADMIN_PERM) and
+ * CAP_SYS_ADMIN (probes see all of the kernel): EPERM otherwise; joining
+ * the alarm group needs CAP_NET_ADMIN. Attributes are validated
+ * strictly: unknown attributes, wrong types or lengths, and unknown flag
+ * bits are rejected with EINVAL, and every refusal carries an extended-ACK
+ * message saying why (and, where it applies, which attribute). Commands
+ * are serialised. A probe is named by MAGNET_PROBE_A_ID or, alternatively,
+ * MAGNET_PROBE_A_NAME, in the MAGNET_A_PROBE nest.
+ *
+ * MAGNET_CMD_PROBE_ADD: insert a probe.
+ *   MAGNET_A_PROBE: NLA_NESTED
+ *     MAGNET_PROBE_A_TYPE: NLA_U8, enum magnet_probe_type (required)
+ *     MAGNET_PROBE_A_SYMBOL: NLA_NUL_STRING, the function (required)
+ *     MAGNET_PROBE_A_OFFSET: NLA_U32, kprobes only, default 0
+ *     MAGNET_PROBE_A_NAME: NLA_NUL_STRING, unique; default "SYMBOL[+OFF]"
+ *                          for a kprobe, "SYMBOL%return" for a kretprobe
+ *     MAGNET_PROBE_A_NARGS: NLA_U8, 0..6 arguments to record, default 0
+ *     MAGNET_PROBE_A_CAPTURE_LEN: NLA_U16, bytes to copy, default 0
+ *     MAGNET_PROBE_A_CAPTURE_ARG: NLA_U8, argument holding the address
+ *     MAGNET_PROBE_A_HANDLER: NLA_NUL_STRING, "generic" (default) or a
+ *                          named handler (see HANDLERS)
+ *     MAGNET_PROBE_A_FLAGS: NLA_U32, MAGNET_PROBE_F_*
+ *   Reply: MAGNET_CMD_PROBE_ADD with MAGNET_A_PROBE { ID, NAME }.
+ *   Errors: ENOENT no such symbol; EINVAL refused by kprobes or a bad
+ *   combination (the message says which); EEXIST name taken; ENOSPC no
+ *   event id left.
+ *
+ * MAGNET_CMD_PROBE_DEL: remove a probe (and its filters).
+ *   MAGNET_A_PROBE: { ID or NAME }. Errors: ENOENT; EPERM for an event a
+ *   kernel module registered (it removes its own).
+ *
+ * MAGNET_CMD_PROBE_GET: one probe (doit, { ID or NAME }) or all (dump).
+ *   Each reply: MAGNET_A_PROBE: NLA_NESTED
+ *     ID, NAME, TYPE, SYMBOL, OFFSET, NARGS, CAPTURE_LEN, CAPTURE_ARG,
+ *     HANDLER, FLAGS, SAMPLE_EVERY, SAMPLE_INTERVAL_NS,
+ *     MAGNET_PROBE_A_FILTERS: NLA_NESTED, one MAGNET_A_FILTER nest each
+ *     MAGNET_PROBE_A_STATS: NLA_NESTED, MAGNET_PSTAT_A_* (NLA_U64 each)
+ *   A dump carries MAGNET_A_GENERATION (NLA_U32) in every message and sets
+ *   NLM_F_DUMP_INTR if the probe set changed while it ran: start again.
+ *
+ * MAGNET_CMD_PROBE_SET: change a probe's flags.
+ *   MAGNET_A_PROBE: { ID or NAME, FLAGS }. MAGNET_PROBE_F_DISABLED keeps
+ *   the probe registered but disarmed; MAGNET_PROBE_F_NOTIFY sends alarms.
+ *
+ * MAGNET_CMD_FILTER_ADD: MAGNET_A_PROBE { ID or NAME },
+ *   MAGNET_A_FILTER: NLA_NESTED
+ *     MAGNET_FILTER_A_KIND: NLA_U8, enum magnet_filter_kind (required)
+ *     MAGNET_FILTER_A_ACTION: NLA_U8, enum magnet_filter_action (required)
+ *     MAGNET_FILTER_A_VALUE: NLA_U64: tgid, abstract id or cgroup id
+ *                            (the cgroup2 directory's inode number)
+ *     MAGNET_FILTER_A_CPUS: NLA_BINARY, a CPU bitmap: u64 words, CPU n is
+ *                           bit n % 64 of word n / 64
+ *   Reply: MAGNET_A_FILTER { ID }. Up to MAGNET_FILTERS_MAX per probe.
+ *   Semantics: a hit is recorded iff it matches no EXCLUDE filter and, for
+ *   every kind that has INCLUDE filters, at least one of them (OR within a
+ *   kind, AND across kinds). A cgroup filter matches the cgroup and every
+ *   cgroup below it (a job and its steps).
+ *
+ * MAGNET_CMD_FILTER_DEL: MAGNET_A_PROBE { ID or NAME },
+ *   MAGNET_A_FILTER { ID }.
+ *
+ * MAGNET_CMD_SAMPLE_SET: MAGNET_A_PROBE { ID or NAME, SAMPLE_EVERY and/or
+ *   SAMPLE_INTERVAL_NS }. Of the hits that pass the filters, record one in
+ *   SAMPLE_EVERY (per CPU; 0 or 1: all) and at most one per
+ *   SAMPLE_INTERVAL_NS (across CPUs; 0: no limit).
+ *
+ * MAGNET_CMD_BUFFER_GET / MAGNET_CMD_BUFFER_SET:
+ *   MAGNET_A_BUFFER: NLA_NESTED
+ *     MAGNET_BUFFER_A_SIZE: NLA_U64, bytes per CPU, a power of two
+ *     MAGNET_BUFFER_A_MODE: NLA_U8, 0 discard, 1 overwrite
+ *     MAGNET_BUFFER_A_CPUS: NLA_U32, reply only
+ *   SET fails with EBUSY while a reader is attached to any ring.
+ *
+ * MAGNET_CMD_STATS_GET (dump): one message per CPU,
+ *   MAGNET_A_CPU_STATS: NLA_NESTED, MAGNET_CSTAT_A_* (CPU NLA_U32, the
+ *   rest NLA_U64), the counters of magnet/stats. Per-probe counters come
+ *   with MAGNET_CMD_PROBE_GET.
+ *
+ * MAGNET_CMD_ALARM: never a request; sent to multicast group
+ *   MAGNET_GENL_MCGRP_ALARM ("alarm") for each hit of a NOTIFY probe that
+ *   passes its filters and sampling, at most MAGNET_ALARM_RATE per second
+ *   per CPU (the rest are counted in MAGNET_PSTAT_A_ALARMS_DROPPED).
+ *   MAGNET_A_ALARM: NLA_NESTED, MAGNET_ALARM_A_*.
+ *
+ * HANDLERS
+ * --------
+ *
+ * "generic": the record layout of PAYLOADS above.
+ * "sock": for functions whose first argument is a struct sock * (e.g.
+ *   tcp_sendmsg, udp_sendmsg, tcp_cleanup_rbuf): the payload is struct
+ *   magnet_sock, MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_SOCK, and
+ *   the abstract id is the socket's address. Which job sends what to
+ *   which host, per record.
  */
 #ifndef _UAPI_LINUX_MAGNET_H
 #define _UAPI_LINUX_MAGNET_H
@@ -176,6 +274,28 @@ enum magnet_reserved_event {
 #define MAGNET_REC_NARGS_MASK		(0xfU << MAGNET_REC_NARGS_SHIFT)
 #define MAGNET_REC_NARGS(flags)	\
 	(((flags) & MAGNET_REC_NARGS_MASK) >> MAGNET_REC_NARGS_SHIFT)
+/* A named handler's own layout (0: generic, the layout above). */
+#define MAGNET_REC_HANDLER_SHIFT	8
+#define MAGNET_REC_HANDLER_MASK		(0xfU << MAGNET_REC_HANDLER_SHIFT)
+#define MAGNET_REC_HANDLER(flags) \
+	(((flags) & MAGNET_REC_HANDLER_MASK) >> MAGNET_REC_HANDLER_SHIFT)
+
+enum magnet_handler {
+	MAGNET_HANDLER_GENERIC = 0,
+	MAGNET_HANDLER_SOCK = 1,
+};
+
+/* Payload of the "sock" handler; addresses and ports in network order. */
+struct magnet_sock {
+	__u16 family;		/* AF_INET or AF_INET6 (0: not an inet socket) */
+	__u8 protocol;		/* IPPROTO_TCP, IPPROTO_UDP, ... */
+	__u8 state;		/* the socket's state (TCP_ESTABLISHED, ...) */
+	__be16 sport;
+	__be16 dport;
+	__u8 saddr[16];		/* IPv4 in the first 4 bytes */
+	__u8 daddr[16];
+	__u64 size;		/* the third argument (bytes, for sendmsg) */
+};
 #define MAGNET_ARGS_MAX			6
 
 struct magnet_capture {
@@ -202,5 +322,148 @@ struct magnet_read_attr {
 #define MAGNET_IOC_MAGIC		0xb4
 #define MAGNET_IOC_SET_READ_ATTR	_IOW(MAGNET_IOC_MAGIC, 1, struct magnet_read_attr)
 #define MAGNET_IOC_GET_READ_ATTR	_IOR(MAGNET_IOC_MAGIC, 2, struct magnet_read_attr)
+
+#define MAGNET_GENL_NAME		"magnet"
+#define MAGNET_GENL_VERSION		1
+#define MAGNET_GENL_MCGRP_ALARM		"alarm"
+#define MAGNET_FILTERS_MAX		64
+#define MAGNET_ALARM_RATE		1000
+
+enum magnet_cmd {
+	MAGNET_CMD_UNSPEC,
+	MAGNET_CMD_PROBE_ADD,
+	MAGNET_CMD_PROBE_DEL,
+	MAGNET_CMD_PROBE_GET,
+	MAGNET_CMD_PROBE_SET,
+	MAGNET_CMD_FILTER_ADD,
+	MAGNET_CMD_FILTER_DEL,
+	MAGNET_CMD_SAMPLE_SET,
+	MAGNET_CMD_BUFFER_GET,
+	MAGNET_CMD_BUFFER_SET,
+	MAGNET_CMD_STATS_GET,
+	MAGNET_CMD_ALARM,
+	__MAGNET_CMD_MAX
+};
+#define MAGNET_CMD_MAX (__MAGNET_CMD_MAX - 1)
+
+enum magnet_attr {
+	MAGNET_A_UNSPEC,
+	MAGNET_A_PROBE,
+	MAGNET_A_FILTER,
+	MAGNET_A_BUFFER,
+	MAGNET_A_CPU_STATS,
+	MAGNET_A_ALARM,
+	MAGNET_A_GENERATION,
+	__MAGNET_A_LAST
+};
+#define MAGNET_A_MAX (__MAGNET_A_LAST - 1)
+
+enum magnet_probe_type {
+	MAGNET_PROBE_KPROBE = 1,
+	MAGNET_PROBE_KRETPROBE = 2,
+	MAGNET_PROBE_CUSTOM = 3,	/* registered by a kernel module */
+};
+
+enum magnet_probe_flag {
+	MAGNET_PROBE_F_NOTIFY = 1U << 0,
+	MAGNET_PROBE_F_DISABLED = 1U << 1,
+	__MAGNET_PROBE_F_ALL = MAGNET_PROBE_F_NOTIFY | MAGNET_PROBE_F_DISABLED
+};
+
+enum magnet_probe_attr {
+	MAGNET_PROBE_A_UNSPEC,
+	MAGNET_PROBE_A_ID,
+	MAGNET_PROBE_A_NAME,
+	MAGNET_PROBE_A_TYPE,
+	MAGNET_PROBE_A_SYMBOL,
+	MAGNET_PROBE_A_OFFSET,
+	MAGNET_PROBE_A_NARGS,
+	MAGNET_PROBE_A_CAPTURE_LEN,
+	MAGNET_PROBE_A_CAPTURE_ARG,
+	MAGNET_PROBE_A_HANDLER,
+	MAGNET_PROBE_A_FLAGS,
+	MAGNET_PROBE_A_SAMPLE_EVERY,
+	MAGNET_PROBE_A_SAMPLE_INTERVAL_NS,
+	MAGNET_PROBE_A_FILTERS,
+	MAGNET_PROBE_A_STATS,
+	__MAGNET_PROBE_A_LAST
+};
+#define MAGNET_PROBE_A_MAX (__MAGNET_PROBE_A_LAST - 1)
+
+enum magnet_filter_kind {
+	MAGNET_FILTER_CPU = 1,
+	MAGNET_FILTER_TGID = 2,
+	MAGNET_FILTER_ABSTRACT_ID = 3,
+	MAGNET_FILTER_CGROUP = 4,
+	__MAGNET_FILTER_KIND_LAST
+};
+
+enum magnet_filter_action {
+	MAGNET_FILTER_INCLUDE = 1,
+	MAGNET_FILTER_EXCLUDE = 2,
+};
+
+enum magnet_filter_attr {
+	MAGNET_FILTER_A_UNSPEC,
+	MAGNET_FILTER_A_ID,
+	MAGNET_FILTER_A_KIND,
+	MAGNET_FILTER_A_ACTION,
+	MAGNET_FILTER_A_VALUE,
+	MAGNET_FILTER_A_CPUS,
+	__MAGNET_FILTER_A_LAST
+};
+#define MAGNET_FILTER_A_MAX (__MAGNET_FILTER_A_LAST - 1)
+
+enum magnet_buffer_attr {
+	MAGNET_BUFFER_A_UNSPEC,
+	MAGNET_BUFFER_A_SIZE,
+	MAGNET_BUFFER_A_MODE,
+	MAGNET_BUFFER_A_CPUS,
+	__MAGNET_BUFFER_A_LAST
+};
+#define MAGNET_BUFFER_A_MAX (__MAGNET_BUFFER_A_LAST - 1)
+
+/* Per-probe counters: hits = filtered + sampled + recorded + lost. */
+enum magnet_pstat_attr {
+	MAGNET_PSTAT_A_UNSPEC,
+	MAGNET_PSTAT_A_HITS,
+	MAGNET_PSTAT_A_FILTERED,	/* dropped by a filter, before the ring */
+	MAGNET_PSTAT_A_SAMPLED,		/* dropped by sampling, before the ring */
+	MAGNET_PSTAT_A_RECORDED,
+	MAGNET_PSTAT_A_LOST,		/* the ring had no room (see stats) */
+	MAGNET_PSTAT_A_MISSED,		/* skipped by the kprobes core */
+	MAGNET_PSTAT_A_ALARMS,
+	MAGNET_PSTAT_A_ALARMS_DROPPED,
+	MAGNET_PSTAT_A_PAD,
+	__MAGNET_PSTAT_A_LAST
+};
+#define MAGNET_PSTAT_A_MAX (__MAGNET_PSTAT_A_LAST - 1)
+
+enum magnet_cstat_attr {
+	MAGNET_CSTAT_A_UNSPEC,
+	MAGNET_CSTAT_A_CPU,
+	MAGNET_CSTAT_A_WRITTEN,
+	MAGNET_CSTAT_A_BYTES,
+	MAGNET_CSTAT_A_LOST_FULL,
+	MAGNET_CSTAT_A_LOST_TOO_BIG,
+	MAGNET_CSTAT_A_LOST_NESTING,
+	MAGNET_CSTAT_A_OVERWRITTEN,
+	MAGNET_CSTAT_A_PAD,
+	__MAGNET_CSTAT_A_LAST
+};
+#define MAGNET_CSTAT_A_MAX (__MAGNET_CSTAT_A_LAST - 1)
+
+enum magnet_alarm_attr {
+	MAGNET_ALARM_A_UNSPEC,
+	MAGNET_ALARM_A_PROBE_ID,	/* NLA_U16 */
+	MAGNET_ALARM_A_CPU,		/* NLA_U32 */
+	MAGNET_ALARM_A_PID,		/* NLA_U32 */
+	MAGNET_ALARM_A_TGID,		/* NLA_U32 */
+	MAGNET_ALARM_A_TIMESTAMP,	/* NLA_U64, the record clock */
+	MAGNET_ALARM_A_ABSTRACT_ID,	/* NLA_U64 */
+	MAGNET_ALARM_A_PAD,
+	__MAGNET_ALARM_A_LAST
+};
+#define MAGNET_ALARM_A_MAX (__MAGNET_ALARM_A_LAST - 1)
 
 #endif /* _UAPI_LINUX_MAGNET_H */
