@@ -87,3 +87,7 @@ clean:
 	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1 || true
 
 .PHONY: all module user check unit clean demo demo-run bench vm-check
+
+# The sample custom module is built with magnet.ko (same Kbuild tree).
+samples/magnet_sample.ko kmod/magnet.ko: module
+GUEST_FILES += samples/magnet_sample.ko:/magnet/magnet_sample.ko

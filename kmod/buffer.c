@@ -18,6 +18,7 @@ struct mg_cpu_buf **mg_bufs;
 enum mg_clock mg_clock = MG_CLOCK_MONO;
 static unsigned long mg_size;
 static enum mg_ring_mode mg_mode;
+static DEFINE_MUTEX(mg_resize_lock);	/* module parameters vs netlink */
 
 u64 notrace mg_ring_clock(void)
 {
@@ -110,11 +111,14 @@ int mg_buffers_resize(unsigned long size, enum mg_ring_mode mode)
 
 	if (size < MG_RING_MIN_SIZE || size > MG_RING_MAX_SIZE || !is_power_of_2(size))
 		return -EINVAL;
+	mutex_lock(&mg_resize_lock);
 	if (size == mg_size && mode == mg_mode)
-		return 0;
+		goto out_unlock;
 	fresh = kcalloc(nr_cpu_ids, sizeof(*fresh), GFP_KERNEL);
-	if (!fresh)
-		return -ENOMEM;
+	if (!fresh) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
 	/* Hold every reader slot so no open() slips in during the swap. */
 	for_each_possible_cpu(cpu) {
 		if (atomic_cmpxchg(&mg_bufs[cpu]->reader, 0, 1)) {
@@ -153,6 +157,8 @@ out_release:
 		atomic_set(&mg_bufs[cpu]->reader, 0);
 	}
 	kfree(fresh);
+out_unlock:
+	mutex_unlock(&mg_resize_lock);
 	return ret;
 }
 

@@ -16,8 +16,10 @@
 
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include "alarm.h"
 #include "buffer.h"
 #include "fs.h"
+#include "netlink.h"
 #include "probe.h"
 
 static unsigned long buf_size = 1UL << 20;
@@ -41,7 +43,7 @@ static int mg_param_set_size(const char *val, const struct kernel_param *kp)
 		return -EINVAL;
 	}
 	mutex_lock(&mg_param_lock);
-	ret = mg_live ? mg_buffers_resize(size, buf_mode) : 0;
+	ret = mg_live ? mg_buffers_resize(size, mg_buffers_mode()) : 0;
 	if (!ret)
 		buf_size = size;
 	else if (ret == -EBUSY)
@@ -64,7 +66,7 @@ static int mg_param_set_mode(const char *val, const struct kernel_param *kp)
 		return -EINVAL;
 	}
 	mutex_lock(&mg_param_lock);
-	ret = mg_live ? mg_buffers_resize(buf_size, mode) : 0;
+	ret = mg_live ? mg_buffers_resize(mg_buffers_size(), mode) : 0;
 	if (!ret)
 		buf_mode = mode;
 	else if (ret == -EBUSY)
@@ -75,12 +77,20 @@ static int mg_param_set_mode(const char *val, const struct kernel_param *kp)
 
 static int mg_param_get_mode(char *buffer, const struct kernel_param *kp)
 {
-	return sysfs_emit(buffer, "%s\n", buf_mode == MG_RING_OVERWRITE ? "overwrite" : "discard");
+	enum mg_ring_mode mode = mg_live ? mg_buffers_mode() : buf_mode;
+
+	return sysfs_emit(buffer, "%s\n", mode == MG_RING_OVERWRITE ? "overwrite" : "discard");
+}
+
+/* Netlink may have resized since load: report what is in force. */
+static int mg_param_get_size(char *buffer, const struct kernel_param *kp)
+{
+	return sysfs_emit(buffer, "%lu\n", mg_live ? mg_buffers_size() : buf_size);
 }
 
 static const struct kernel_param_ops mg_size_ops = {
 	.set = mg_param_set_size,
-	.get = param_get_ulong,
+	.get = mg_param_get_size,
 };
 
 static const struct kernel_param_ops mg_mode_ops = {
@@ -112,6 +122,9 @@ static int __init mg_init(void)
 	ret = mg_buffers_init(buf_size, buf_mode);
 	if (ret)
 		goto err_buffers;
+	ret = mg_alarm_init();
+	if (ret)
+		goto err_alarm;
 	ret = mg_fs_init();
 	if (ret)
 		goto err_fs;
@@ -120,6 +133,11 @@ static int __init mg_init(void)
 		if (ret)
 			goto err_probes;
 	}
+	ret = mg_netlink_init();
+	if (ret) {
+		pr_err("cannot register the generic netlink family (%d)\n", ret);
+		goto err_netlink;
+	}
 	mutex_lock(&mg_param_lock);
 	mg_live = true;
 	mutex_unlock(&mg_param_lock);
@@ -127,9 +145,13 @@ static int __init mg_init(void)
 		buf_mode == MG_RING_OVERWRITE ? "overwrite" : "discard", clock);
 	return 0;
 
+err_netlink:
+	mg_probes_exit();
 err_probes:
 	mg_fs_exit();
 err_fs:
+	mg_alarm_exit();
+err_alarm:
 	mg_buffers_exit();
 err_buffers:
 	return ret;
@@ -140,7 +162,9 @@ static void __exit mg_exit(void)
 	mutex_lock(&mg_param_lock);
 	mg_live = false;
 	mutex_unlock(&mg_param_lock);
+	mg_netlink_exit();	/* no control operation after this */
 	mg_probes_exit();	/* no writer runs after this */
+	mg_alarm_exit();
 	mg_fs_exit();
 	mg_buffers_exit();
 }

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Probes: kprobes and kretprobes whose generic handlers write one record per
- * hit. A probe that does not exist costs nothing: nothing is registered.
+ * Probes: kprobes, kretprobes and events of other kernel modules, and the
+ * path every hit takes: filters, sampling, the record, the alarm.
  *
- * Spec syntax (the probes= module parameter; the netlink control plane
- * takes the same fields):
+ * A probe that does not exist costs nothing: nothing is registered. A
+ * disabled probe stays registered but disarmed. Control operations hold
+ * mg_probes_lock; handlers take no lock at all. The filter set is published
+ * under RCU (filter.c); everything else a handler reads is fixed for the
+ * probe's lifetime or a single word (flags, sampling).
+ *
+ * Spec syntax of the probes= module parameter (netlink takes the same
+ * fields as attributes):
  *
  *   kprobe:SYMBOL[+OFFSET][:NARGS[:LEN@ARG]]   record at SYMBOL+OFFSET
  *   kretprobe:SYMBOL[:NARGS[:LEN@ARG]]         record at return: retval,
@@ -27,26 +33,17 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <net/inet_sock.h>
+#include <net/sock.h>
+#include "alarm.h"
 #include "buffer.h"
+#include "filter.h"
 #include "probe.h"
 
-enum mg_probe_type { MG_KPROBE, MG_KRETPROBE };
-
-struct mg_probe {
-	struct list_head node;
-	u16 id;
-	u8 type;
-	u8 nargs;
-	u8 capture_arg;
-	u16 capture_len;	/* 0: no capture */
-	unsigned int offset;
-	unsigned long __percpu *hits;
-	char symbol[KSYM_NAME_LEN];
-	union {
-		struct kprobe kp;
-		struct kretprobe rp;
-	};
-};
+DEFINE_MUTEX(mg_probes_lock);
+LIST_HEAD(mg_probes);
+unsigned int mg_probes_generation = 1;
+static DEFINE_IDA(mg_ids);
 
 /* What a kretprobe keeps from entry to return, per instance. */
 struct mg_ret_data {
@@ -56,26 +53,88 @@ struct mg_ret_data {
 	u64 args[MAGNET_ARGS_MAX];
 };
 
-static LIST_HEAD(mg_probes);
-static DEFINE_MUTEX(mg_probes_lock);
-static DEFINE_IDA(mg_ids);
+const char *mg_handler_name(u8 handler)
+{
+	switch (handler) {
+	case MAGNET_HANDLER_GENERIC:
+		return "generic";
+	case MAGNET_HANDLER_SOCK:
+		return "sock";
+	case MAGNET_HANDLER_RAW:
+		return "raw";
+	}
+	return "?";
+}
 
 static u16 mg_flags(const struct mg_probe *p)
 {
 	return p->nargs << MAGNET_REC_NARGS_SHIFT | (p->capture_len ? MAGNET_REC_CAPTURE : 0) |
-	       (p->type == MG_KRETPROBE ? MAGNET_REC_RETURN : 0);
+	       (p->type == MAGNET_PROBE_KRETPROBE ? MAGNET_REC_RETURN : 0) |
+	       p->handler << MAGNET_REC_HANDLER_SHIFT;
 }
 
-static u32 mg_payload_len(const struct mg_probe *p)
+static u32 mg_payload_len(const struct mg_probe_spec *s)
 {
-	u32 len = p->nargs * sizeof(u64);
+	u32 len = s->nargs * sizeof(u64);
 
-	if (p->type == MG_KRETPROBE)
+	if (s->handler == MAGNET_HANDLER_SOCK)
+		return sizeof(struct magnet_sock);
+	if (s->type == MAGNET_PROBE_KRETPROBE)
 		len += 2 * sizeof(u64);
-	if (p->capture_len)
-		len += sizeof(struct magnet_capture) + p->capture_len;
+	if (s->capture_len)
+		len += sizeof(struct magnet_capture) + s->capture_len;
 	return len;
 }
+
+/* ---- the hit path ---- */
+
+bool mg_probe_pass(struct mg_probe *p, u64 abstract_id)
+{
+	struct mg_filter_set *fs = rcu_dereference_sched(p->filters);
+	u32 every = READ_ONCE(p->sample_every);
+	u64 interval = READ_ONCE(p->sample_interval);
+
+	this_cpu_inc(p->pc->hits);
+	if (fs && !mg_filter_match(fs, abstract_id)) {
+		this_cpu_inc(p->pc->filtered);
+		return false;
+	}
+	if (every > 1 && this_cpu_inc_return(p->pc->sample_count) % every) {
+		this_cpu_inc(p->pc->sampled);
+		return false;
+	}
+	if (interval) {
+		u64 now = ktime_get_mono_fast_ns();
+		s64 last = atomic64_read(&p->sample_last);
+
+		if (now - last < interval || atomic64_cmpxchg(&p->sample_last, last, now) != last) {
+			this_cpu_inc(p->pc->sampled);
+			return false;
+		}
+	}
+	return true;
+}
+NOKPROBE_SYMBOL(mg_probe_pass);
+
+void mg_probe_alarm(struct mg_probe *p, u64 abstract_id, u64 ts)
+{
+	if (mg_alarm_queue(p->id, abstract_id, ts))
+		this_cpu_inc(p->pc->alarms);
+	else
+		this_cpu_inc(p->pc->alarms_dropped);
+}
+NOKPROBE_SYMBOL(mg_probe_alarm);
+
+void mg_probe_done(struct mg_probe *p, struct mg_ring *rb, struct magnet_record *rec)
+{
+	u64 abstract_id = rec->abstract_id, ts = rec->timestamp;
+
+	magnet_commit(rb, rec);
+	this_cpu_inc(p->pc->recorded);
+	if (READ_ONCE(p->flags) & MAGNET_PROBE_F_NOTIFY)
+		mg_probe_alarm(p, abstract_id, ts);
+}
+NOKPROBE_SYMBOL(mg_probe_done);
 
 /* Copy the capture without faulting: probes may run with interrupts off. */
 static void mg_capture(const struct mg_probe *p, void *to, unsigned long from)
@@ -94,25 +153,64 @@ static void mg_capture(const struct mg_probe *p, void *to, unsigned long from)
 }
 NOKPROBE_SYMBOL(mg_capture);
 
+/* "sock": who talks to whom, from the struct sock in the first argument. */
+static void mg_fill_sock(struct magnet_sock *ms, const struct sock *sk, u64 size)
+{
+	memset(ms, 0, sizeof(*ms));
+	ms->size = size;
+	if (!sk)
+		return;
+	ms->family = READ_ONCE(sk->sk_family);
+	ms->protocol = READ_ONCE(sk->sk_protocol);
+	ms->state = READ_ONCE(sk->sk_state);
+	if (ms->family == AF_INET) {
+		ms->sport = READ_ONCE(inet_sk(sk)->inet_sport);
+		ms->dport = READ_ONCE(sk->sk_dport);
+		memcpy(ms->saddr, &sk->sk_rcv_saddr, 4);
+		memcpy(ms->daddr, &sk->sk_daddr, 4);
+#if IS_ENABLED(CONFIG_IPV6)
+	} else if (ms->family == AF_INET6) {
+		ms->sport = READ_ONCE(inet_sk(sk)->inet_sport);
+		ms->dport = READ_ONCE(sk->sk_dport);
+		memcpy(ms->saddr, &sk->sk_v6_rcv_saddr, 16);
+		memcpy(ms->daddr, &sk->sk_v6_daddr, 16);
+#endif
+	} else {
+		ms->family = 0;
+	}
+}
+NOKPROBE_SYMBOL(mg_fill_sock);
+
 static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct mg_probe *p = container_of(kp, struct mg_probe, kp);
+	u64 abstract_id = regs_get_kernel_argument(regs, 0);
 	struct magnet_record *rec;
 	struct mg_ring *rb;
 	u64 *args;
 	unsigned int i;
 
-	this_cpu_inc(*p->hits);
-	rec = magnet_reserve(&rb, p->id, mg_flags(p), regs_get_kernel_argument(regs, 0),
-			     mg_payload_len(p));
-	if (!rec)
+	if (!mg_probe_pass(p, abstract_id))
 		return 0;
-	args = (u64 *)rec->payload;
-	for (i = 0; i < p->nargs; i++)
-		args[i] = regs_get_kernel_argument(regs, i);
-	if (p->capture_len)
-		mg_capture(p, &args[p->nargs], regs_get_kernel_argument(regs, p->capture_arg));
-	magnet_commit(rb, rec);
+	rec = magnet_reserve(&rb, p->id, mg_flags(p), abstract_id,
+			     p->handler == MAGNET_HANDLER_SOCK ? sizeof(struct magnet_sock) :
+			     p->nargs * sizeof(u64) +
+			     (p->capture_len ? sizeof(struct magnet_capture) + p->capture_len : 0));
+	if (!rec) {
+		this_cpu_inc(p->pc->lost);
+		return 0;
+	}
+	if (p->handler == MAGNET_HANDLER_SOCK) {
+		mg_fill_sock((struct magnet_sock *)rec->payload, (const struct sock *)abstract_id,
+			     regs_get_kernel_argument(regs, 2));
+	} else {
+		args = (u64 *)rec->payload;
+		for (i = 0; i < p->nargs; i++)
+			args[i] = regs_get_kernel_argument(regs, i);
+		if (p->capture_len)
+			mg_capture(p, &args[p->nargs], regs_get_kernel_argument(regs, p->capture_arg));
+	}
+	mg_probe_done(p, rb, rec);
 	return 0;
 }
 NOKPROBE_SYMBOL(mg_kprobe_pre);
@@ -142,90 +240,56 @@ static int mg_kret_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct mg_ring *rb;
 	u64 *payload;
 
-	this_cpu_inc(*p->hits);
-	rec = magnet_reserve(&rb, p->id, mg_flags(p), d->abstract_id, mg_payload_len(p));
-	if (!rec)
+	if (!mg_probe_pass(p, d->abstract_id))
 		return 0;
+	rec = magnet_reserve(&rb, p->id, mg_flags(p), d->abstract_id,
+			     (2 + p->nargs) * sizeof(u64) +
+			     (p->capture_len ? sizeof(struct magnet_capture) + p->capture_len : 0));
+	if (!rec) {
+		this_cpu_inc(p->pc->lost);
+		return 0;
+	}
 	payload = (u64 *)rec->payload;
 	payload[0] = regs_return_value(regs);
 	payload[1] = now - d->start;
 	memcpy(&payload[2], d->args, p->nargs * sizeof(u64));
 	if (p->capture_len)
 		mg_capture(p, &payload[2 + p->nargs], d->capture_from);
-	magnet_commit(rb, rec);
+	mg_probe_done(p, rb, rec);
 	return 0;
 }
 NOKPROBE_SYMBOL(mg_kret_return);
+
+/* ---- the registry ---- */
 
 static void mg_probe_free(struct mg_probe *p)
 {
 	if (p->id)
 		ida_free(&mg_ids, p->id);
-	free_percpu(p->hits);
+	mg_filter_set_free(rcu_dereference_protected(p->filters, 1));
+	free_percpu(p->pc);
 	kfree(p);
 }
 
-/* Parse one spec; the error message names it, so the operator can fix it. */
-static struct mg_probe *mg_probe_parse(char *spec)
+/* NL_SET_ERR_MSG wants a literal: one per case. */
+static void mg_register_extack(struct netlink_ext_ack *extack, int err)
 {
-	struct mg_probe *p;
-	char *target, *colon, *plus;
-	unsigned int nargs = 0;
-
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p)
-		return ERR_PTR(-ENOMEM);
-	target = strchr(spec, ':');
-	if (!target)
-		goto bad;
-	*target++ = '\0';
-	if (!strcmp(spec, "kprobe"))
-		p->type = MG_KPROBE;
-	else if (!strcmp(spec, "kretprobe"))
-		p->type = MG_KRETPROBE;
-	else
-		goto bad;
-	colon = strchr(target, ':');
-	if (colon) {
-		char *cap;
-
-		*colon++ = '\0';
-		cap = strchr(colon, ':');
-		if (cap) {
-			unsigned int len, arg;
-			char *at;
-
-			*cap++ = '\0';
-			at = strchr(cap, '@');
-			if (!at)
-				goto bad;
-			*at++ = '\0';
-			if (kstrtouint(cap, 10, &len) || kstrtouint(at, 10, &arg) ||
-			    !len || arg >= MAGNET_ARGS_MAX)
-				goto bad;
-			p->capture_len = min_t(unsigned int, len, MAGNET_PAYLOAD_MAX);
-			p->capture_arg = arg;
-			if (len > MAGNET_PAYLOAD_MAX)
-				goto bad;
-		}
-		if (kstrtouint(colon, 10, &nargs) || nargs > MAGNET_ARGS_MAX)
-			goto bad;
+	switch (err) {
+	case -ENOENT:
+		NL_SET_ERR_MSG(extack, "no such symbol");
+		break;
+	case -EINVAL:
+		NL_SET_ERR_MSG(extack, "refused by kprobes (blacklisted, or not a probeable address)");
+		break;
+	case -EILSEQ:
+		NL_SET_ERR_MSG(extack, "offset is not on an instruction boundary");
+		break;
+	case -EBUSY:
+		NL_SET_ERR_MSG(extack, "address already in use by another kind of probe");
+		break;
+	default:
+		NL_SET_ERR_MSG(extack, "registration failed");
 	}
-	p->nargs = nargs;
-	plus = strchr(target, '+');
-	if (plus) {
-		*plus++ = '\0';
-		if (p->type == MG_KRETPROBE || kstrtouint(plus, 0, &p->offset))
-			goto bad;
-	}
-	if (!*target || strscpy(p->symbol, target, sizeof(p->symbol)) < 0)
-		goto bad;
-	if (mg_payload_len(p) > MAGNET_PAYLOAD_MAX)
-		goto bad;	/* args + capture must fit one record */
-	return p;
-bad:
-	kfree(p);
-	return ERR_PTR(-EINVAL);
 }
 
 static const char *mg_register_error(int err)
@@ -247,11 +311,13 @@ static const char *mg_register_error(int err)
 /* kprobe structs are consumed by registration: fill them afresh each time. */
 static int mg_probe_register(struct mg_probe *p)
 {
-	if (p->type == MG_KPROBE) {
+	if (p->type == MAGNET_PROBE_KPROBE) {
 		memset(&p->kp, 0, sizeof(p->kp));
 		p->kp.symbol_name = p->symbol;
 		p->kp.offset = p->offset;
 		p->kp.pre_handler = mg_kprobe_pre;
+		if (p->flags & MAGNET_PROBE_F_DISABLED)
+			p->kp.flags = KPROBE_FLAG_DISABLED;
 		return register_kprobe(&p->kp);
 	}
 	memset(&p->rp, 0, sizeof(p->rp));
@@ -261,12 +327,249 @@ static int mg_probe_register(struct mg_probe *p)
 	p->rp.data_size = sizeof(struct mg_ret_data);
 	/* Functions that sleep (vfs_read) have many calls in flight. */
 	p->rp.maxactive = max_t(int, 64, 4 * num_possible_cpus());
+	if (p->flags & MAGNET_PROBE_F_DISABLED)
+		p->rp.kp.flags = KPROBE_FLAG_DISABLED;
 	return register_kretprobe(&p->rp);
 }
 
-static const char *mg_type_name(const struct mg_probe *p)
+static void mg_probe_unregister(struct mg_probe *p)
 {
-	return p->type == MG_KPROBE ? "kprobe" : "kretprobe";
+	if (p->type == MAGNET_PROBE_KPROBE)
+		unregister_kprobe(&p->kp);
+	else if (p->type == MAGNET_PROBE_KRETPROBE)
+		unregister_kretprobe(&p->rp);
+	else
+		synchronize_rcu();	/* magnet_log() runs with preemption off */
+}
+
+struct mg_probe *mg_probe_find(int id, const char *name)
+{
+	struct mg_probe *p;
+
+	lockdep_assert_held(&mg_probes_lock);
+	list_for_each_entry(p, &mg_probes, node)
+		if ((id >= 0 && p->id == id) || (name && !strcmp(p->name, name)))
+			return p;
+	return NULL;
+}
+
+static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *extack)
+{
+	if (s->type < MAGNET_PROBE_KPROBE || s->type > MAGNET_PROBE_CUSTOM) {
+		NL_SET_ERR_MSG(extack, "unknown probe type");
+		return -EINVAL;
+	}
+	if (!s->symbol || !*s->symbol || strlen(s->symbol) >= KSYM_NAME_LEN) {
+		NL_SET_ERR_MSG(extack, "a probe needs a symbol (a function name)");
+		return -EINVAL;
+	}
+	if (s->nargs > MAGNET_ARGS_MAX) {
+		NL_SET_ERR_MSG(extack, "at most 6 arguments can be recorded");
+		return -EINVAL;
+	}
+	if (s->offset && s->type != MAGNET_PROBE_KPROBE) {
+		NL_SET_ERR_MSG(extack, "an offset needs a kprobe");
+		return -EINVAL;
+	}
+	if (s->capture_arg >= MAGNET_ARGS_MAX) {
+		NL_SET_ERR_MSG(extack, "the capture address must come from argument 0..5");
+		return -EINVAL;
+	}
+	if (s->handler == MAGNET_HANDLER_SOCK &&
+	    (s->type != MAGNET_PROBE_KPROBE || s->nargs || s->capture_len)) {
+		NL_SET_ERR_MSG(extack, "handler sock takes a kprobe without args or capture");
+		return -EINVAL;
+	}
+	if (s->handler > MAGNET_HANDLER_RAW ||
+	    (s->handler == MAGNET_HANDLER_RAW) != (s->type == MAGNET_PROBE_CUSTOM)) {
+		NL_SET_ERR_MSG(extack, "unknown handler for this probe type");
+		return -EINVAL;
+	}
+	if (s->flags & ~__MAGNET_PROBE_F_ALL) {
+		NL_SET_ERR_MSG(extack, "unknown probe flags");
+		return -EINVAL;
+	}
+	if (s->type != MAGNET_PROBE_CUSTOM && mg_payload_len(s) > MAGNET_PAYLOAD_MAX) {
+		NL_SET_ERR_MSG(extack, "arguments and capture do not fit one record (4096 bytes)");
+		return -EINVAL;
+	}
+	if (s->name && (!*s->name || strlen(s->name) >= sizeof(((struct mg_probe *)0)->name))) {
+		NL_SET_ERR_MSG(extack, "probe names are 1 to 143 characters");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct mg_probe *mg_probe_add(const struct mg_probe_spec *s, struct netlink_ext_ack *extack)
+{
+	struct mg_probe *p;
+	int ret, id;
+
+	lockdep_assert_held(&mg_probes_lock);
+	ret = mg_spec_check(s, extack);
+	if (ret)
+		return ERR_PTR(ret);
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return ERR_PTR(-ENOMEM);
+	p->type = s->type;
+	p->nargs = s->nargs;
+	p->capture_arg = s->capture_arg;
+	p->capture_len = s->capture_len;
+	p->handler = s->handler;
+	p->flags = s->flags;
+	p->offset = s->offset;
+	p->owner = s->owner;
+	strscpy(p->symbol, s->symbol, sizeof(p->symbol));
+	if (s->name)
+		strscpy(p->name, s->name, sizeof(p->name));
+	else if (s->type == MAGNET_PROBE_KRETPROBE)
+		snprintf(p->name, sizeof(p->name), "%s%%return", s->symbol);
+	else if (s->offset)
+		snprintf(p->name, sizeof(p->name), "%s+%u", s->symbol, s->offset);
+	else
+		strscpy(p->name, s->symbol, sizeof(p->name));
+	if (mg_probe_find(-1, p->name)) {
+		NL_SET_ERR_MSG(extack, "a probe with this name exists: give another name");
+		ret = -EEXIST;
+		goto err;
+	}
+	p->pc = alloc_percpu(struct mg_probe_pcpu);
+	if (!p->pc) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	id = ida_alloc_range(&mg_ids, MAGNET_EVENT_FIRST_DYNAMIC, MAGNET_EVENT_MAX, GFP_KERNEL);
+	if (id < 0) {
+		NL_SET_ERR_MSG(extack, "no event id left");
+		ret = id == -ENOSPC ? -ENOSPC : id;
+		goto err;
+	}
+	p->id = id;
+	if (p->type != MAGNET_PROBE_CUSTOM) {
+		ret = mg_probe_register(p);
+		if (ret) {
+			mg_register_extack(extack, ret);
+			goto err;
+		}
+	}
+	list_add_tail(&p->node, &mg_probes);
+	mg_probes_generation++;
+	return p;
+err:
+	mg_probe_free(p);
+	return ERR_PTR(ret);
+}
+
+int mg_probe_del(struct mg_probe *p)
+{
+	lockdep_assert_held(&mg_probes_lock);
+	list_del(&p->node);
+	mg_probes_generation++;
+	mg_probe_unregister(p);	/* waits for running handlers */
+	mg_probe_free(p);
+	return 0;
+}
+
+int mg_probe_set_flags(struct mg_probe *p, u32 flags)
+{
+	u32 changed = p->flags ^ flags;
+	struct kprobe *kp = p->type == MAGNET_PROBE_KRETPROBE ? &p->rp.kp : &p->kp;
+	int ret = 0;
+
+	lockdep_assert_held(&mg_probes_lock);
+	if (flags & ~__MAGNET_PROBE_F_ALL)
+		return -EINVAL;
+	if ((changed & MAGNET_PROBE_F_DISABLED) && p->type != MAGNET_PROBE_CUSTOM)
+		ret = flags & MAGNET_PROBE_F_DISABLED ? disable_kprobe(kp) : enable_kprobe(kp);
+	if (ret)
+		return ret;
+	WRITE_ONCE(p->flags, flags);
+	mg_probes_generation++;
+	return 0;
+}
+
+void mg_probe_sum(const struct mg_probe *p, struct mg_probe_pcpu *sum)
+{
+	unsigned int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		const struct mg_probe_pcpu *c = per_cpu_ptr(p->pc, cpu);
+
+		sum->hits += READ_ONCE(c->hits);
+		sum->filtered += READ_ONCE(c->filtered);
+		sum->sampled += READ_ONCE(c->sampled);
+		sum->recorded += READ_ONCE(c->recorded);
+		sum->lost += READ_ONCE(c->lost);
+		sum->alarms += READ_ONCE(c->alarms);
+		sum->alarms_dropped += READ_ONCE(c->alarms_dropped);
+	}
+}
+
+unsigned long mg_probe_missed(const struct mg_probe *p)
+{
+	if (p->type == MAGNET_PROBE_KPROBE)
+		return p->kp.nmissed;
+	if (p->type == MAGNET_PROBE_KRETPROBE)
+		return p->rp.kp.nmissed + p->rp.nmissed;
+	return 0;
+}
+
+/* ---- probes= at load ---- */
+
+/* Parse one spec in place; the caller's error names it. */
+static int mg_probe_parse(char *spec, struct mg_probe_spec *s)
+{
+	char *target, *colon, *plus;
+	unsigned int nargs = 0;
+
+	memset(s, 0, sizeof(*s));
+	target = strchr(spec, ':');
+	if (!target)
+		return -EINVAL;
+	*target++ = '\0';
+	if (!strcmp(spec, "kprobe"))
+		s->type = MAGNET_PROBE_KPROBE;
+	else if (!strcmp(spec, "kretprobe"))
+		s->type = MAGNET_PROBE_KRETPROBE;
+	else
+		return -EINVAL;
+	colon = strchr(target, ':');
+	if (colon) {
+		char *cap;
+
+		*colon++ = '\0';
+		cap = strchr(colon, ':');
+		if (cap) {
+			unsigned int len, arg;
+			char *at;
+
+			*cap++ = '\0';
+			at = strchr(cap, '@');
+			if (!at)
+				return -EINVAL;
+			*at++ = '\0';
+			if (kstrtouint(cap, 10, &len) || kstrtouint(at, 10, &arg) ||
+			    !len || len > MAGNET_PAYLOAD_MAX || arg >= MAGNET_ARGS_MAX)
+				return -EINVAL;
+			s->capture_len = len;
+			s->capture_arg = arg;
+		}
+		if (kstrtouint(colon, 10, &nargs) || nargs > MAGNET_ARGS_MAX)
+			return -EINVAL;
+	}
+	s->nargs = nargs;
+	plus = strchr(target, '+');
+	if (plus) {
+		*plus++ = '\0';
+		if (s->type == MAGNET_PROBE_KRETPROBE || kstrtouint(plus, 0, &s->offset))
+			return -EINVAL;
+	}
+	if (!*target)
+		return -EINVAL;
+	s->symbol = target;
+	return mg_spec_check(s, NULL);
 }
 
 /* Register every probe of a comma-separated list; all or nothing. */
@@ -284,48 +587,35 @@ int mg_probes_add_list(const char *list)
 	cur = copy;
 	while ((spec = strsep(&cur, ",")) != NULL) {
 		char shown[KSYM_NAME_LEN + 32];
-		int id;
+		struct mg_probe_spec s;
 
 		if (!*spec)
 			continue;
 		strscpy(shown, spec, sizeof(shown));
-		p = mg_probe_parse(spec);
-		if (IS_ERR(p)) {
+		ret = mg_probe_parse(spec, &s);
+		if (ret) {
 			pr_err("probe '%s': bad spec, expected kprobe:SYMBOL[+OFFSET][:NARGS[:LEN@ARG]] or kretprobe:SYMBOL[:NARGS[:LEN@ARG]], NARGS and ARG 0..%d, args and capture within %d bytes\n",
 			       shown, MAGNET_ARGS_MAX, MAGNET_PAYLOAD_MAX);
+			goto err;
+		}
+		p = mg_probe_add(&s, NULL);
+		if (IS_ERR(p)) {
 			ret = PTR_ERR(p);
+			if (ret != -EEXIST)
+				pr_err("probe '%s': %s (%d)\n", shown, mg_register_error(ret), ret);
+			else
+				pr_err("probe '%s': given twice\n", shown);
 			goto err;
 		}
-		p->hits = alloc_percpu(unsigned long);
-		id = ida_alloc_range(&mg_ids, MAGNET_EVENT_FIRST_DYNAMIC, MAGNET_EVENT_MAX,
-				     GFP_KERNEL);
-		if (!p->hits || id < 0) {
-			ret = -ENOMEM;
-			mg_probe_free(p);
-			goto err;
-		}
-		p->id = id;
-		ret = mg_probe_register(p);
-		if (ret) {
-			pr_err("probe '%s': %s (%d)\n", shown, mg_register_error(ret), ret);
-			mg_probe_free(p);
-			goto err;
-		}
-		list_add_tail(&p->node, &added);
+		list_move_tail(&p->node, &added);
 	}
 	list_splice_tail(&added, &mg_probes);
 	mutex_unlock(&mg_probes_lock);
 	kfree(copy);
 	return 0;
 err:
-	list_for_each_entry_safe(p, tmp, &added, node) {
-		if (p->type == MG_KPROBE)
-			unregister_kprobe(&p->kp);
-		else
-			unregister_kretprobe(&p->rp);
-		list_del(&p->node);
-		mg_probe_free(p);
-	}
+	list_for_each_entry_safe(p, tmp, &added, node)
+		mg_probe_del(p);
 	mutex_unlock(&mg_probes_lock);
 	kfree(copy);
 	return ret;
@@ -345,16 +635,13 @@ void mg_probes_exit(void)
 	kps = kcalloc(n ? n : 1, sizeof(*kps), GFP_KERNEL);
 	rps = kcalloc(n ? n : 1, sizeof(*rps), GFP_KERNEL);
 	list_for_each_entry(p, &mg_probes, node) {
-		if (!kps || !rps) {	/* no memory for batching: one by one */
-			if (p->type == MG_KPROBE)
-				unregister_kprobe(&p->kp);
-			else
-				unregister_kretprobe(&p->rp);
-		} else if (p->type == MG_KPROBE) {
+		WARN_ON_ONCE(p->type == MAGNET_PROBE_CUSTOM);	/* its module pins us */
+		if (!kps || !rps || p->type == MAGNET_PROBE_CUSTOM)
+			mg_probe_unregister(p);	/* no memory for batching */
+		else if (p->type == MAGNET_PROBE_KPROBE)
 			kps[nk++] = &p->kp;
-		} else {
+		else
 			rps[nr++] = &p->rp;
-		}
 	}
 	if (nk)
 		unregister_kprobes(kps, nk);
@@ -369,22 +656,31 @@ void mg_probes_exit(void)
 	kfree(rps);
 }
 
+static const char *mg_type_name(const struct mg_probe *p)
+{
+	switch (p->type) {
+	case MAGNET_PROBE_KPROBE:
+		return "kprobe";
+	case MAGNET_PROBE_KRETPROBE:
+		return "kretprobe";
+	default:
+		return "custom";
+	}
+}
+
 int mg_probes_show(struct seq_file *m, void *v)
 {
+	struct mg_probe_pcpu sum;
 	struct mg_probe *p;
 
 	mutex_lock(&mg_probes_lock);
 	list_for_each_entry(p, &mg_probes, node) {
-		unsigned long hits = 0, missed;
-		unsigned int cpu;
-
-		for_each_possible_cpu(cpu)
-			hits += *per_cpu_ptr(p->hits, cpu);
-		missed = p->type == MG_KPROBE ? p->kp.nmissed : p->rp.kp.nmissed + p->rp.nmissed;
-		seq_printf(m, "%u\t%s\t%s", p->id, mg_type_name(p), p->symbol);
+		mg_probe_sum(p, &sum);
+		seq_printf(m, "%u\t%s\t%s", p->id, mg_type_name(p),
+			   p->type == MAGNET_PROBE_CUSTOM ? p->name : p->symbol);
 		if (p->offset)
 			seq_printf(m, "+%u", p->offset);
-		seq_printf(m, "\t%u\t%lu\t%lu", p->nargs, hits, missed);
+		seq_printf(m, "\t%u\t%lu\t%lu", p->nargs, sum.hits, mg_probe_missed(p));
 		if (p->capture_len)
 			seq_printf(m, "\t%u@%u", p->capture_len, p->capture_arg);
 		seq_putc(m, '\n');

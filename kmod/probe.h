@@ -2,10 +2,90 @@
 #ifndef _MAGNET_PROBE_H
 #define _MAGNET_PROBE_H
 
+#include <linux/kprobes.h>
+#include <linux/mutex.h>
+#include <linux/netlink.h>
+#include <linux/rcupdate.h>
+#include <linux/magnet.h>
+
 struct seq_file;
+struct mg_filter_set;
+
+/* What user space (netlink, probes=) or a module (kapi) asks for. */
+struct mg_probe_spec {
+	u8 type;		/* enum magnet_probe_type */
+	u8 nargs;
+	u8 capture_arg;
+	u8 handler;		/* enum magnet_handler */
+	u16 capture_len;
+	u32 flags;		/* MAGNET_PROBE_F_* */
+	unsigned int offset;
+	const char *symbol;
+	const char *name;	/* NULL: the default name */
+	struct module *owner;	/* custom events: the registering module */
+};
+
+/* Counters of one probe on one CPU: hits = filtered + sampled + recorded + lost. */
+struct mg_probe_pcpu {
+	unsigned long hits;
+	unsigned long filtered;
+	unsigned long sampled;
+	unsigned long recorded;
+	unsigned long lost;
+	unsigned long alarms;
+	unsigned long alarms_dropped;
+	unsigned long sample_count;
+};
+
+struct mg_probe {
+	struct list_head node;		/* mg_probes, under mg_probes_lock */
+	u16 id;
+	u8 type;
+	u8 nargs;
+	u8 capture_arg;
+	u8 handler;
+	u16 capture_len;
+	u32 flags;
+	unsigned int offset;
+	u32 sample_every;
+	u64 sample_interval;
+	atomic64_t sample_last;
+	u32 next_filter_id;
+	struct module *owner;
+	struct mg_probe_pcpu __percpu *pc;
+	struct mg_filter_set __rcu *filters;
+	char symbol[KSYM_NAME_LEN];
+	char name[KSYM_NAME_LEN + 16];
+	union {
+		struct kprobe kp;
+		struct kretprobe rp;
+	};
+};
+
+extern struct mutex mg_probes_lock;
+extern struct list_head mg_probes;
+extern unsigned int mg_probes_generation;
 
 int mg_probes_add_list(const char *spec);
 void mg_probes_exit(void);
 int mg_probes_show(struct seq_file *m, void *v);
+
+/* Control operations: call with mg_probes_lock held. */
+struct mg_probe *mg_probe_add(const struct mg_probe_spec *spec, struct netlink_ext_ack *extack);
+int mg_probe_del(struct mg_probe *p);
+struct mg_probe *mg_probe_find(int id, const char *name);
+int mg_probe_set_flags(struct mg_probe *p, u32 flags);
+void mg_probe_sum(const struct mg_probe *p, struct mg_probe_pcpu *sum);
+unsigned long mg_probe_missed(const struct mg_probe *p);
+const char *mg_handler_name(u8 handler);
+
+/*
+ * The probe path before the ring: filters, then sampling, each counted.
+ * True means: write the record (and count recorded or lost after).
+ */
+bool mg_probe_pass(struct mg_probe *p, u64 abstract_id);
+void mg_probe_alarm(struct mg_probe *p, u64 abstract_id, u64 ts);
+struct mg_ring;
+void mg_probe_done(struct mg_probe *p, struct mg_ring *rb, struct magnet_record *rec);
 
 #endif /* _MAGNET_PROBE_H */

@@ -228,7 +228,9 @@
  * --------
  *
  * "generic": the record layout of PAYLOADS above.
- * "sock": for functions whose first argument is a struct sock * (e.g.
+ * "raw": not selectable; events of kernel modules (include/magnet/kapi.h)
+ *   carry struct magnet_raw, MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_RAW.
+ * "sock": kprobes only, for functions whose first argument is a struct sock * (e.g.
  *   tcp_sendmsg, udp_sendmsg, tcp_cleanup_rbuf): the payload is struct
  *   magnet_sock, MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_SOCK, and
  *   the abstract id is the socket's address. Which job sends what to
@@ -283,6 +285,14 @@ enum magnet_reserved_event {
 enum magnet_handler {
 	MAGNET_HANDLER_GENERIC = 0,
 	MAGNET_HANDLER_SOCK = 1,
+	MAGNET_HANDLER_RAW = 2,		/* events logged by kernel modules */
+};
+
+/* Payload of an event a kernel module logs with magnet_log(). */
+struct magnet_raw {
+	__u32 len;		/* bytes of data; the record pads to 8 */
+	__u32 reserved;		/* zero */
+	__u8 data[];
 };
 
 /* Payload of the "sock" handler; addresses and ports in network order. */
