@@ -16,8 +16,8 @@
 #include "probe.h"
 
 static const struct nla_policy mg_probe_policy[MAGNET_PROBE_A_MAX + 1] = {
-	[MAGNET_PROBE_A_ID] = NLA_POLICY_RANGE(NLA_U16, MAGNET_EVENT_FIRST_DYNAMIC,
-					       MAGNET_EVENT_MAX),
+	/* (policy bounds are s16: 65535 would read as -1, so no max here) */
+	[MAGNET_PROBE_A_ID] = NLA_POLICY_MIN(NLA_U16, MAGNET_EVENT_FIRST_DYNAMIC),
 	[MAGNET_PROBE_A_NAME] = { .type = NLA_NUL_STRING, .len = KSYM_NAME_LEN + 15 },
 	[MAGNET_PROBE_A_TYPE] = NLA_POLICY_RANGE(NLA_U8, MAGNET_PROBE_KPROBE,
 						 MAGNET_PROBE_KRETPROBE),

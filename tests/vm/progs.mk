@@ -4,3 +4,9 @@ $(BUILD)/tests/vm/mgtest: $(BUILD)/tests/vm/mgtest.o
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ -laio
 USER_BINS += $(BUILD)/tests/vm/mgtest
 GUEST_FILES += $(BUILD)/tests/vm/mgtest:/magnet/bin/mgtest
+
+$(BUILD)/tests/vm/nltest: $(BUILD)/tests/vm/nltest.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
+USER_BINS += $(BUILD)/tests/vm/nltest
+GUEST_FILES += $(BUILD)/tests/vm/nltest:/magnet/bin/nltest

@@ -144,7 +144,8 @@
  * CAP_SYS_ADMIN (probes see all of the kernel): EPERM otherwise; joining
  * the alarm group needs CAP_NET_ADMIN. Attributes are validated
  * strictly: unknown attributes, wrong types or lengths, and unknown flag
- * bits are rejected with EINVAL, and every refusal carries an extended-ACK
+ * bits are rejected with EINVAL, values outside an attribute's range with
+ * ERANGE, unknown commands with EOPNOTSUPP, and every refusal carries an extended-ACK
  * message saying why (and, where it applies, which attribute). Commands
  * are serialised. A probe is named by MAGNET_PROBE_A_ID or, alternatively,
  * MAGNET_PROBE_A_NAME, in the MAGNET_A_PROBE nest.

@@ -1,0 +1,14 @@
+#!/bin/sh
+# 1000 add/filter/sample/remove cycles while the probed function fires on
+# another CPU; afterwards no probe is left and memory is back to baseline.
+. ./lib.sh
+slab_objs() { awk '/^kmalloc-/ { n += $2 } END { print n }' /proc/slabinfo; }
+load
+nltest cycles 20 >/dev/null || fail "warm-up cycles"
+s0=$(slab_objs)
+nltest cycles 1000 || fail "cycles"
+s1=$(slab_objs)
+[ -z "$(cat /sys/kernel/debug/magnet/probes)" ] || fail "probes left: $(cat /sys/kernel/debug/magnet/probes)"
+echo "kmalloc objects $s0 -> $s1"
+[ "$s1" -le $((s0 + 200)) ] || fail "kmalloc objects grew by $((s1 - s0)) over 1000 cycles"
+unload
