@@ -17,6 +17,9 @@
  *   mgtest hold MODE             block forever in read | poll | aio
  *   mgtest fire SECONDS          getpid as fast as possible (a load)
  *   mgtest fire-n N              exactly N getpid, nothing else
+ *   mgtest sock N                N TCP sends on 127.0.0.1: the sock handler
+ *                                names both ends (needs tcp_sendmsg with
+ *                                handler sock)
  *   mgtest capture N             captured write and read buffers (needs
  *                                kprobe:vfs_write:3:64@1 and
  *                                kretprobe:vfs_read:3:64@1)
@@ -24,6 +27,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libaio.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -33,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -742,6 +748,64 @@ static int cmd_capture(int n)
 	return 0;
 }
 
+struct sock_ctx {
+	unsigned long seen;
+	int port;
+};
+
+static void each_sock(const struct magnet_record *rec, void *ctx)
+{
+	const struct magnet_sock *ms = (const void *)rec->payload;
+	struct sock_ctx *c = ctx;
+	const unsigned char lo[4] = { 127, 0, 0, 1 };
+
+	if (MAGNET_REC_HANDLER(rec->flags) != MAGNET_HANDLER_SOCK ||
+	    rec->size != MAGNET_RECORD_HEADER + sizeof(*ms))
+		die("sock record: flags %#x size %u", rec->flags, rec->size);
+	if (ms->family != AF_INET || ms->protocol != IPPROTO_TCP || ms->state != 1 /* ESTABLISHED */)
+		die("sock record: family %u proto %u state %u", ms->family, ms->protocol, ms->state);
+	if (memcmp(ms->saddr, lo, 4) || memcmp(ms->daddr, lo, 4))
+		die("sock record: not 127.0.0.1 on both ends");
+	if (ntohs(ms->dport) != c->port || ms->size != 100)
+		die("sock record: dport %u size %llu, want %d and 100", ntohs(ms->dport),
+		    (unsigned long long)ms->size, c->port);
+	c->seen++;
+}
+
+static int cmd_sock(int n)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sock_ctx c = { 0 };
+	struct seen s = { .event = need_probe("kprobe", "tcp_sendmsg"), .tgid = getpid(),
+			  .each = each_sock, .ctx = &c };
+	socklen_t len = sizeof(sa);
+	int lfd, cfd, afd;
+	char msg[100] = { 0 }, rbuf[4096];
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1) ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &len))
+		die("listen on 127.0.0.1: %s", strerror(errno));
+	c.port = ntohs(sa.sin_port);
+	cfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (connect(cfd, (struct sockaddr *)&sa, sizeof(sa)) || (afd = accept(lfd, NULL, NULL)) < 0)
+		die("connect: %s", strerror(errno));
+	open_all(0);
+	drain_nonblock(NULL);
+	for (int i = 0; i < n; i++) {
+		if (send(cfd, msg, sizeof(msg), 0) != sizeof(msg))
+			die("send");
+		if (recv(afd, rbuf, sizeof(msg), MSG_WAITALL) != sizeof(msg))
+			die("recv");
+	}
+	drain_nonblock(&s);
+	if (c.seen != (unsigned long)n)
+		die("%d sends, %lu sock records", n, c.seen);
+	printf("sock: %d TCP sends, each recorded as 127.0.0.1 -> 127.0.0.1:%d, 100 bytes\n", n,
+	       c.port);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	buf = aligned_alloc(4096, BUF_SIZE);
@@ -765,8 +829,10 @@ int main(int argc, char **argv)
 		return cmd_fire(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "fire-n"))
 		return cmd_fire_n(atoi(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "sock"))
+		return cmd_sock(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "capture"))
 		return cmd_capture(atoi(argv[2]));
-	fprintf(stderr, "usage: mgtest getpid|args|account|overwrite|fire-n|capture N | deliver MODE | ebusy | hold MODE | fire SECONDS\n");
+	fprintf(stderr, "usage: mgtest getpid|args|account|overwrite|fire-n|capture|sock N | deliver MODE | ebusy | hold MODE | fire SECONDS\n");
 	return 1;
 }

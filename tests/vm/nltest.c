@@ -13,6 +13,7 @@
  *   nltest fuzz N         N malformed messages: errors only, module intact
  *   nltest cycles N       N add/remove cycles while probes fire
  *   nltest kapi           the sample module's event through filters
+ *   nltest add-sock SYM   add a kprobe on SYM with the sock handler
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -818,6 +819,34 @@ static int cmd_kapi(void)
 	return 0;
 }
 
+static int cmd_add_sock(const char *sym)
+{
+	struct msg m, r = { 0 };
+	int ret;
+
+	msg_init(&m, family, MAGNET_CMD_PROBE_ADD, 0);
+	nest(&m, MAGNET_A_PROBE);
+	put_u8(&m, MAGNET_PROBE_A_TYPE, MAGNET_PROBE_KPROBE);
+	put_str(&m, MAGNET_PROBE_A_SYMBOL, sym);
+	put_str(&m, MAGNET_PROBE_A_HANDLER, "sock");
+	end(&m);
+	ret = talk(&m, &r, NULL, NULL);
+	if (ret)
+		die("add %s with the sock handler: %s (%s)", sym, strerror(-ret), errmsg);
+	/* the sock handler takes no arguments */
+	msg_init(&m, family, MAGNET_CMD_PROBE_ADD, 0);
+	nest(&m, MAGNET_A_PROBE);
+	put_u8(&m, MAGNET_PROBE_A_TYPE, MAGNET_PROBE_KPROBE);
+	put_str(&m, MAGNET_PROBE_A_SYMBOL, sym);
+	put_str(&m, MAGNET_PROBE_A_NAME, "sock-with-args");
+	put_u8(&m, MAGNET_PROBE_A_NARGS, 2);
+	put_str(&m, MAGNET_PROBE_A_HANDLER, "sock");
+	end(&m);
+	expect_err(talk(&m, NULL, NULL, NULL), EINVAL, "sock", "sock handler with args");
+	printf("added %s with the sock handler\n", sym);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -843,6 +872,8 @@ int main(int argc, char **argv)
 		return cmd_fuzz(atoi(argv[2]));
 	if (!strcmp(argv[1], "cycles") && argc > 2)
 		return cmd_cycles(atoi(argv[2]));
+	if (!strcmp(argv[1], "add-sock") && argc > 2)
+		return cmd_add_sock(argv[2]);
 	fprintf(stderr, "nltest: unknown command %s\n", argv[1]);
 	return 1;
 }
