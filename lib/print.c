@@ -10,10 +10,14 @@
  * A capture prints as a quoted, escaped prefix in text (a line stays
  * readable however long the capture) and as hex of every valid byte in
  * JSON (the data is usually binary, and JSON strings cannot hold bytes).
+ * The data of a raw record (an event a kernel module logged) prints the
+ * same way.
  */
 #include <errno.h>
 #include <string.h>
 #include <time.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include "print.h"
 #include "record.h"
@@ -125,27 +129,27 @@ static void print_lost(FILE *f, const struct mg_print_opts *o,
 /* Bytes of a capture the text format shows; longer ones end in "...". */
 #define MG_PRINT_CAPTURE_TEXT	64
 
-static void print_capture(FILE *f, const struct mg_print_opts *o,
-			  const struct magnet_capture *c)
+static void print_hex(FILE *f, const unsigned char *data, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
-	__u32 i, n = c->len;
+	size_t i;
 
-	if (o->json) {
-		fprintf(f, ",\"capture\":{\"arg\":%u,\"len\":%u,\"hex\":\"",
-			c->arg, c->len);
-		for (i = 0; i < n; i++) {
-			putc(hex[c->data[i] >> 4], f);
-			putc(hex[c->data[i] & 15], f);
-		}
-		fputs("\"}", f);
-		return;
+	for (i = 0; i < len; i++) {
+		putc(hex[data[i] >> 4], f);
+		putc(hex[data[i] & 15], f);
 	}
-	fprintf(f, " cap=%u@arg%u \"", c->len, c->arg);
+}
+
+/* Text: a space, then the data quoted and escaped, cut at 64 bytes with "...". */
+static void print_escaped(FILE *f, const unsigned char *data, size_t len)
+{
+	size_t i, n = len;
+
 	if (n > MG_PRINT_CAPTURE_TEXT)
 		n = MG_PRINT_CAPTURE_TEXT;
+	fputs(" \"", f);
 	for (i = 0; i < n; i++) {
-		unsigned char b = c->data[i];
+		unsigned char b = data[i];
 
 		if (b == '"' || b == '\\')
 			fprintf(f, "\\%c", b);
@@ -155,8 +159,98 @@ static void print_capture(FILE *f, const struct mg_print_opts *o,
 			fprintf(f, "\\x%02x", b);
 	}
 	putc('"', f);
-	if (c->len > n)
+	if (len > n)
 		fputs("...", f);
+}
+
+static void print_capture(FILE *f, const struct mg_print_opts *o,
+			  const struct magnet_capture *c)
+{
+	if (o->json) {
+		fprintf(f, ",\"capture\":{\"arg\":%u,\"len\":%u,\"hex\":\"",
+			c->arg, c->len);
+		print_hex(f, c->data, c->len);
+		fputs("\"}", f);
+		return;
+	}
+	fprintf(f, " cap=%u@arg%u", c->len, c->arg);
+	print_escaped(f, c->data, c->len);
+}
+
+static void print_raw(FILE *f, const struct mg_print_opts *o,
+		      const struct magnet_raw *raw)
+{
+	if (o->json) {
+		fprintf(f, ",\"raw\":{\"len\":%u,\"hex\":\"", raw->len);
+		print_hex(f, raw->data, raw->len);
+		fputs("\"}", f);
+		return;
+	}
+	fprintf(f, " raw len=%u", raw->len);
+	print_escaped(f, raw->data, raw->len);
+}
+
+/* include/net/tcp_states.h; UDP and other inet sockets use them too. */
+static const char *const tcp_states[] = {
+	[1] = "ESTABLISHED", [2] = "SYN_SENT", [3] = "SYN_RECV",
+	[4] = "FIN_WAIT1", [5] = "FIN_WAIT2", [6] = "TIME_WAIT",
+	[7] = "CLOSE", [8] = "CLOSE_WAIT", [9] = "LAST_ACK", [10] = "LISTEN",
+	[11] = "CLOSING", [12] = "NEW_SYN_RECV", [13] = "BOUND_INACTIVE",
+};
+
+static const char *sock_state_name(unsigned int state)
+{
+	if (state < sizeof(tcp_states) / sizeof(tcp_states[0]) &&
+	    tcp_states[state])
+		return tcp_states[state];
+	return "unknown";
+}
+
+/* "tcp", "udp", or "ipprotoN" for the rest. */
+static const char *sock_proto_name(char *buf, size_t len, unsigned int proto)
+{
+	if (proto == 6)
+		return "tcp";
+	if (proto == 17)
+		return "udp";
+	snprintf(buf, len, "ipproto%u", proto);
+	return buf;
+}
+
+static void print_sock(FILE *f, const struct mg_print_opts *o,
+		       const struct magnet_sock *s)
+{
+	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN], proto[16];
+	bool inet = s->family == AF_INET;
+	const char *pname;
+
+	if (s->family != AF_INET && s->family != AF_INET6) {
+		/* Not an inet socket (or none): no addresses to show. */
+		if (o->json)
+			fprintf(f, ",\"sock\":{\"family\":null,\"size\":%llu,\"state\":%u}",
+				(unsigned long long)s->size, s->state);
+		else
+			fprintf(f, " sock - size=%llu state=%s(%u)",
+				(unsigned long long)s->size,
+				sock_state_name(s->state), s->state);
+		return;
+	}
+	inet_ntop(s->family, s->saddr, src, sizeof(src));
+	inet_ntop(s->family, s->daddr, dst, sizeof(dst));
+	pname = sock_proto_name(proto, sizeof(proto), s->protocol);
+	if (o->json)
+		fprintf(f, ",\"sock\":{\"family\":\"%s\",\"proto\":\"%s\","
+			"\"src\":\"%s\",\"sport\":%u,\"dst\":\"%s\",\"dport\":%u,"
+			"\"size\":%llu,\"state\":%u}",
+			inet ? "inet" : "inet6", pname, src, ntohs(s->sport),
+			dst, ntohs(s->dport), (unsigned long long)s->size,
+			s->state);
+	else
+		fprintf(f, inet ? " sock %s %s:%u -> %s:%u size=%llu state=%s(%u)"
+				: " sock %s [%s]:%u -> [%s]:%u size=%llu state=%s(%u)",
+			pname, src, ntohs(s->sport), dst, ntohs(s->dport),
+			(unsigned long long)s->size,
+			sock_state_name(s->state), s->state);
 }
 
 static void print_probe(FILE *f, const struct mg_print_opts *o,
@@ -171,14 +265,23 @@ static void print_probe(FILE *f, const struct mg_print_opts *o,
 		fprintf(f, ",\"cpu\":%u,\"pid\":%u,\"tgid\":%u,\"id\":%u,\"event\":",
 			r->cpu, r->pid, r->tgid, r->event_id);
 		mg_print_json_string(f, name);
-		fprintf(f, ",\"type\":\"%s\",\"abstract\":\"0x%llx\",\"args\":[",
-			ret ? "kretprobe" : "kprobe",
-			(unsigned long long)r->abstract_id);
+		fprintf(f, ",\"type\":\"%s\",\"abstract\":\"0x%llx\"",
+			mg_record_type(r), (unsigned long long)r->abstract_id);
 	} else {
-		fprintf(f, " %u %u/%u %s(%u) abstract=0x%llx args=[",
+		fprintf(f, " %u %u/%u %s(%u) abstract=0x%llx",
 			r->cpu, r->pid, r->tgid, name, r->event_id,
 			(unsigned long long)r->abstract_id);
 	}
+	/* Named handlers have their own payload, and no args. */
+	switch (mg_record_handler(r)) {
+	case MAGNET_HANDLER_SOCK:
+		print_sock(f, o, mg_record_sock(r));
+		goto out;
+	case MAGNET_HANDLER_RAW:
+		print_raw(f, o, mg_record_raw(r));
+		goto out;
+	}
+	fputs(o->json ? ",\"args\":[" : " args=[", f);
 	for (i = 0; i < n; i++)
 		fprintf(f, o->json ? "%s\"0x%llx\"" : "%s0x%llx", i ? "," : "",
 			(unsigned long long)args[i]);
@@ -190,6 +293,7 @@ static void print_probe(FILE *f, const struct mg_print_opts *o,
 			(unsigned long long)mg_record_latency(r));
 	if (mg_record_has_capture(r))
 		print_capture(f, o, mg_record_capture(r));
+out:
 	if (o->json)
 		putc('}', f);
 }

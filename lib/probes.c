@@ -58,6 +58,10 @@ static int parse_line(struct mg_probe *p, char *line)
 	unsigned int cap_len = 0, cap_arg = 0;
 	size_t n = split_tabs(line, f, 8);
 
+	/*
+	 * The type is not checked: kprobe, kretprobe and custom (a kernel
+	 * module's event, target its name, nargs 0) all name events alike.
+	 */
 	if (n < 4 || parse_u64(f[0], &id) || parse_u64(f[3], &nargs) ||
 	    id > MAGNET_EVENT_MAX || nargs > MAGNET_ARGS_MAX || !*f[2])
 		return -1;

@@ -2,7 +2,10 @@
 /*
  * The probe table: text of magnet/probes, one line per probe,
  * "id\ttype\ttarget\tnargs\thits\tmissed[\tLEN@ARG]" (the last column only
- * for probes that capture memory). Gives names to event ids.
+ * for probes that capture memory). Gives names to event ids. type is
+ * kprobe, kretprobe or custom (an event a kernel module registered; target
+ * is the event's name); the type is kept as text, so a table with types
+ * added later still names its events.
  */
 #ifndef MAGNET_LIB_PROBES_H
 #define MAGNET_LIB_PROBES_H
@@ -13,8 +16,9 @@
 struct mg_probe {
 	unsigned int id;
 	unsigned int nargs;
-	char *type;		/* "kprobe", "kretprobe" */
-	char *target;		/* function name, e.g. "tcp_sendmsg" */
+	char *type;		/* "kprobe", "kretprobe", "custom" */
+	char *target;		/* function name, e.g. "tcp_sendmsg"; for
+				 * custom, the event's name */
 	__u64 hits;		/* as of when the table was read */
 	__u64 missed;
 	unsigned int capture_len;	/* bytes captured per hit; 0: none */

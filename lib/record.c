@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "record.h"
 
@@ -22,12 +23,17 @@ static const char *const mg_rec_reasons[MG_REC_NERR] = {
 	[MG_REC_RESERVED]	= "reserved field not zero",
 	[MG_REC_PAD]		= "padding record (event id 0)",
 	[MG_REC_EVENT]		= "reserved event id (2..15)",
-	[MG_REC_FLAGS]		= "undefined flags or more than 6 arguments",
+	[MG_REC_FLAGS]		= "flags undefined (for this layout) or more than 6 arguments",
 	[MG_REC_LAYOUT]		= "record size does not match its layout",
 	[MG_REC_MISALIGNED]	= "record not 8-byte aligned",
 	[MG_REC_CAPTURE_LEN]	= "capture length does not match the record size",
 	[MG_REC_CAPTURE_ARG]	= "capture argument not 0..5",
 	[MG_REC_CAPTURE_PAD]	= "capture bytes past its length not zero",
+	[MG_REC_HANDLER]	= "unknown handler (flags bits 8..11 above 2)",
+	[MG_REC_SOCK_FAMILY]	= "sock record family neither 0, AF_INET nor AF_INET6",
+	[MG_REC_RAW_LEN]	= "raw length does not match the record size",
+	[MG_REC_RAW_RESERVED]	= "raw reserved field not zero",
+	[MG_REC_RAW_PAD]	= "raw bytes past its length not zero",
 };
 
 const char *mg_record_strerror(int err)
@@ -62,6 +68,52 @@ static int check_capture(const struct magnet_record *r, size_t fixed)
 		if (c->data[i])
 			return -MG_REC_CAPTURE_PAD;
 	return 0;
+}
+
+/* "sock": exactly struct magnet_sock, an inet family or none. */
+static int check_sock(const struct magnet_record *r)
+{
+	const struct magnet_sock *s = (const struct magnet_sock *)r->payload;
+
+	if (r->flags != MAGNET_HANDLER_SOCK << MAGNET_REC_HANDLER_SHIFT)
+		return -MG_REC_FLAGS;
+	if (r->size != MG_RECORD_SOCK_SIZE)
+		return -MG_REC_LAYOUT;
+	if (s->family != 0 && s->family != AF_INET && s->family != AF_INET6)
+		return -MG_REC_SOCK_FAMILY;
+	return 0;
+}
+
+/* "raw": struct magnet_raw, len bytes, zeros to the next multiple of 8. */
+static int check_raw(const struct magnet_record *r)
+{
+	const struct magnet_raw *raw = (const struct magnet_raw *)r->payload;
+	size_t room, i;
+
+	if (r->flags != MAGNET_HANDLER_RAW << MAGNET_REC_HANDLER_SHIFT)
+		return -MG_REC_FLAGS;
+	if (r->size < MAGNET_RECORD_HEADER + sizeof(*raw))
+		return -MG_REC_LAYOUT;
+	if (raw->reserved)
+		return -MG_REC_RAW_RESERVED;
+	room = r->size - MAGNET_RECORD_HEADER - sizeof(*raw);
+	/* len rounds up to room: within its last 8 bytes, or 0 if empty. */
+	if (raw->len > room ||
+	    (room && raw->len <= room - MAGNET_RECORD_ALIGN))
+		return -MG_REC_RAW_LEN;
+	for (i = raw->len; i < room; i++)
+		if (raw->data[i])
+			return -MG_REC_RAW_PAD;
+	return 0;
+}
+
+const char *mg_record_type(const struct magnet_record *r)
+{
+	if (mg_record_is_lost(r))
+		return "lost";
+	if (mg_record_handler(r) == MAGNET_HANDLER_RAW)
+		return "custom";
+	return mg_record_is_return(r) ? "kretprobe" : "kprobe";
 }
 
 int mg_record_check(const void *buf, size_t len, size_t off)
@@ -106,8 +158,18 @@ int mg_record_check(const void *buf, size_t len, size_t off)
 		break;
 	}
 
-	if (r->flags & ~MG_REC_FLAGS_KNOWN)
+	if (r->flags & ~(MG_REC_FLAGS_KNOWN | MAGNET_REC_HANDLER_MASK))
 		return -MG_REC_FLAGS;
+	switch (MAGNET_REC_HANDLER(r->flags)) {
+	case MAGNET_HANDLER_GENERIC:
+		break;
+	case MAGNET_HANDLER_SOCK:
+		return check_sock(r);
+	case MAGNET_HANDLER_RAW:
+		return check_raw(r);
+	default:
+		return -MG_REC_HANDLER;
+	}
 	if (MAGNET_REC_NARGS(r->flags) > MAGNET_ARGS_MAX)
 		return -MG_REC_FLAGS;
 	fixed = mg_record_probe_size(r->flags & MAGNET_REC_RETURN,
@@ -227,6 +289,49 @@ ssize_t mg_record_encode_kretprobe_cap(void *buf, size_t len,
 {
 	return encode_probe(buf, len, h, true, retval, latency_ns, args, nargs,
 			    cap);
+}
+
+ssize_t mg_record_encode_sock(void *buf, size_t len,
+			      const struct mg_record_hdr *h,
+			      const struct magnet_sock *sock)
+{
+	struct magnet_record *r = buf;
+
+	if (h->event_id < MAGNET_EVENT_FIRST_DYNAMIC ||
+	    (sock->family != 0 && sock->family != AF_INET &&
+	     sock->family != AF_INET6))
+		return -EINVAL;
+	if (len < MG_RECORD_SOCK_SIZE)
+		return -ENOSPC;
+	fill_header(r, h, MG_RECORD_SOCK_SIZE, h->event_id,
+		    MAGNET_HANDLER_SOCK << MAGNET_REC_HANDLER_SHIFT);
+	memcpy(r->payload, sock, sizeof(*sock));
+	return MG_RECORD_SOCK_SIZE;
+}
+
+ssize_t mg_record_encode_raw(void *buf, size_t len,
+			     const struct mg_record_hdr *h,
+			     const void *data, size_t dlen)
+{
+	struct magnet_record *r = buf;
+	struct magnet_raw *raw;
+	size_t size;
+
+	if (h->event_id < MAGNET_EVENT_FIRST_DYNAMIC || (dlen && !data) ||
+	    dlen > MAGNET_PAYLOAD_MAX - sizeof(*raw))
+		return -EINVAL;
+	size = mg_record_raw_size(dlen);
+	if (len < size)
+		return -ENOSPC;
+	fill_header(r, h, size, h->event_id,
+		    MAGNET_HANDLER_RAW << MAGNET_REC_HANDLER_SHIFT);
+	raw = (struct magnet_raw *)r->payload;
+	raw->len = dlen;
+	raw->reserved = 0;
+	memset(raw->data, 0, size - MAGNET_RECORD_HEADER - sizeof(*raw));
+	if (dlen)
+		memcpy(raw->data, data, dlen);
+	return size;
 }
 
 ssize_t mg_record_encode_lost(void *buf, size_t len,

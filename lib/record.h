@@ -22,13 +22,19 @@ enum mg_rec_err {
 	MG_REC_RESERVED,	/* reserved field not zero */
 	MG_REC_PAD,		/* event id 0: ring padding leaked to a reader */
 	MG_REC_EVENT,		/* event id 2..15: reserved, undefined */
-	MG_REC_FLAGS,		/* undefined flag bits, or nargs > MAGNET_ARGS_MAX */
+	MG_REC_FLAGS,		/* undefined flag bits (a named handler's layout has
+				 * none but the handler), or nargs > 6 */
 	MG_REC_LAYOUT,		/* size does not match the layout flags describe */
 	MG_REC_MISALIGNED,	/* record not 8-byte aligned in memory */
 	MG_REC_CAPTURE_LEN,	/* capture len neither 0 nor the data the record holds */
 	MG_REC_CAPTURE_ARG,	/* capture arg > 5: no such argument register */
 	MG_REC_CAPTURE_PAD,	/* capture bytes past len (alignment, or all of an
 				 * unreadable capture) not zero */
+	MG_REC_HANDLER,		/* handler (flags bits 8..11) not 0, 1 or 2 */
+	MG_REC_SOCK_FAMILY,	/* sock: family neither 0, AF_INET nor AF_INET6 */
+	MG_REC_RAW_LEN,		/* raw: len does not match the record size */
+	MG_REC_RAW_RESERVED,	/* raw: reserved field not zero */
+	MG_REC_RAW_PAD,		/* raw: alignment bytes past len not zero */
 	MG_REC_NERR
 };
 
@@ -61,6 +67,20 @@ static inline size_t mg_record_capture_size(bool ret, unsigned int nargs,
 {
 	return (mg_record_probe_size(ret, nargs) +
 		sizeof(struct magnet_capture) + cap_len + 7) & ~(size_t)7;
+}
+
+/* Size of a "sock" handler record: header and struct magnet_sock. */
+#define MG_RECORD_SOCK_SIZE \
+	(MAGNET_RECORD_HEADER + sizeof(struct magnet_sock))
+
+/*
+ * Size of a "raw" record holding len data bytes: header, struct magnet_raw
+ * and the data, rounded up to 8. May exceed MAGNET_RECORD_MAX.
+ */
+static inline size_t mg_record_raw_size(size_t len)
+{
+	return (MAGNET_RECORD_HEADER + sizeof(struct magnet_raw) + len + 7) &
+	       ~(size_t)7;
 }
 
 /* Header fields the encoders take; size, flags, reserved are computed. */
@@ -109,6 +129,22 @@ ssize_t mg_record_encode_kretprobe_cap(void *buf, size_t len,
 				       __s64 retval, __u64 latency_ns,
 				       const __u64 *args, unsigned int nargs,
 				       const struct mg_record_cap *cap);
+/*
+ * A "sock" handler record (flags MAGNET_HANDLER_SOCK only, size
+ * MG_RECORD_SOCK_SIZE). -EINVAL also for a family other than 0, AF_INET
+ * or AF_INET6.
+ */
+ssize_t mg_record_encode_sock(void *buf, size_t len,
+			      const struct mg_record_hdr *h,
+			      const struct magnet_sock *sock);
+/*
+ * A "raw" record (an event a kernel module logged): dlen bytes of data
+ * (data may be NULL when dlen is 0). -EINVAL also for a record that would
+ * exceed MAGNET_RECORD_MAX (dlen > MAGNET_PAYLOAD_MAX - 8).
+ */
+ssize_t mg_record_encode_raw(void *buf, size_t len,
+			     const struct mg_record_hdr *h,
+			     const void *data, size_t dlen);
 /* h->event_id is ignored: always MAGNET_EVENT_LOST. */
 ssize_t mg_record_encode_lost(void *buf, size_t len,
 			      const struct mg_record_hdr *h,
@@ -118,6 +154,40 @@ ssize_t mg_record_encode_lost(void *buf, size_t len,
 static inline bool mg_record_is_lost(const struct magnet_record *r)
 {
 	return r->event_id == MAGNET_EVENT_LOST;
+}
+
+/*
+ * The record's handler, enum magnet_handler: MAGNET_HANDLER_GENERIC for
+ * LOST and kprobe/kretprobe layouts (the accessors below), _SOCK for
+ * mg_record_sock(), _RAW for mg_record_raw(). Those two have no args,
+ * return value or capture: mg_record_nargs() is 0, the rest false/NULL.
+ */
+static inline unsigned int mg_record_handler(const struct magnet_record *r)
+{
+	return MAGNET_REC_HANDLER(r->flags);
+}
+
+/* "kprobe", "kretprobe", "custom" (raw) or "lost": the record's kind. */
+const char *mg_record_type(const struct magnet_record *r);
+
+static inline const struct magnet_sock *
+mg_record_sock(const struct magnet_record *r)
+{
+	if (mg_record_handler(r) != MAGNET_HANDLER_SOCK)
+		return NULL;
+	return (const struct magnet_sock *)r->payload;
+}
+
+/*
+ * The payload of a raw record, or NULL for other records. Its len data
+ * bytes are the event's; alignment bytes after them are zero.
+ */
+static inline const struct magnet_raw *
+mg_record_raw(const struct magnet_record *r)
+{
+	if (mg_record_handler(r) != MAGNET_HANDLER_RAW)
+		return NULL;
+	return (const struct magnet_raw *)r->payload;
 }
 
 static inline bool mg_record_is_return(const struct magnet_record *r)

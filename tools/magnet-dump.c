@@ -19,7 +19,7 @@
 
 struct event_count {
 	__u64 count;
-	bool ret;			/* seen with the kretprobe layout */
+	const char *type;		/* from the layout: kprobe, kretprobe, custom */
 };
 
 struct cpu_count {
@@ -162,8 +162,9 @@ static void count(struct dump *d, const struct magnet_record *r, __u32 cpu)
 	}
 	c->records++;
 	d->per_event[r->event_id].count++;
-	if (mg_record_is_return(r))
-		d->per_event[r->event_id].ret = true;
+	/* A kretprobe's records say so; prefer that to a kprobe's. */
+	if (!d->per_event[r->event_id].type || mg_record_is_return(r))
+		d->per_event[r->event_id].type = mg_record_type(r);
 }
 
 static void print_stats(const struct dump *d)
@@ -207,7 +208,7 @@ static void print_stats(const struct dump *d)
 		if (!e->count)
 			continue;
 		printf("%u\t%s\t%s\t%llu\n", i, mg_event_name(pt, i),
-		       p ? p->type : e->ret ? "kretprobe" : "kprobe",
+		       p ? p->type : e->type,
 		       (unsigned long long)e->count);
 	}
 

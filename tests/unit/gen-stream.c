@@ -13,6 +13,10 @@
  * Some probes capture memory (the probes file's 7th column): records carry
  * their capture length of mixed text and binary bytes, 1 in 10 of them
  * unreadable (len 0). The 4000-byte one is rare, to keep the files small.
+ *
+ * One probe uses the "sock" handler (IPv4, IPv6 and non-inet sockets, any
+ * protocol and state) and one is a kernel module's custom event whose raw
+ * records hold 0..200 bytes.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -20,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "record.h"
@@ -30,17 +36,20 @@ static const struct {
 	const char *target;
 	unsigned int nargs;
 	unsigned int cap_len, cap_arg;	/* cap_len 0: no capture */
+	unsigned int handler;		/* enum magnet_handler */
 } probes[] = {
-	{ 16, "kprobe", "tcp_sendmsg", 3, 0, 0 },
-	{ 17, "kretprobe", "tcp_sendmsg", 1, 0, 0 },
-	{ 18, "kprobe", "vfs_write", 6, 0, 0 },
-	{ 19, "kretprobe", "do_sys_openat2", 0, 0, 0 },
-	{ 20, "kprobe", "schedule", 0, 0, 0 },
-	{ 21, "kprobe", "ksys_write", 3, 65, 1 },
-	{ 22, "kretprobe", "ksys_read", 3, 7, 1 },
-	{ 23, "kprobe", "do_unlinkat", 2, 1, 1 },
-	{ 24, "kretprobe", "copy_to_user", 0, 64, 0 },
-	{ 25, "kprobe", "sock_sendmsg", 6, 4000, 5 },
+	{ 16, "kprobe", "tcp_sendmsg", 3, 0, 0, 0 },
+	{ 17, "kretprobe", "tcp_sendmsg", 1, 0, 0, 0 },
+	{ 18, "kprobe", "vfs_write", 6, 0, 0, 0 },
+	{ 19, "kretprobe", "do_sys_openat2", 0, 0, 0, 0 },
+	{ 20, "kprobe", "schedule", 0, 0, 0, 0 },
+	{ 21, "kprobe", "ksys_write", 3, 65, 1, 0 },
+	{ 22, "kretprobe", "ksys_read", 3, 7, 1, 0 },
+	{ 23, "kprobe", "do_unlinkat", 2, 1, 1, 0 },
+	{ 24, "kretprobe", "copy_to_user", 0, 64, 0, 0 },
+	{ 25, "kprobe", "sock_sendmsg", 6, 4000, 5, 0 },
+	{ 26, "kprobe", "tcp_cleanup_rbuf", 0, 0, 0, MAGNET_HANDLER_SOCK },
+	{ 27, "custom", "mymod_request", 0, 0, 0, MAGNET_HANDLER_RAW },
 };
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
 
@@ -98,14 +107,14 @@ static char *fmt_ts(char *buf, unsigned long long ts)
 }
 
 /*
- * docs/magnet-dump.md's text form of a capture, written from the spec
- * rather than shared with lib/print.c: at most 64 bytes, escaped.
+ * docs/magnet-dump.md's text form of capture and raw data, written from
+ * the spec rather than shared with lib/print.c: at most 64 bytes, escaped.
  */
-static int fmt_capture(char *out, size_t size, const unsigned char *data,
-		       unsigned int len, unsigned int arg)
+static int fmt_data(char *out, size_t size, const unsigned char *data,
+		    unsigned int len)
 {
 	unsigned int i, n = len < 64 ? len : 64;
-	int pos = snprintf(out, size, " cap=%u@arg%u \"", len, arg);
+	int pos = snprintf(out, size, " \"");
 
 	for (i = 0; i < n; i++) {
 		if (data[i] == '"')
@@ -118,6 +127,72 @@ static int fmt_capture(char *out, size_t size, const unsigned char *data,
 			pos += snprintf(out + pos, size - pos, "\\x%02x", data[i]);
 	}
 	return pos + snprintf(out + pos, size - pos, "\"%s", len > 64 ? "..." : "");
+}
+
+static int fmt_capture(char *out, size_t size, const unsigned char *data,
+		       unsigned int len, unsigned int arg)
+{
+	int pos = snprintf(out, size, " cap=%u@arg%u", len, arg);
+
+	return pos + fmt_data(out + pos, size - pos, data, len);
+}
+
+/* Mixed text and binary: quotes, backslashes and other bytes. */
+static void random_data(unsigned char *data, unsigned int len)
+{
+	static const char ascii[] = "magnet \"traces\" C:\\kernel ~{}";
+	unsigned int k;
+
+	for (k = 0; k < len; k++)
+		data[k] = rnd() % 4 ? (unsigned char)ascii[rnd() % (sizeof(ascii) - 1)]
+				    : rnd() % 256;
+}
+
+/* A random "sock" payload and its text, per docs/magnet-dump.md. */
+static int random_sock(struct magnet_sock *s, char *out, size_t size)
+{
+	static const char *const states[] = {
+		NULL, "ESTABLISHED", "SYN_SENT", "SYN_RECV", "FIN_WAIT1",
+		"FIN_WAIT2", "TIME_WAIT", "CLOSE", "CLOSE_WAIT", "LAST_ACK",
+		"LISTEN", "CLOSING", "NEW_SYN_RECV", "BOUND_INACTIVE",
+	};
+	static const __u16 families[] = { AF_INET, AF_INET, AF_INET6, 0 };
+	char src[64], dst[64], proto[16], state[32];
+	unsigned int i, alen;
+
+	memset(s, 0, sizeof(*s));
+	s->family = families[rnd() % 4];
+	s->protocol = rnd() % 8 ? (rnd() % 3 ? 6 : 17) : rnd() % 256;
+	s->state = rnd() % 16;
+	s->size = rnd() % 3 ? rnd() % 65536 : rnd();
+	if (s->state && s->state < sizeof(states) / sizeof(states[0]))
+		snprintf(state, sizeof(state), "%s(%u)", states[s->state], s->state);
+	else
+		snprintf(state, sizeof(state), "unknown(%u)", s->state);
+	if (!s->family)
+		return snprintf(out, size, " sock - size=%llu state=%s",
+				(unsigned long long)s->size, state);
+	s->sport = htons(rnd() % 65536);
+	s->dport = htons(rnd() % 4 ? 80 : rnd() % 65536);
+	alen = s->family == AF_INET ? 4 : 16;
+	for (i = 0; i < alen; i++) {
+		/* Runs of zeros, so IPv6 addresses compress with "::". */
+		s->saddr[i] = rnd() % 3 ? 0 : rnd();
+		s->daddr[i] = rnd() % 3 ? 0 : rnd();
+	}
+	inet_ntop(s->family, s->saddr, src, sizeof(src));
+	inet_ntop(s->family, s->daddr, dst, sizeof(dst));
+	if (s->protocol == 6 || s->protocol == 17)
+		snprintf(proto, sizeof(proto), "%s", s->protocol == 6 ? "tcp" : "udp");
+	else
+		snprintf(proto, sizeof(proto), "ipproto%u", s->protocol);
+	if (s->family == AF_INET)
+		return snprintf(out, size, " sock %s %s:%u -> %s:%u size=%llu state=%s",
+				proto, src, ntohs(s->sport), dst, ntohs(s->dport),
+				(unsigned long long)s->size, state);
+	return snprintf(out, size, " sock %s [%s]:%u -> [%s]:%u size=%llu state=%s",
+			proto, src, ntohs(s->sport), dst, ntohs(s->dport),
+			(unsigned long long)s->size, state);
 }
 
 int main(int argc, char **argv)
@@ -231,25 +306,35 @@ int main(int argc, char **argv)
 			} else {
 				h.event_id = probes[p].id;
 				h.abstract_id = (__u64)cpus[c] << 32 | i;
-				for (k = 0; k < probes[p].nargs; k++)
-					args[k] = rnd() >> (rnd() % 64);
-				pos = snprintf(text, sizeof(text), "%s %u %u/%u %s(%u) abstract=0x%llx args=[",
+				pos = snprintf(text, sizeof(text), "%s %u %u/%u %s(%u) abstract=0x%llx",
 					       fmt_ts(tsb, ts), cpus[c], h.pid, h.tgid,
 					       probes[p].target, probes[p].id,
 					       (unsigned long long)h.abstract_id);
+				if (probes[p].handler == MAGNET_HANDLER_SOCK) {
+					struct magnet_sock sk;
+
+					random_sock(&sk, text + pos, sizeof(text) - pos);
+					len = mg_record_encode_sock(buf, sizeof(buf), &h, &sk);
+					goto done;
+				}
+				if (probes[p].handler == MAGNET_HANDLER_RAW) {
+					unsigned int dlen = rnd() % 8 ? rnd() % 80 : rnd() % 201;
+
+					random_data(data, dlen);
+					len = mg_record_encode_raw(buf, sizeof(buf), &h, data, dlen);
+					pos += snprintf(text + pos, sizeof(text) - pos, " raw len=%u", dlen);
+					fmt_data(text + pos, sizeof(text) - pos, data, dlen);
+					goto done;
+				}
+				for (k = 0; k < probes[p].nargs; k++)
+					args[k] = rnd() >> (rnd() % 64);
+				pos += snprintf(text + pos, sizeof(text) - pos, " args=[");
 				for (k = 0; k < probes[p].nargs; k++)
 					pos += snprintf(text + pos, sizeof(text) - pos, "%s0x%llx",
 							k ? "," : "", (unsigned long long)args[k]);
 				pos += snprintf(text + pos, sizeof(text) - pos, "]");
 				if (probes[p].cap_len) {
-					/* Text with quotes, backslashes and
-					 * binary bytes mixed in. */
-					static const char ascii[] =
-						"magnet \"traces\" C:\\kernel ~{}";
-
-					for (k = 0; k < probes[p].cap_len; k++)
-						data[k] = rnd() % 4 ? (unsigned char)ascii[rnd() % (sizeof(ascii) - 1)]
-								    : rnd() % 256;
+					random_data(data, probes[p].cap_len);
 					cap.len = probes[p].cap_len;
 					cap.arg = probes[p].cap_arg;
 					cap.data = rnd() % 10 ? data : NULL;
@@ -270,6 +355,7 @@ int main(int argc, char **argv)
 				if (capp)
 					fmt_capture(text + pos, sizeof(text) - pos, data,
 						    cap.data ? cap.len : 0, cap.arg);
+done:
 				seq++;
 			}
 			if (len < 0 || fwrite(buf, len, 1, f) != 1)

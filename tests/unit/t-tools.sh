@@ -75,6 +75,25 @@ grep -q ' cap=1@arg1 "\\x[0-9a-f][0-9a-f]"$' "$T/dump.out" || fail "no escaped b
 [ "$(grep -c ' cap=' "$T/dump.out")" -eq "$ncap" ] || fail "malformed cap= fields"
 ok "capture records printed ($ncap), long ones cut at 64 bytes, unreadable ones empty"
 
+# Named handlers: sock records (IPv4, IPv6 in brackets, no inet socket;
+# tcp, udp, other protocols by number) and a module's raw records; also
+# checked byte for byte by the cmp above.
+nsock=$(grep -c ' tcp_cleanup_rbuf(26) abstract=0x[0-9a-f]* sock ' "$T/dump.out")
+[ "$nsock" -gt 1000 ] || fail "only $nsock sock records"
+grep -q -E ' sock tcp [0-9.]+:[0-9]+ -> [0-9.]+:[0-9]+ size=[0-9]+ state=[A-Z_0-9]+\([0-9]+\)$' "$T/dump.out" || fail "no IPv4 tcp sock record"
+grep -q -E ' sock udp \[[0-9a-f:]+\]:[0-9]+ -> \[[0-9a-f:]+\]:[0-9]+ size=[0-9]+ state=' "$T/dump.out" || fail "no IPv6 udp sock record"
+grep -q -E ' sock ipproto[0-9]+ ' "$T/dump.out" || fail "no sock record of another protocol"
+grep -q -E ' sock - size=[0-9]+ state=[A-Za-z_0-9]+\([0-9]+\)$' "$T/dump.out" || fail "no sock record without an inet family"
+grep -q ' state=unknown([0-9]*)$' "$T/dump.out" || fail "no sock record of an unknown state"
+nraw=$(grep -c ' mymod_request(27) abstract=0x[0-9a-f]* raw len=[0-9]* "' "$T/dump.out")
+[ "$nraw" -gt 1000 ] || fail "only $nraw raw records"
+grep -q ' raw len=0 ""$' "$T/dump.out" || fail "no empty raw record"
+grep -q ' raw len=[0-9]* ".*"\.\.\.$' "$T/dump.out" || fail "no raw record cut at 64 bytes"
+nprobe=$(awk '$3 != "LOST"' "$T/dump.out" | wc -l)
+[ "$(grep -c ' args=\[' "$T/dump.out")" -eq $((nprobe - nsock - nraw)) ] ||
+	fail "sock or raw records printed with args"
+ok "sock records ($nsock) and raw records ($nraw) printed"
+
 n0=$(awk '$2 == 0 && $3 != "LOST"' "$T/dump.out" | wc -l)
 n1=$(awk '$2 == 1 && $3 != "LOST"' "$T/dump.out" | wc -l)
 nl=$(grep -c ' LOST full=' "$T/dump.out")
@@ -90,16 +109,21 @@ run 0 json "$DUMP" -j "$T/trace"
 [ "$(grep -c '"event":"lost"' "$T/json.out")" -eq "$nl" ] || fail "JSON lost count"
 # Each line one object with the fields in the documented order.
 cap='(,"capture":\{"arg":[0-5],"len":[0-9]+,"hex":"([0-9a-f][0-9a-f])*"\})?'
-bad=$(grep -v -c -E '^\{"ts":[0-9]+,"cpu":[0-9]+,"pid":[0-9]+,"tgid":[0-9]+,"id":[0-9]+,"event":"[^"]*",(("type":"kprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\]'"$cap"')|("type":"kretprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\],"ret":-?[0-9]+,"lat_ns":[0-9]+'"$cap"')|("full":[0-9]+,"too_big":[0-9]+,"nesting":[0-9]+,"overwritten":[0-9]+))\}$' "$T/json.out")
+sock='("type":"kprobe","abstract":"0x[0-9a-f]+","sock":\{("family":null|"family":"inet6?","proto":"(tcp|udp|ipproto[0-9]+)","src":"[0-9a-f.:]+","sport":[0-9]+,"dst":"[0-9a-f.:]+","dport":[0-9]+),"size":[0-9]+,"state":[0-9]+\})'
+raw='("type":"custom","abstract":"0x[0-9a-f]+","raw":\{"len":[0-9]+,"hex":"([0-9a-f][0-9a-f])*"\})'
+bad=$(grep -v -c -E '^\{"ts":[0-9]+,"cpu":[0-9]+,"pid":[0-9]+,"tgid":[0-9]+,"id":[0-9]+,"event":"[^"]*",(("type":"kprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\]'"$cap"')|'"$sock"'|'"$raw"'|("type":"kretprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\],"ret":-?[0-9]+,"lat_ns":[0-9]+'"$cap"')|("full":[0-9]+,"too_big":[0-9]+,"nesting":[0-9]+,"overwritten":[0-9]+))\}$' "$T/json.out")
 [ "$(grep -c '"capture":' "$T/json.out")" -eq "$ncap" ] || fail "JSON capture count"
+[ "$(grep -c '"sock":{' "$T/json.out")" -eq "$nsock" ] || fail "JSON sock count"
+[ "$(grep -c '"raw":{' "$T/json.out")" -eq "$nraw" ] || fail "JSON raw count"
 grep -q '"capture":{"arg":5,"len":4000,"hex":"[0-9a-f]\{8000\}"}}$' "$T/json.out" || fail "JSON: no full 4000-byte capture"
 [ "$bad" -eq 0 ] || fail "$bad JSON lines do not match the schema"
 ok "JSON lines match the documented schema"
 if command -v python3 >/dev/null 2>&1; then
-	# Also: each capture's hex has len bytes, and its first 64, escaped
-	# per docs/magnet-dump.md, are what the text line shows.
+	# Also: each capture's (and raw record's) hex has len bytes, and its
+	# first 64, escaped per docs/magnet-dump.md, are what the text line
+	# shows; sock objects say what the text says.
 	python3 -c '
-import json, sys
+import ipaddress, json, sys
 def esc(b):
     s = ""
     for c in b:
@@ -107,11 +131,34 @@ def esc(b):
         elif 0x20 <= c < 0x7f: s += chr(c)
         else: s += "\\x%02x" % c
     return s
-n = caps = 0
+n = caps = socks = raws = 0
 for line, text in zip(open(sys.argv[1]), open(sys.argv[2])):
     o = json.loads(line)
     assert isinstance(o["ts"], int) and isinstance(o["cpu"], int)
     n += 1
+    s = o.get("sock")
+    if s is not None:
+        if s["family"] is None:
+            want = " sock - size=%d state=" % s["size"]
+        else:
+            v = 4 if s["family"] == "inet" else 6
+            assert ipaddress.ip_address(s["src"]).version == v, line
+            assert ipaddress.ip_address(s["dst"]).version == v, line
+            ep = "%s:%d" if v == 4 else "[%s]:%d"
+            want = " sock %s %s -> %s size=%d state=" % (s["proto"],
+                ep % (s["src"], s["sport"]), ep % (s["dst"], s["dport"]), s["size"])
+        assert want in text and text.endswith("(%d)\n" % s["state"]), (text, want)
+        socks += 1
+        continue
+    r = o.get("raw")
+    if r is not None:
+        data = bytes.fromhex(r["hex"])
+        assert len(data) == r["len"] and o["type"] == "custom", line
+        want = " raw len=%d \"%s\"%s\n" % (r["len"], esc(data[:64]),
+                                          "..." if len(data) > 64 else "")
+        assert text.endswith(want), (text, want)
+        raws += 1
+        continue
     c = o.get("capture")
     if c is None:
         assert " cap=" not in text, text
@@ -122,8 +169,8 @@ for line, text in zip(open(sys.argv[1]), open(sys.argv[2])):
                                        "..." if len(data) > 64 else "")
     assert text.endswith(want), (text, want)
     caps += 1
-print(n, caps)' "$T/json.out" "$T/dump.out" >"$T/py.out" 2>"$T/py.err" || fail "python3 json: $(tail -3 "$T/py.err")"
-	ok "JSON parses with python3 (objects, captures: $(cat "$T/py.out")); captures agree with the text"
+print(n, caps, socks, raws)' "$T/json.out" "$T/dump.out" >"$T/py.out" 2>"$T/py.err" || fail "python3 json: $(tail -3 "$T/py.err")"
+	ok "JSON parses with python3 (objects, captures, socks, raws: $(cat "$T/py.out")); they agree with the text"
 else
 	echo "t-tools: skip - python3 not installed, JSON checked by pattern only"
 fi
@@ -138,6 +185,8 @@ want=$(grep -c -E ' tcp_sendmsg\((16|17)\) | LOST ' "$T/dump.out")
 run 0 eid "$DUMP" -e 19 -e 20 -c 0 "$T/trace"
 want=$(awk '$2 == 0 && ($4 ~ /\((19|20)\)$/ || $3 == "LOST")' "$T/dump.out" | wc -l)
 [ "$(wc -l <"$T/eid.out")" -eq "$want" ] || fail "-e 19 -e 20 -c 0"
+run 0 ecustom "$DUMP" -e mymod_request "$T/trace"
+[ "$(wc -l <"$T/ecustom.out")" -eq $((nraw + nl)) ] || fail "-e mymod_request (a custom event)"
 run 1 ebad "$DUMP" -e no_such_probe "$T/trace"
 grep -q 'no probe named "no_such_probe"' "$T/ebad.err" || fail "-e unknown name message"
 ok "-c and -e filters (by name and id; LOST always shown)"
@@ -146,6 +195,8 @@ run 0 stats "$DUMP" --stats "$T/trace"
 grep -q "^0	$n0	" "$T/stats.out" || fail "--stats cpu0"
 grep -q "^all	$((n0 + n1))	$nl	" "$T/stats.out" || fail "--stats total"
 grep -q "^16	tcp_sendmsg	kprobe	" "$T/stats.out" || fail "--stats per event"
+grep -q "^26	tcp_cleanup_rbuf	kprobe	$nsock$" "$T/stats.out" || fail "--stats sock event"
+grep -q "^27	mymod_request	custom	$nraw$" "$T/stats.out" || fail "--stats custom event"
 grep -q "^kernel\|read_records" "$T/stats.out" || fail "--stats trailer section"
 ok "--stats counts per CPU, per event and the trailer"
 
@@ -153,6 +204,7 @@ run 0 hdr "$DUMP" -H "$T/trace"
 grep -q "^cpus 2, clock mono" "$T/hdr.out" || fail "-H"
 grep -q "	vfs_write	6$" "$T/hdr.out" || fail "-H probe table"
 grep -q "	sock_sendmsg	6	4000@5$" "$T/hdr.out" || fail "-H capture column"
+grep -q "^  27	custom	mymod_request	0$" "$T/hdr.out" || fail "-H custom event"
 grep -q "tsc_khz" "$T/hdr.out" && fail "-H: a mono trace stores no tsc_khz"
 run 0 wall "$DUMP" -w "$T/trace"
 head -1 "$T/wall.out" | grep -q -E '^[0-9]+\.[0-9]{9} [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{9}Z 1 ' ||

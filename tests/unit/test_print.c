@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-/* lib/print.c, lib/probes.c, lib/stats.c: exact output, parsing. */
+/*
+ * lib/print.c, lib/probes.c, lib/stats.c: exact output (generic, sock and
+ * raw records), parsing.
+ */
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include "print.h"
 #include "probes.h"
@@ -25,6 +30,7 @@ static const char table[] =
 	"21\tkretprobe\tvfs_read\t3\t7\t0\t4000@1\n"	/* captures */
 	"22\tkprobe\tcap_bad\t1\t7\t3\t0@1\n"		/* bad capture: none */
 	"23\tkprobe\tcap_future\t2\t1\t2\t16@5\tnew column\n"
+	"24\tcustom\tmymod:req done\t0\t12\t0\n"		/* a module's event */
 	"20\tkprobe\tlast_no_newline\t6\t1\t1";
 
 static const struct mg_record_hdr hdr = {
@@ -75,7 +81,7 @@ START_TEST(probes_parse)
 {
 	const struct mg_probe *p;
 
-	ck_assert_uint_eq(probes.n, 7);
+	ck_assert_uint_eq(probes.n, 8);
 	p = mg_probes_find(&probes, 16);
 	ck_assert_ptr_nonnull(p);
 	ck_assert_str_eq(p->type, "kprobe");
@@ -106,6 +112,15 @@ START_TEST(probes_parse)
 	ck_assert_uint_eq(p->missed, 2);
 	ck_assert_uint_eq(p->capture_len, 16);
 	ck_assert_uint_eq(p->capture_arg, 5);
+	/* Events of kernel modules: type custom, the target is the name. */
+	p = mg_probes_find(&probes, 24);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_str_eq(p->type, "custom");
+	ck_assert_str_eq(p->target, "mymod:req done");
+	ck_assert_uint_eq(p->nargs, 0);
+	ck_assert_uint_eq(p->hits, 12);
+	ck_assert_uint_eq(p->capture_len, 0);
+	ck_assert_str_eq(mg_event_name(&probes, 24), "mymod:req done");
 	ck_assert_ptr_null(mg_probes_find(NULL, 16));
 	ck_assert_str_eq(mg_event_name(&probes, 16), "tcp_sendmsg");
 	ck_assert_str_eq(mg_event_name(&probes, MAGNET_EVENT_LOST), "lost");
@@ -328,6 +343,143 @@ START_TEST(json_capture)
 }
 END_TEST
 
+/* A sock record at buf64: family fam, addresses from text. */
+static void encode_sock(__u16 fam, __u8 proto, __u8 state, const char *src,
+			unsigned int sport, const char *dst, unsigned int dport,
+			__u64 size)
+{
+	struct magnet_sock s = {
+		.family = fam, .protocol = proto, .state = state,
+		.sport = htons(sport), .dport = htons(dport), .size = size,
+	};
+
+	if (src) {
+		ck_assert_int_eq(inet_pton(fam, src, s.saddr), 1);
+		ck_assert_int_eq(inet_pton(fam, dst, s.daddr), 1);
+	}
+	ck_assert_int_eq(mg_record_encode_sock(buf64, sizeof(buf64), &hdr, &s), 88);
+}
+
+#define PFX "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678"
+#define JPFX "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\""
+
+START_TEST(text_sock)
+{
+	struct mg_print_opts o = { .probes = &probes };
+
+	encode_sock(AF_INET, 6, 1, "10.0.0.1", 5001, "10.0.0.2", 80, 1448);
+	expect(&o, PFX " sock tcp 10.0.0.1:5001 -> 10.0.0.2:80 size=1448 state=ESTABLISHED(1)\n");
+	encode_sock(AF_INET6, 6, 10, "2001:db8::1", 80, "::ffff:192.0.2.7", 65535, 0);
+	expect(&o, PFX " sock tcp [2001:db8::1]:80 -> [::ffff:192.0.2.7]:65535 size=0 state=LISTEN(10)\n");
+	encode_sock(AF_INET, 17, 7, "0.0.0.0", 0, "255.255.255.255", 53, UINT64_MAX);
+	expect(&o, PFX " sock udp 0.0.0.0:0 -> 255.255.255.255:53 size=18446744073709551615 state=CLOSE(7)\n");
+	/* Other protocols by number; states the table does not know. */
+	encode_sock(AF_INET6, 132, 0, "::", 1, "fe80::1:2", 2, 3);
+	expect(&o, PFX " sock ipproto132 [::]:1 -> [fe80::1:2]:2 size=3 state=unknown(0)\n");
+	encode_sock(AF_INET, 0, 255, "1.2.3.4", 1, "5.6.7.8", 2, 3);
+	expect(&o, PFX " sock ipproto0 1.2.3.4:1 -> 5.6.7.8:2 size=3 state=unknown(255)\n");
+	encode_sock(AF_INET, 6, 12, "1.2.3.4", 1, "5.6.7.8", 2, 3);
+	expect(&o, PFX " sock tcp 1.2.3.4:1 -> 5.6.7.8:2 size=3 state=NEW_SYN_RECV(12)\n");
+	encode_sock(AF_INET, 6, 13, "1.2.3.4", 1, "5.6.7.8", 2, 3);
+	expect(&o, PFX " sock tcp 1.2.3.4:1 -> 5.6.7.8:2 size=3 state=BOUND_INACTIVE(13)\n");
+	encode_sock(AF_INET, 6, 14, "1.2.3.4", 1, "5.6.7.8", 2, 3);
+	expect(&o, PFX " sock tcp 1.2.3.4:1 -> 5.6.7.8:2 size=3 state=unknown(14)\n");
+	/* Not an inet socket: no addresses. */
+	encode_sock(0, 0, 7, NULL, 0, NULL, 0, 4096);
+	expect(&o, PFX " sock - size=4096 state=CLOSE(7)\n");
+	encode_sock(0, 0, 0, NULL, 0, NULL, 0, 0);
+	expect(&o, PFX " sock - size=0 state=unknown(0)\n");
+}
+END_TEST
+
+START_TEST(json_sock)
+{
+	struct mg_print_opts o = { .probes = &probes, .json = true };
+
+	encode_sock(AF_INET, 6, 1, "10.0.0.1", 5001, "10.0.0.2", 80, 1448);
+	expect(&o, JPFX ",\"sock\":{\"family\":\"inet\",\"proto\":\"tcp\",\"src\":\"10.0.0.1\",\"sport\":5001,\"dst\":\"10.0.0.2\",\"dport\":80,\"size\":1448,\"state\":1}}\n");
+	encode_sock(AF_INET6, 17, 7, "2001:db8::1", 443, "2001:db8:0:1::ff", 1, UINT64_MAX);
+	expect(&o, JPFX ",\"sock\":{\"family\":\"inet6\",\"proto\":\"udp\",\"src\":\"2001:db8::1\",\"sport\":443,\"dst\":\"2001:db8:0:1::ff\",\"dport\":1,\"size\":18446744073709551615,\"state\":7}}\n");
+	encode_sock(AF_INET, 1, 0, "1.2.3.4", 0, "5.6.7.8", 0, 0);
+	expect(&o, JPFX ",\"sock\":{\"family\":\"inet\",\"proto\":\"ipproto1\",\"src\":\"1.2.3.4\",\"sport\":0,\"dst\":\"5.6.7.8\",\"dport\":0,\"size\":0,\"state\":0}}\n");
+	encode_sock(0, 0, 7, NULL, 0, NULL, 0, 4096);
+	expect(&o, JPFX ",\"sock\":{\"family\":null,\"size\":4096,\"state\":7}}\n");
+	/* -w still goes after ts. */
+	o.wall = true;
+	expect(&o, "{\"ts\":12000000345,\"wall\":\"1970-01-01T00:00:12.000000345Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"sock\":{\"family\":null,\"size\":4096,\"state\":7}}\n");
+}
+END_TEST
+
+/* A raw record of event 24 (custom) at buf64. */
+static void encode_raw(const void *data, size_t len)
+{
+	struct mg_record_hdr h = hdr;
+
+	h.event_id = 24;
+	ck_assert_int_gt(mg_record_encode_raw(buf64, sizeof(buf64), &h, data, len), 0);
+}
+
+#define RPFX "12.000000345 3 4242/4200 mymod:req done(24) abstract=0xffff888012345678"
+#define JRPFX "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":24,\"event\":\"mymod:req done\",\"type\":\"custom\",\"abstract\":\"0xffff888012345678\""
+
+START_TEST(text_raw)
+{
+	struct mg_print_opts o = { .probes = &probes };
+	unsigned char data[MAGNET_PAYLOAD_MAX - 8];
+	char want[512];
+	unsigned int i;
+
+	encode_raw("hi \"x\"\\\x00\x7f\xff\n~", 12);
+	expect(&o, RPFX " raw len=12 \"hi \\\"x\\\"\\\\\\x00\\x7f\\xff\\x0a~\"\n");
+	encode_raw(NULL, 0);
+	expect(&o, RPFX " raw len=0 \"\"\n");
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = 'a' + i % 26;
+	encode_raw(data, 64);
+	snprintf(want, sizeof(want), RPFX " raw len=64 \"%.64s\"\n", data);
+	expect(&o, want);
+	encode_raw(data, 65);
+	snprintf(want, sizeof(want), RPFX " raw len=65 \"%.64s\"...\n", data);
+	expect(&o, want);
+	encode_raw(data, sizeof(data));
+	snprintf(want, sizeof(want), RPFX " raw len=4088 \"%.64s\"...\n", data);
+	expect(&o, want);
+	/* Without a probe table: the id only. */
+	o.probes = NULL;
+	encode_raw("ok", 2);
+	expect(&o, "12.000000345 3 4242/4200 unknown(24) abstract=0xffff888012345678 raw len=2 \"ok\"\n");
+}
+END_TEST
+
+START_TEST(json_raw)
+{
+	struct mg_print_opts o = { .probes = &probes, .json = true };
+	unsigned char data[MAGNET_PAYLOAD_MAX - 8];
+	char *got, *hex;
+	unsigned int i;
+
+	encode_raw("\x00\x01\xab\xff\"\\z", 7);
+	expect(&o, JRPFX ",\"raw\":{\"len\":7,\"hex\":\"0001abff225c7a\"}}\n");
+	encode_raw(NULL, 0);
+	expect(&o, JRPFX ",\"raw\":{\"len\":0,\"hex\":\"\"}}\n");
+	/* Every byte, however long. */
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = i * 7;
+	encode_raw(data, sizeof(data));
+	got = render(&o);
+	ck_assert_ptr_nonnull(strstr(got, ",\"raw\":{\"len\":4088,\"hex\":\""));
+	hex = strstr(got, "\"hex\":\"") + 7;
+	for (i = 0; i < sizeof(data); i++) {
+		char b[3];
+
+		snprintf(b, sizeof(b), "%02x", data[i]);
+		ck_assert_msg(!memcmp(hex + 2 * i, b, 2), "byte %u", i);
+	}
+	ck_assert_str_eq(hex + 2 * sizeof(data), "\"}}\n");
+	free(got);
+}
+END_TEST
+
 START_TEST(wall_and_tsc)
 {
 	struct mg_print_opts o = { .probes = &probes, .wall = true };
@@ -418,6 +570,10 @@ int main(void)
 	tcase_add_test(tc, json_probes);
 	tcase_add_test(tc, text_capture);
 	tcase_add_test(tc, json_capture);
+	tcase_add_test(tc, text_sock);
+	tcase_add_test(tc, json_sock);
+	tcase_add_test(tc, text_raw);
+	tcase_add_test(tc, json_raw);
 	tcase_add_test(tc, wall_and_tsc);
 	tcase_add_test(tc, clock_delta);
 	suite_add_tcase(s, tc);

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lib/record.c: encode/decode round trips (captures too), every validation
- * error, fuzz.
+ * lib/record.c: encode/decode round trips (captures, sock and raw records
+ * too), every validation error, fuzz.
  */
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include "record.h"
 #include "testutil.h"
@@ -38,6 +40,11 @@ static void check_header(const struct magnet_record *r, __u16 id)
 	ck_assert_uint_eq(r->timestamp, hdr.timestamp);
 	ck_assert_uint_eq(r->pid, hdr.pid);
 	ck_assert_uint_eq(r->tgid, hdr.tgid);
+}
+
+static int check_at(size_t len)
+{
+	return mg_record_check(BUF, len, 0);
 }
 
 /* Encode at BUF, then walk: exactly one record, equal to what went in. */
@@ -246,6 +253,174 @@ START_TEST(lost_roundtrip)
 }
 END_TEST
 
+/* No generic payload on a named handler's record. */
+static void check_no_generic(const struct magnet_record *r)
+{
+	ck_assert(!mg_record_is_lost(r));
+	ck_assert(!mg_record_is_return(r));
+	ck_assert(!mg_record_has_capture(r));
+	ck_assert_ptr_null(mg_record_capture(r));
+	ck_assert_uint_eq(mg_record_nargs(r), 0);
+}
+
+START_TEST(sock_roundtrip)
+{
+	static const __u16 families[] = { 0, AF_INET, AF_INET6 };
+	struct magnet_sock s = {
+		.protocol = IPPROTO_TCP,
+		.state = 1,
+		.sport = htons(5001),
+		.dport = htons(80),
+		.size = 0xfedcba9876543210ULL,
+	};
+	const struct magnet_record *r;
+	unsigned int k, i;
+	ssize_t len;
+
+	for (i = 0; i < 16; i++) {
+		s.saddr[i] = i + 1;
+		s.daddr[i] = 0xff - i;
+	}
+	for (k = 0; k < 3; k++) {
+		s.family = families[k];
+		memset(buf64, 0xa5, sizeof(buf64));
+		len = mg_record_encode_sock(BUF, sizeof(buf64), &hdr, &s);
+		ck_assert_int_eq(len, 88);
+		ck_assert_int_eq(len, MG_RECORD_SOCK_SIZE);
+		r = decode_one(len);
+		check_header(r, hdr.event_id);
+		ck_assert_uint_eq(r->flags, MAGNET_HANDLER_SOCK << MAGNET_REC_HANDLER_SHIFT);
+		ck_assert_uint_eq(mg_record_handler(r), MAGNET_HANDLER_SOCK);
+		ck_assert_str_eq(mg_record_type(r), "kprobe");
+		check_no_generic(r);
+		ck_assert_ptr_null(mg_record_raw(r));
+		ck_assert_ptr_eq(mg_record_sock(r), r->payload);
+		ck_assert_int_eq(memcmp(mg_record_sock(r), &s, sizeof(s)), 0);
+		ck_assert_uint_eq(mg_record_sock(r)->family, families[k]);
+		ck_assert_uint_eq(ntohs(mg_record_sock(r)->dport), 80);
+		ck_assert_uint_eq(mg_record_sock(r)->size, s.size);
+	}
+	/* Random ones, every family. */
+	tu_seed(99);
+	for (k = 0; k < 1000; k++) {
+		tu_random_sock(&s);
+		len = mg_record_encode_sock(BUF, sizeof(buf64), &hdr, &s);
+		tu_assert_int(len, ==, 88);
+		tu_assert_int(mg_record_check(BUF, len, 0), ==, 0);
+		tu_assert(!memcmp(mg_record_sock((struct magnet_record *)BUF), &s, sizeof(s)));
+	}
+}
+END_TEST
+
+/* Raw lengths the round trips cover: empty, around 8, the largest. */
+static const unsigned int raw_lens[] = {
+	0, 1, 7, 8, 9, 16, 100, MAGNET_PAYLOAD_MAX - 8
+};
+
+START_TEST(raw_roundtrip)
+{
+	unsigned char data[MAGNET_PAYLOAD_MAX];
+	const struct magnet_record *r;
+	const struct magnet_raw *raw;
+	unsigned int k, i;
+	size_t room;
+	ssize_t len;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = cap_byte(i);
+	for (k = 0; k < sizeof(raw_lens) / sizeof(raw_lens[0]); k++) {
+		room = (raw_lens[k] + 7) & ~7U;
+		/* Dirty the buffer: alignment bytes must be written. */
+		memset(buf64, 0xff, sizeof(buf64));
+		len = mg_record_encode_raw(BUF, sizeof(buf64), &hdr, data, raw_lens[k]);
+		ck_assert_int_eq(len, 48 + room);
+		ck_assert_uint_eq(mg_record_raw_size(raw_lens[k]), 48 + room);
+		r = decode_one(len);
+		check_header(r, hdr.event_id);
+		ck_assert_uint_eq(r->flags, MAGNET_HANDLER_RAW << MAGNET_REC_HANDLER_SHIFT);
+		ck_assert_uint_eq(mg_record_handler(r), MAGNET_HANDLER_RAW);
+		ck_assert_str_eq(mg_record_type(r), "custom");
+		check_no_generic(r);
+		ck_assert_ptr_null(mg_record_sock(r));
+		raw = mg_record_raw(r);
+		ck_assert_ptr_eq(raw, r->payload);
+		ck_assert_uint_eq(raw->len, raw_lens[k]);
+		ck_assert_uint_eq(raw->reserved, 0);
+		for (i = 0; i < room; i++)
+			tu_assert_op(raw->data[i], ==, i < raw_lens[k] ? cap_byte(i) : 0);
+	}
+	/* The largest fills MAGNET_RECORD_MAX; no data may be NULL. */
+	ck_assert_uint_eq(mg_record_raw_size(MAGNET_PAYLOAD_MAX - 8), MAGNET_RECORD_MAX);
+	ck_assert_int_eq(mg_record_encode_raw(BUF, sizeof(buf64), &hdr, NULL, 0), 48);
+	ck_assert_int_eq(check_at(48), 0);
+}
+END_TEST
+
+START_TEST(handler_accessors)
+{
+	const struct magnet_record *r = (const struct magnet_record *)BUF;
+	struct magnet_lost l = { 0 };
+
+	/* Generic records and LOST: handler 0, no sock, no raw. */
+	mg_record_encode_kprobe(BUF, sizeof(buf64), &hdr, args6, 3);
+	ck_assert_uint_eq(mg_record_handler(r), MAGNET_HANDLER_GENERIC);
+	ck_assert_ptr_null(mg_record_sock(r));
+	ck_assert_ptr_null(mg_record_raw(r));
+	ck_assert_str_eq(mg_record_type(r), "kprobe");
+	mg_record_encode_kretprobe(BUF, sizeof(buf64), &hdr, 0, 0, args6, 3);
+	ck_assert_uint_eq(mg_record_handler(r), MAGNET_HANDLER_GENERIC);
+	ck_assert_ptr_null(mg_record_sock(r));
+	ck_assert_str_eq(mg_record_type(r), "kretprobe");
+	mg_record_encode_lost(BUF, sizeof(buf64), &hdr, &l);
+	ck_assert_uint_eq(mg_record_handler(r), MAGNET_HANDLER_GENERIC);
+	ck_assert_ptr_null(mg_record_raw(r));
+	ck_assert_str_eq(mg_record_type(r), "lost");
+	ck_assert_uint_eq(sizeof(struct magnet_sock), 48);
+	ck_assert_uint_eq(sizeof(struct magnet_raw), 8);
+}
+END_TEST
+
+START_TEST(encode_named_errors)
+{
+	static const unsigned char data[MAGNET_PAYLOAD_MAX];
+	struct magnet_sock s = { .family = AF_INET };
+	struct mg_record_hdr h = hdr;
+	unsigned int fam;
+
+	/* sock: an inet family or none, room for 88 bytes. */
+	for (fam = 0; fam < 65536; fam++) {
+		s.family = fam;
+		tu_assert_int(mg_record_encode_sock(BUF, sizeof(buf64), &h, &s), ==,
+			      fam == 0 || fam == AF_INET || fam == AF_INET6 ? 88 : -EINVAL);
+	}
+	s.family = AF_INET6;
+	ck_assert_int_eq(mg_record_encode_sock(BUF, 87, &h, &s), -ENOSPC);
+	ck_assert_int_eq(mg_record_encode_sock(BUF, 88, &h, &s), 88);
+	/* raw: data for every byte, at most 4088 of them. */
+	ck_assert_int_eq(mg_record_encode_raw(BUF, sizeof(buf64), &h, NULL, 1), -EINVAL);
+	ck_assert_int_eq(mg_record_encode_raw(BUF, sizeof(buf64), &h, data,
+					      MAGNET_PAYLOAD_MAX - 7), -EINVAL);
+	ck_assert_int_eq(mg_record_encode_raw(BUF, sizeof(buf64), &h, data,
+					      SIZE_MAX), -EINVAL);
+	ck_assert_int_eq(mg_record_encode_raw(BUF, sizeof(buf64), &h, data,
+					      MAGNET_PAYLOAD_MAX - 8), MAGNET_RECORD_MAX);
+	/* Buffer space counts the alignment bytes. */
+	ck_assert_int_eq(mg_record_encode_raw(BUF, 63, &h, data, 9), -ENOSPC);
+	ck_assert_int_eq(mg_record_encode_raw(BUF, 64, &h, data, 9), 64);
+	ck_assert_int_eq(mg_record_encode_raw(BUF, 47, &h, NULL, 0), -ENOSPC);
+	/* Both need a probe's event id. */
+	h.event_id = MAGNET_EVENT_LOST;
+	ck_assert_int_eq(mg_record_encode_sock(BUF, sizeof(buf64), &h, &s), -EINVAL);
+	ck_assert_int_eq(mg_record_encode_raw(BUF, sizeof(buf64), &h, data, 1), -EINVAL);
+	h.event_id = MAGNET_EVENT_FIRST_DYNAMIC - 1;
+	ck_assert_int_eq(mg_record_encode_sock(BUF, sizeof(buf64), &h, &s), -EINVAL);
+	ck_assert_int_eq(mg_record_encode_raw(BUF, sizeof(buf64), &h, NULL, 0), -EINVAL);
+	h.event_id = MAGNET_EVENT_FIRST_DYNAMIC;
+	ck_assert_int_eq(mg_record_encode_sock(BUF, sizeof(buf64), &h, &s), 88);
+	ck_assert_int_eq(mg_record_encode_raw(BUF, sizeof(buf64), &h, NULL, 0), 48);
+}
+END_TEST
+
 START_TEST(encode_errors)
 {
 	struct mg_record_hdr h = hdr;
@@ -315,11 +490,6 @@ static struct magnet_record *good(void)
 	memset(buf64, 0, sizeof(buf64));
 	ck_assert_int_eq(mg_record_encode_kprobe(BUF, sizeof(buf64), &hdr, args6, 2), 56);
 	return (struct magnet_record *)BUF;
-}
-
-static int check_at(size_t len)
-{
-	return mg_record_check(BUF, len, 0);
 }
 
 START_TEST(err_size_small)
@@ -399,7 +569,9 @@ START_TEST(err_flags)
 		if (bit >= MAGNET_REC_NARGS_SHIFT && bit < MAGNET_REC_NARGS_SHIFT + 4)
 			continue;
 		good()->flags |= 1U << bit;
-		ck_assert_int_eq(check_at(56), -MG_REC_FLAGS);
+		/* Bits 8..11: sock or raw with args, else no such handler. */
+		ck_assert_int_eq(check_at(56),
+				 bit == 10 || bit == 11 ? -MG_REC_HANDLER : -MG_REC_FLAGS);
 	}
 	for (n = MAGNET_ARGS_MAX + 1; n < 16; n++) {
 		struct magnet_record *r = good();
@@ -602,6 +774,220 @@ START_TEST(err_capture_pad)
 }
 END_TEST
 
+START_TEST(err_handler)
+{
+	struct magnet_sock s = { .family = AF_INET };
+	unsigned int hd, bit;
+	struct magnet_record *r;
+
+	/* Handlers 3..15 do not exist, whatever the layout around them. */
+	for (hd = MAGNET_HANDLER_RAW + 1; hd < 16; hd++) {
+		good()->flags |= hd << MAGNET_REC_HANDLER_SHIFT;
+		ck_assert_int_eq(check_at(56), -MG_REC_HANDLER);
+		r = good();
+		r->flags = hd << MAGNET_REC_HANDLER_SHIFT;
+		ck_assert_int_eq(check_at(56), -MG_REC_HANDLER);
+		mg_record_encode_sock(BUF, sizeof(buf64), &hdr, &s);
+		r->flags = hd << MAGNET_REC_HANDLER_SHIFT;
+		ck_assert_int_eq(check_at(88), -MG_REC_HANDLER);
+		mg_record_encode_raw(BUF, sizeof(buf64), &hdr, "abc", 3);
+		r->flags = hd << MAGNET_REC_HANDLER_SHIFT;
+		ck_assert_int_eq(check_at(56), -MG_REC_HANDLER);
+		/* Undefined bits outside the handler field come first. */
+		r->flags |= 1U << 12;
+		ck_assert_int_eq(check_at(56), -MG_REC_FLAGS);
+	}
+	/* A LOST record has no handler either. */
+	for (bit = MAGNET_REC_HANDLER_SHIFT; bit < MAGNET_REC_HANDLER_SHIFT + 4; bit++) {
+		struct magnet_lost l = { 0 };
+
+		mg_record_encode_lost(BUF, sizeof(buf64), &hdr, &l);
+		((struct magnet_record *)BUF)->flags |= 1U << bit;
+		ck_assert_int_eq(check_at(72), -MG_REC_FLAGS);
+	}
+}
+END_TEST
+
+/* A valid sock record at BUF (family fam), mutable. */
+static struct magnet_record *good_sock(__u16 fam)
+{
+	struct magnet_sock s = {
+		.family = fam, .protocol = IPPROTO_UDP, .state = 7,
+		.sport = htons(53), .dport = htons(5353), .size = 512,
+		.saddr = { 10, 0, 0, 1 }, .daddr = { 10, 0, 0, 2 },
+	};
+
+	memset(buf64, 0, sizeof(buf64));
+	ck_assert_int_eq(mg_record_encode_sock(BUF, sizeof(buf64), &hdr, &s), 88);
+	ck_assert_int_eq(check_at(88), 0);
+	return (struct magnet_record *)BUF;
+}
+
+static struct magnet_sock *sock_of(struct magnet_record *r)
+{
+	return (struct magnet_sock *)mg_record_sock(r);
+}
+
+START_TEST(err_sock)
+{
+	static const __u32 sizes[] = { 40, 48, 80, 96, 128, MAGNET_RECORD_MAX };
+	struct magnet_record *r;
+	unsigned int bit, i, fam;
+
+	/* No RETURN, CAPTURE or NARGS bits: the layout is fixed. */
+	for (bit = 0; bit < MAGNET_REC_HANDLER_SHIFT; bit++) {
+		good_sock(AF_INET)->flags |= 1U << bit;
+		ck_assert_int_eq(check_at(88), -MG_REC_FLAGS);
+	}
+	/* Exactly 88 bytes, whatever the buffer holds. */
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		good_sock(AF_INET6)->size = sizes[i];
+		ck_assert_int_eq(check_at(sizeof(buf64)), -MG_REC_LAYOUT);
+	}
+	for (i = 0; i < 88; i++) {
+		good_sock(AF_INET);
+		ck_assert_int_eq(check_at(i), -MG_REC_TRUNCATED);
+	}
+	/* Family: none, AF_INET, AF_INET6; nothing else. */
+	for (fam = 0; fam < 65536; fam++) {
+		r = good_sock(AF_INET);
+		sock_of(r)->family = fam;
+		tu_assert_int(check_at(88), ==,
+			      fam == 0 || fam == AF_INET || fam == AF_INET6 ?
+			      0 : -MG_REC_SOCK_FAMILY);
+	}
+	/* Any protocol, state, ports, addresses and size are data. */
+	r = good_sock(AF_INET6);
+	memset((unsigned char *)sock_of(r) + 2, 0xff, sizeof(struct magnet_sock) - 2);
+	ck_assert_int_eq(check_at(88), 0);
+	/* The header's reserved field still counts. */
+	good_sock(0)->reserved = 1;
+	ck_assert_int_eq(check_at(88), -MG_REC_RESERVED);
+}
+END_TEST
+
+/* A valid raw record at BUF holding len bytes 'A', 'B', ..., mutable. */
+static struct magnet_record *good_raw(unsigned int len)
+{
+	static unsigned char data[MAGNET_PAYLOAD_MAX];
+	ssize_t n;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = 'A' + i % 26;
+	memset(buf64, 0, sizeof(buf64));
+	n = mg_record_encode_raw(BUF, sizeof(buf64), &hdr, data, len);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(check_at(n), 0);
+	return (struct magnet_record *)BUF;
+}
+
+static struct magnet_raw *raw_of(struct magnet_record *r)
+{
+	return (struct magnet_raw *)mg_record_raw(r);
+}
+
+START_TEST(err_raw_layout)
+{
+	struct magnet_record *r;
+	unsigned int bit;
+
+	/* Flags: the handler only. */
+	for (bit = 0; bit < MAGNET_REC_HANDLER_SHIFT; bit++) {
+		r = good_raw(5);
+		r->flags |= 1U << bit;
+		ck_assert_int_eq(check_at(r->size), -MG_REC_FLAGS);
+	}
+	/* No room for struct magnet_raw. */
+	good_raw(0)->size = 40;
+	ck_assert_int_eq(check_at(48), -MG_REC_LAYOUT);
+	/* The header's reserved field, then the payload's. */
+	r = good_raw(20);
+	r->reserved = 1;
+	ck_assert_int_eq(check_at(r->size), -MG_REC_RESERVED);
+	r = good_raw(20);
+	raw_of(r)->reserved = 1;
+	ck_assert_int_eq(check_at(r->size), -MG_REC_RAW_RESERVED);
+	r = good_raw(0);
+	raw_of(r)->reserved = 0x80000000;
+	ck_assert_int_eq(check_at(r->size), -MG_REC_RAW_RESERVED);
+	/* Raw flags on a LOST record are bad flags. */
+	r = good_raw(24);
+	r->event_id = MAGNET_EVENT_LOST;
+	ck_assert_int_eq(check_at(r->size), -MG_REC_FLAGS);
+	r = good_raw(24);
+	r->event_id = 5;
+	ck_assert_int_eq(check_at(r->size), -MG_REC_EVENT);
+}
+END_TEST
+
+START_TEST(err_raw_len)
+{
+	unsigned int k, len, room;
+	struct magnet_record *r;
+
+	for (k = 0; k < sizeof(raw_lens) / sizeof(raw_lens[0]); k++) {
+		room = (raw_lens[k] + 7) & ~7U;
+		/* Every len the room allows is valid: room - 7..room (0 for
+		 * an empty room); one outside either end is not. */
+		for (len = room ? room - 7 : 0; len <= room; len++) {
+			r = good_raw(room);
+			raw_of(r)->len = len;
+			memset(raw_of(r)->data + len, 0, room - len);
+			ck_assert_int_eq(check_at(r->size), 0);
+		}
+		r = good_raw(raw_lens[k]);
+		raw_of(r)->len = room + 1;
+		ck_assert_int_eq(check_at(r->size), -MG_REC_RAW_LEN);
+		r = good_raw(raw_lens[k]);
+		raw_of(r)->len = UINT32_MAX;
+		ck_assert_int_eq(check_at(r->size), -MG_REC_RAW_LEN);
+		if (room) {
+			r = good_raw(room);
+			raw_of(r)->len = room - 8;
+			memset(raw_of(r)->data + room - 8, 0, 8);
+			ck_assert_int_eq(check_at(r->size), -MG_REC_RAW_LEN);
+		}
+		/* The size grows or shrinks by 8: len no longer matches. */
+		if (raw_lens[k] + 8 <= MAGNET_PAYLOAD_MAX - 8) {
+			r = good_raw(raw_lens[k]);
+			r->size += 8;
+			ck_assert_int_eq(check_at(r->size), -MG_REC_RAW_LEN);
+		}
+		if (room) {
+			r = good_raw(raw_lens[k]);
+			r->size -= 8;
+			ck_assert_int_eq(check_at(r->size), -MG_REC_RAW_LEN);
+		}
+	}
+}
+END_TEST
+
+START_TEST(err_raw_pad)
+{
+	struct magnet_record *r;
+	unsigned int i, len;
+
+	/* Every alignment byte, for every len short of a multiple of 8. */
+	for (len = 1; len < 8; len++) {
+		for (i = len; i < 8; i++) {
+			r = good_raw(16 + len);
+			raw_of(r)->data[16 + i] = 0x01;
+			ck_assert_int_eq(check_at(r->size), -MG_REC_RAW_PAD);
+		}
+	}
+	r = good_raw(MAGNET_PAYLOAD_MAX - 9);
+	raw_of(r)->data[MAGNET_PAYLOAD_MAX - 9] = 0x80;
+	ck_assert_int_eq(check_at(r->size), -MG_REC_RAW_PAD);
+	/* Data inside len may be anything, zeros included. */
+	r = good_raw(16);
+	memset(raw_of(r)->data, 0, 16);
+	ck_assert_int_eq(check_at(r->size), 0);
+	memset(raw_of(r)->data, 0xff, 16);
+	ck_assert_int_eq(check_at(r->size), 0);
+}
+END_TEST
+
 START_TEST(err_misaligned)
 {
 	const struct magnet_record *r;
@@ -681,7 +1067,8 @@ END_TEST
 
 START_TEST(fuzz_random_bytes)
 {
-	unsigned int iter, i, captures = 0;
+	static const __u16 fams[] = { 0, AF_INET, AF_INET6, 1, 3, 0x200 };
+	unsigned int iter, i, captures = 0, socks = 0, raws = 0;
 
 	tu_seed(0x5eed);
 	for (iter = 0; iter < 20000; iter++) {
@@ -716,6 +1103,32 @@ START_TEST(fuzz_random_bytes)
 					memset(c->data, 0, len - fixed - 8);
 			}
 		}
+		/* Near misses of the named handlers' layouts too. */
+		if (iter % 4 == 1 && len >= 104) {
+			struct magnet_record *h = (struct magnet_record *)BUF;
+
+			h->event_id = MAGNET_EVENT_FIRST_DYNAMIC + tu_rand() % 4;
+			h->reserved = 0;
+			if (iter % 8 == 1) {
+				h->flags = MAGNET_HANDLER_SOCK << MAGNET_REC_HANDLER_SHIFT;
+				h->size = tu_rand() % 4 ? 88 : 80 + 8 * (tu_rand() % 3);
+				((struct magnet_sock *)h->payload)->family =
+					fams[tu_rand() % 6];
+			} else {
+				struct magnet_raw *raw = (struct magnet_raw *)h->payload;
+				size_t room = 8 * (tu_rand() % 8);
+				long l = (long)room + 1 - (long)(tu_rand() % 10);
+
+				h->flags = MAGNET_HANDLER_RAW << MAGNET_REC_HANDLER_SHIFT;
+				h->size = 48 + room;
+				raw->len = l < 0 ? 0 : l;
+				raw->reserved = tu_rand() % 8 ? 0 : 1;
+				if (tu_rand() % 2 && raw->len < room)
+					memset(raw->data + raw->len, 0, room - raw->len);
+			}
+			if (tu_rand() % 8 == 0)
+				h->flags |= 1U << (tu_rand() % 16);
+		}
 		while ((ret = mg_record_next(BUF, len, &off, &r)) == 1) {
 			tu_assert_op(off, <=, len);
 			tu_assert_op(r->size, >=, 40);
@@ -729,14 +1142,31 @@ START_TEST(fuzz_random_bytes)
 				tu_assert_op(c->arg, <, MAGNET_ARGS_MAX);
 				captures++;
 			}
+			if (mg_record_sock(r)) {
+				__u16 fam = mg_record_sock(r)->family;
+
+				tu_assert_op(r->size, ==, 88);
+				tu_assert(fam == 0 || fam == AF_INET || fam == AF_INET6);
+				tu_assert_op(r->flags, ==, MAGNET_HANDLER_SOCK << MAGNET_REC_HANDLER_SHIFT);
+				socks++;
+			}
+			if (mg_record_raw(r)) {
+				tu_assert_op(r->size, ==, mg_record_raw_size(mg_record_raw(r)->len));
+				tu_assert_op(mg_record_raw(r)->reserved, ==, 0);
+				raws++;
+			}
+			tu_assert_op(mg_record_handler(r), <=, MAGNET_HANDLER_RAW);
 		}
 		tu_assert_int(ret, <=, 0);
 		tu_assert_int(ret, >, -MG_REC_NERR);
 		tu_assert_op(off, <=, len);
 		tu_assert_op(off % 8, ==, 0);
 	}
-	/* The near misses include hits: capture records got through. */
+	/* The near misses include hits: capture, sock and raw records got
+	 * through. */
 	tu_assert_op(captures, >, 100);
+	tu_assert_op(socks, >, 100);
+	tu_assert_op(raws, >, 100);
 }
 END_TEST
 
@@ -750,6 +1180,20 @@ static unsigned int count_captures(unsigned int n, const size_t *offs)
 	return k;
 }
 
+/* Records of this handler among offs[0..n). */
+static unsigned int count_handler(unsigned int n, const size_t *offs,
+				  unsigned int handler)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct magnet_record *r = (const void *)(BUF + offs[i]);
+
+		k += !mg_record_is_lost(r) && mg_record_handler(r) == handler;
+	}
+	return k;
+}
+
 START_TEST(fuzz_truncation)
 {
 	size_t offs[301], len, cut;
@@ -758,6 +1202,8 @@ START_TEST(fuzz_truncation)
 	tu_seed(11);
 	len = make_stream(300, offs);
 	tu_assert_op(count_captures(300, offs), >, 30);
+	tu_assert_op(count_handler(300, offs, MAGNET_HANDLER_SOCK), >, 10);
+	tu_assert_op(count_handler(300, offs, MAGNET_HANDLER_RAW), >, 10);
 	/* Every truncation point: records before it, then TRUNCATED or end. */
 	for (cut = 0; cut <= len; cut++) {
 		const struct magnet_record *r;
@@ -786,6 +1232,8 @@ START_TEST(fuzz_bitflips)
 	tu_seed(12);
 	len = make_stream(200, offs);
 	tu_assert_op(count_captures(200, offs), >, 20);
+	tu_assert_op(count_handler(200, offs, MAGNET_HANDLER_SOCK), >, 5);
+	tu_assert_op(count_handler(200, offs, MAGNET_HANDLER_RAW), >, 5);
 	memcpy(orig, BUF, len);
 	for (iter = 0; iter < 5000; iter++) {
 		size_t bit = tu_rand() % (len * 8), victim = 0, off = 0;
@@ -833,6 +1281,10 @@ int main(void)
 	tcase_add_loop_test(tc, capture_unreadable, 0, MAGNET_ARGS_MAX + 1);
 	tcase_add_test(tc, capture_accessors);
 	tcase_add_test(tc, lost_roundtrip);
+	tcase_add_test(tc, sock_roundtrip);
+	tcase_add_test(tc, raw_roundtrip);
+	tcase_add_test(tc, handler_accessors);
+	tcase_add_test(tc, encode_named_errors);
 	tcase_add_test(tc, encode_errors);
 	tcase_add_test(tc, encode_capture_errors);
 	tcase_add_test(tc, err_size_small);
@@ -847,6 +1299,11 @@ int main(void)
 	tcase_add_test(tc, err_capture_len);
 	tcase_add_test(tc, err_capture_arg);
 	tcase_add_test(tc, err_capture_pad);
+	tcase_add_test(tc, err_handler);
+	tcase_add_test(tc, err_sock);
+	tcase_add_test(tc, err_raw_layout);
+	tcase_add_test(tc, err_raw_len);
+	tcase_add_test(tc, err_raw_pad);
 	tcase_add_test(tc, err_misaligned);
 	tcase_add_test(tc, strerror_all);
 	tcase_add_test(tc, next_sequence);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "record.h"
@@ -23,6 +24,50 @@ unsigned long long tu_rand(void)
 	state ^= state << 25;
 	state ^= state >> 27;
 	return state * 2685821657736338717ULL;
+}
+
+void tu_random_sock(struct magnet_sock *s)
+{
+	static const __u16 families[] = { 0, AF_INET, AF_INET6 };
+	unsigned int i;
+
+	memset(s, 0, sizeof(*s));
+	s->family = families[tu_rand() % 3];
+	s->protocol = tu_rand() % 4 ? (tu_rand() % 2 ? 6 : 17) : tu_rand();
+	s->state = tu_rand() % 16;
+	s->size = tu_rand() >> (tu_rand() % 64);
+	if (!s->family)
+		return;		/* the module leaves the rest zero */
+	s->sport = tu_rand();
+	s->dport = tu_rand();
+	for (i = 0; i < (s->family == AF_INET ? 4U : 16U); i++) {
+		s->saddr[i] = tu_rand();
+		s->daddr[i] = tu_rand();
+	}
+}
+
+static ssize_t random_sock(void *buf, size_t cap, const struct mg_record_hdr *h)
+{
+	struct magnet_sock s;
+
+	tu_random_sock(&s);
+	return mg_record_encode_sock(buf, cap, h, &s);
+}
+
+/* A raw record of 0..300 bytes (fewer if cap is smaller), zeros likely. */
+static ssize_t random_raw(void *buf, size_t cap, const struct mg_record_hdr *h)
+{
+	static const unsigned int maxlen[] = { 1, 9, 64, 301 };
+	unsigned char data[300];
+	size_t len = tu_rand() % maxlen[tu_rand() % 4], i;
+
+	if (cap < mg_record_raw_size(0))
+		return -ENOSPC;
+	if (mg_record_raw_size(len) > cap)
+		len = (cap & ~(size_t)7) - mg_record_raw_size(0);
+	for (i = 0; i < len; i++)
+		data[i] = tu_rand() % 4 ? tu_rand() : 0;
+	return mg_record_encode_raw(buf, cap, h, data, len);
 }
 
 ssize_t tu_random_record(void *buf, size_t cap, __u32 cpu, __u64 ts,
@@ -46,6 +91,15 @@ ssize_t tu_random_record(void *buf, size_t cap, __u32 cpu, __u64 ts,
 	for (i = 0; i < nargs; i++)
 		args[i] = tu_rand();
 	kind = tu_rand() % 8;
+	/* An eighth of the probe records are sock, an eighth raw. */
+	if (kind) {
+		switch (tu_rand() % 8) {
+		case 0:
+			return random_sock(buf, cap, &h);
+		case 1:
+			return random_raw(buf, cap, &h);
+		}
+	}
 	/* A quarter of the probe records capture, as much as cap allows. */
 	fixed = mg_record_probe_size(kind >= 1 && kind <= 3, nargs) +
 		sizeof(struct magnet_capture);

@@ -38,11 +38,15 @@ unsigned long long tu_rand(void);
 /*
  * One random valid record at buf: a kprobe or kretprobe with 0..6 args, a
  * quarter of them with a capture of 1..300 bytes (fewer if cap is smaller;
- * 1 in 8 of those unreadable), or (1 in 8) a LOST record. Returns its
- * size, or -ENOSPC.
+ * 1 in 8 of those unreadable), or (1 in 8) a LOST record; of the non-LOST
+ * draws, 1 in 8 is a sock record and 1 in 8 a raw one of 0..300 bytes
+ * (fewer if cap is smaller). Returns its size, or -ENOSPC.
  */
 ssize_t tu_random_record(void *buf, size_t cap, __u32 cpu, __u64 ts,
 			 __u64 abstract_id);
+
+/* A random valid struct magnet_sock: family 0, AF_INET or AF_INET6. */
+void tu_random_sock(struct magnet_sock *s);
 
 /* A fresh temporary file; path (at least 64 bytes) gets its name. */
 int tu_tmpfile(char *path);
