@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The benchmark (bench/run): not part of `make` / `make all` / CI.
+#
+#   make bench        build the bench binaries, then run bench/run: native
+#                     ring core timings here, the probe-cost and drain-rate
+#                     comparisons with ftrace in the VM; prints one table and
+#                     writes it to $(BUILD)/bench/results.txt
+#   make bench-bins   only build them
+#
+# BENCH_BINS are built only by these targets. BENCH_GUEST_FILES are the
+# HOST:GUEST pairs bench/run gives tests/vm/run with --file (bench/run adds
+# magnet-read, which tools/build.mk builds).
+BENCH_DIR := $(BUILD)/bench
+
+# The ring core once more, at -O2 whatever CFLAGS says: the bench times the
+# module's own code as the kernel builds it (-O2).
+$(BENCH_DIR)/ring_core.o: kmod/ring_core.c | $(BUILD)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS) -O2 -Ikmod -MMD -MP -c -o $@ $<
+
+$(BENCH_DIR)/ring_bench.o: CFLAGS += -O2 -Ikmod
+
+# Native, so dynamic: valgrind and perf like it better.
+$(BENCH_DIR)/ring_bench: $(BENCH_DIR)/ring_bench.o $(BENCH_DIR)/ring_core.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ -lpthread
+
+# Guest side: static (the initramfs has no loader).
+$(BENCH_DIR)/ftrace-read: $(BENCH_DIR)/ftrace-read.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ -lpthread
+
+$(BENCH_DIR)/loadgen: $(BENCH_DIR)/loadgen.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
+
+BENCH_BINS := $(BENCH_DIR)/ring_bench $(BENCH_DIR)/ftrace-read $(BENCH_DIR)/loadgen
+BENCH_GUEST_FILES := $(BENCH_DIR)/ftrace-read:/magnet/bin/ftrace-read \
+		     $(BENCH_DIR)/loadgen:/magnet/bin/loadgen \
+		     bench/vm-bench.sh:/magnet/bench/vm-bench.sh
+
+bench-bins: $(BENCH_BINS)
+
+# bench/run builds what it needs itself when run by hand; under make it is
+# all built already (module and user for magnet.ko and magnet-read).
+bench: module user bench-bins
+	$(Q)MAGNET_BENCH_BUILT=1 MAGNET_BUILD='$(BUILD)' \
+		MAGNET_BENCH_FILES='$(strip $(BENCH_GUEST_FILES))' bench/run
+
+.PHONY: bench bench-bins

@@ -1,0 +1,248 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# vm-bench.sh - the in-VM half of the bench (bench/run boots the VM with
+# tests/vm/run and runs this; busybox sh). Prints machine-readable lines
+# "bench: key=value" (bench/run formats them) and the tools' own output.
+#
+# Needs in the guest: /magnet/magnet.ko, magnet-read, ftrace-read and
+# loadgen in PATH, debugfs and tracefs mounted, 2 CPUs. The workload runs on
+# CPU 0, the readers on CPU 1.
+#
+# 1. Probe cost: ns per getpid() (loadgen getpid $BENCH_ITER, pinned), with
+#    (a) no probe, (b) magnet (kprobe:__x64_sys_getpid, 40-byte records)
+#    drained by magnet-read to /dev/null, (c) ftrace (p:getpid
+#    __x64_sys_getpid, no args: 20-byte events) drained by ftrace-read to
+#    /dev/null. $BENCH_REPS rounds of a, b, c interleaved, so drift of the
+#    host hits all three alike; the table takes the medians.
+# 2. Drain rate: a flood for $BENCH_DUR seconds on CPU 0, drained by each
+#    tracer's reader on CPU 1 into /dev/null:
+#      small: getpid with 3 args: magnet kprobe:__x64_sys_getpid:3 (64-byte
+#             records), ftrace p:getpid __x64_sys_getpid $arg1..3 (44 bytes:
+#             4 ring header, 8 common fields, 8 ip, 24 args)
+#      large: write(2) of 4000-byte buffers to /dev/full, probed at
+#             write_full (what /dev/full's write calls: write_null's twin
+#             that fails with ENOSPC) with 3 args and the 4000 bytes at
+#             arg 1 (the buffer): magnet kprobe:write_full:3:4000@1
+#             (4072-byte records), ftrace ... buf=+0($arg2):ustring (4052
+#             bytes). The buffer is 3999 'x' and a NUL, and 6.1 fetches
+#             strings up to MAX_STRING_SIZE = PATH_MAX = 4096 bytes, so
+#             ftrace records the same 4000 bytes. Not vfs_write or
+#             write_null: the readers write(2) their output to /dev/null,
+#             which must not feed the probe (and ksys_pwrite64 is inlined
+#             into the pwrite64 syscall, so it never fires).
+#    Each workload runs unpaced (the offered rate is whatever the tracer's
+#    probe lets the load reach), then paced at one rate for both tracers
+#    (90% of the slower unpaced rate), so their losses compare at the same
+#    offered load.
+#
+# Both tracers get the same ring per CPU ($BENCH_BUF bytes: magnet
+# buf_size, ftrace buffer_size_kb), the same loss policy (magnet's default
+# discard; ftrace options/overwrite=0, whose losses show as "dropped
+# events") and the same clock (magnet's default mono is
+# ktime_get_mono_fast_ns, which is ftrace's trace_clock "mono").
+set -u
+
+ITER=${BENCH_ITER:-2000000}
+REPS=${BENCH_REPS:-3}
+DUR=${BENCH_DUR:-5}
+BUF=${BENCH_BUF:-1048576}
+T=/sys/kernel/tracing
+M=/sys/kernel/debug/magnet
+KO=/magnet/magnet.ko
+W=1	# taskset mask of the workload: CPU 0
+R=2	# and of the readers: CPU 1
+TMP=/tmp/bench
+
+out() { echo "bench: $1=$2"; }
+die() { echo "vm-bench: $*"; dmesg | tail -n 20; exit 1; }
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+mkdir -p $TMP
+[ "$(nproc)" -ge 2 ] || die "needs 2 CPUs (tests/vm/run --smp 2)"
+[ -f $KO ] || die "no $KO"
+out kernel "$(uname -r)"
+out cpus "$(nproc)"
+out iter "$ITER"
+out reps "$REPS"
+out dur "$DUR"
+out buf "$BUF"
+
+# ---- tracer setup -------------------------------------------------------
+
+magnet_on() { # probes
+	insmod $KO buf_size=$BUF "probes=$1" || die "insmod probes=$1"
+}
+
+magnet_off() {
+	rmmod magnet || die "rmmod magnet"
+}
+
+# Sums over CPUs of magnet/stats and the probe's hits and misses.
+magnet_counts() { # prefix
+	awk -v p="$1" 'NR > 1 { w += $2; b += $3; l += $4 + $5 + $6; o += $7 }
+		END { printf "bench: %s_written=%.0f\nbench: %s_lost=%.0f\n", p, w, p, l }' $M/stats
+	awk -v p="$1" '{ h += $5; m += $6 }
+		END { printf "bench: %s_hits=%.0f\nbench: %s_missed=%.0f\n", p, h, p, m }' $M/probes
+}
+
+ftrace_on() { # kprobe_events line, event name
+	echo 0 > $T/tracing_on
+	echo mono > $T/trace_clock || die "trace_clock mono"
+	echo 0 > $T/options/overwrite || die "options/overwrite"
+	echo $((BUF / 1024)) > $T/buffer_size_kb || die "buffer_size_kb"
+	echo "$1" > $T/kprobe_events || die "kprobe_events: $1"
+	echo > $T/trace
+	echo 1 > $T/events/kprobes/$2/enable || die "enable $2"
+	echo 1 > $T/tracing_on
+}
+
+ftrace_off() { # event name
+	echo 0 > $T/tracing_on
+	echo 0 > $T/events/kprobes/$1/enable
+	echo > $T/kprobe_events || die "cannot remove the kprobe event"
+	echo > $T/trace
+}
+
+# Sums over CPUs of per_cpu/cpuN/stats, and kprobe_profile's hits/misses.
+ftrace_counts() { # prefix event
+	cat $T/per_cpu/cpu*/stats | awk -v p="$1" '
+		/^overrun:/ { o += $2 } /^dropped events:/ { d += $3 }
+		/^entries:/ { e += $2 } /^read events:/ { r += $3 }
+		END { printf "bench: %s_lost=%.0f\nbench: %s_overrun=%.0f\nbench: %s_dropped=%.0f\nbench: %s_unread=%.0f\nbench: %s_read=%.0f\n",
+			p, o + d, p, o, p, d, p, e, p, r }'
+	awk -v p="$1" -v e="$2" '$1 == e { printf "bench: %s_hits=%.0f\nbench: %s_missed=%.0f\n", p, $2, p, $3 }' \
+		$T/kprobe_profile
+}
+
+# magnet-read's per-CPU summary lines on stderr: records and bytes read.
+magnet_read_counts() { # prefix file
+	awk -v p="$1" '/^cpu[0-9]+: records/ { r += $3; b += $5 }
+		END { printf "bench: %s_drained=%.0f\nbench: %s_drained_bytes=%.0f\n", p, r, p, b }' "$2"
+}
+
+ftrace_read_counts() { # prefix file
+	sed -n 's/^ftrace_events=\([0-9]*\) ftrace_bytes=\([0-9]*\).*/\1 \2/p' "$2" |
+		awk -v p="$1" '{ printf "bench: %s_drained=%.0f\nbench: %s_drained_bytes=%.0f\n", p, $1, p, $2 }'
+}
+
+reader_start() { # tracer output
+	if [ "$1" = magnet ]; then
+		taskset $R magnet-read -o "$2" 2>$TMP/reader.err &
+	else
+		taskset $R ftrace-read -o "$2" 2>$TMP/reader.err &
+	fi
+	RPID=$!
+	sleep 1
+	kill -0 $RPID 2>/dev/null || { cat $TMP/reader.err; die "$1 reader did not start"; }
+}
+
+reader_stop() { # tracer prefix
+	kill -INT $RPID
+	wait $RPID || { cat $TMP/reader.err; die "$1 reader failed"; }
+	cat $TMP/reader.err
+	if [ "$1" = magnet ]; then
+		magnet_read_counts "$2" $TMP/reader.err
+	else
+		ftrace_read_counts "$2" $TMP/reader.err
+	fi
+}
+
+# ---- 1. probe cost --------------------------------------------------------
+
+getpid_ns() {
+	taskset $W loadgen getpid $ITER | sed -n 's/.*ns_per_op=//p'
+}
+
+none_runs= magnet_runs= ftrace_runs=
+r=1
+while [ $r -le "$REPS" ]; do
+	v=$(getpid_ns); none_runs="$none_runs $v"
+	out cost_none_$r "$v"
+
+	magnet_on kprobe:__x64_sys_getpid
+	reader_start magnet /dev/null
+	v=$(getpid_ns); magnet_runs="$magnet_runs $v"
+	out cost_magnet_$r "$v"
+	sleep 0.5
+	reader_stop magnet cost_magnet_$r
+	magnet_counts cost_magnet_$r
+	magnet_off
+
+	ftrace_on 'p:getpid __x64_sys_getpid' getpid
+	reader_start ftrace /dev/null
+	v=$(getpid_ns); ftrace_runs="$ftrace_runs $v"
+	out cost_ftrace_$r "$v"
+	sleep 0.5
+	reader_stop ftrace cost_ftrace_$r
+	ftrace_counts cost_ftrace_$r getpid
+	ftrace_off getpid
+	r=$((r + 1))
+done
+# shellcheck disable=SC2086
+out cost_none "$(median $none_runs)"
+# shellcheck disable=SC2086
+out cost_magnet "$(median $magnet_runs)"
+# shellcheck disable=SC2086
+out cost_ftrace "$(median $ftrace_runs)"
+
+# ---- 2. drain rate --------------------------------------------------------
+
+# One flood: the reader on CPU 1 into /dev/null, the load on CPU 0.
+flood() { # tracer prefix load...
+	tracer=$1 prefix=$2
+	shift 2
+	reader_start "$tracer" /dev/null
+	taskset $W loadgen "$@" >$TMP/load.out || die "loadgen $*"
+	awk -v p="$prefix" '{ for (i = 1; i <= NF; i++) if ($i ~ /^(ops|secs)=/) print "bench: " p "_" $i }' \
+		$TMP/load.out
+	sleep 1		# let the reader take the tail
+	reader_stop "$tracer" "$prefix"
+}
+
+# Ops per second of the last flood's load.
+load_rate() {
+	awk '{ for (i = 1; i <= NF; i++) { if ($i ~ /^ops=/) o = substr($i, 5)
+		if ($i ~ /^secs=/) s = substr($i, 6) } } END { printf "%.0f\n", o / s }' $TMP/load.out
+}
+
+# Both tracers on one workload: unpaced (each tracer's probe sets the
+# offered rate), then paced at the same rate for both: 90% of the slower
+# unpaced rate, which either probe can sustain.
+compare() { # size magnet-probes ftrace-event ftrace-name load...
+	size=$1 mprobe=$2 fevent=$3 fname=$4
+	shift 4
+	magnet_on "$mprobe"
+	flood magnet ${size}_magnet "$@"
+	magnet_counts ${size}_magnet
+	magnet_off
+	mrate=$(load_rate)
+
+	ftrace_on "$fevent" "$fname"
+	flood ftrace ${size}_ftrace "$@"
+	ftrace_counts ${size}_ftrace "$fname"
+	ftrace_off "$fname"
+	frate=$(load_rate)
+
+	rate=$(( (mrate < frate ? mrate : frate) * 9 / 10 ))
+	out ${size}_rate "$rate"
+
+	magnet_on "$mprobe"
+	flood magnet ${size}_paced_magnet "$@" $rate
+	magnet_counts ${size}_paced_magnet
+	magnet_off
+
+	ftrace_on "$fevent" "$fname"
+	flood ftrace ${size}_paced_ftrace "$@" $rate
+	ftrace_counts ${size}_paced_ftrace "$fname"
+	ftrace_off "$fname"
+}
+
+compare small kprobe:__x64_sys_getpid:3 \
+	'p:getpid __x64_sys_getpid a=$arg1 b=$arg2 c=$arg3' getpid \
+	getpid-for "$DUR"
+compare large kprobe:write_full:3:4000@1 \
+	'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w \
+	write-for "$DUR" 4000 /dev/full
+
+out done 1
