@@ -39,6 +39,14 @@
 #define MG_BOUNCE_SIZE	(64UL << 10)
 
 static struct dentry *mg_dir;
+/*
+ * AIO completions copy into the reader's memory. The wake-up that kicks
+ * them runs on the traced CPU (irq_work), and a per-CPU workqueue would
+ * run the copy there too, competing with the very load being traced:
+ * unbound, so the scheduler puts it where there is room, and high
+ * priority, so a full ring drains before it overflows.
+ */
+static struct workqueue_struct *mg_aio_wq;
 
 struct mg_aio_req {
 	struct list_head node;
@@ -173,7 +181,7 @@ static void mg_aio_work(struct work_struct *work)
 				s64 left = req->deadline - ktime_get_ns();
 
 				if (left > 0)
-					mod_delayed_work(system_wq, &buf->aio_work,
+					mod_delayed_work(mg_aio_wq, &buf->aio_work,
 							 nsecs_to_jiffies(left) + 1);
 			}
 			return;
@@ -210,7 +218,7 @@ static int mg_aio_cancel(struct kiocb *iocb)
 	spin_lock_irqsave(&buf->aio_lock, flags);
 	req->cancelled = true;
 	spin_unlock_irqrestore(&buf->aio_lock, flags);
-	mod_delayed_work(system_wq, &buf->aio_work, 0);
+	mod_delayed_work(mg_aio_wq, &buf->aio_work, 0);
 	return 0;
 }
 
@@ -255,7 +263,7 @@ static ssize_t mg_aio_read(struct mg_cpu_buf *buf, struct kiocb *iocb, struct io
 	req->queued = true;
 	spin_unlock_irq(&buf->aio_lock);
 	/* The worker re-checks, arms the ring and sets the timeout. */
-	mod_delayed_work(system_wq, &buf->aio_work, 0);
+	mod_delayed_work(mg_aio_wq, &buf->aio_work, 0);
 	return -EIOCBQUEUED;
 }
 
@@ -405,7 +413,7 @@ static void mg_wake(struct irq_work *work)
 	wake_up_interruptible_poll(&buf->wait, EPOLLIN | EPOLLRDNORM);
 	kill_fasync(&buf->fasync, SIGIO, POLL_IN);
 	if (!list_empty_careful(&buf->aio_pending))
-		mod_delayed_work(system_wq, &buf->aio_work, 0);
+		mod_delayed_work(mg_aio_wq, &buf->aio_work, 0);
 }
 
 void mg_fs_buf_init(struct mg_cpu_buf *buf)
@@ -490,9 +498,14 @@ int mg_fs_init(void)
 	char name[16];
 	unsigned int cpu;
 
+	mg_aio_wq = alloc_workqueue("magnet_aio", WQ_UNBOUND | WQ_HIGHPRI, 0);
+	if (!mg_aio_wq)
+		return -ENOMEM;
+
 	mg_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	if (IS_ERR(mg_dir)) {
 		pr_err("cannot create the debugfs directory (is debugfs enabled?)\n");
+		destroy_workqueue(mg_aio_wq);
 		return PTR_ERR(mg_dir);
 	}
 	debugfs_create_file("version", 0400, mg_dir, NULL, &mg_version_fops);
@@ -511,4 +524,12 @@ void mg_fs_exit(void)
 {
 	debugfs_remove(mg_dir);
 	mg_dir = NULL;
+}
+
+/* After every buffer's AIO work is cancelled (mg_fs_buf_exit). */
+void mg_fs_wq_exit(void)
+{
+	if (mg_aio_wq)
+		destroy_workqueue(mg_aio_wq);
+	mg_aio_wq = NULL;
 }

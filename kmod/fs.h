@@ -8,6 +8,7 @@ struct mg_cpu_buf;
 
 int mg_fs_init(void);
 void mg_fs_exit(void);
+void mg_fs_wq_exit(void);
 void mg_fs_buf_init(struct mg_cpu_buf *buf);
 void mg_fs_buf_exit(struct mg_cpu_buf *buf);
 

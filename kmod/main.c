@@ -153,6 +153,7 @@ err_fs:
 	mg_alarm_exit();
 err_alarm:
 	mg_buffers_exit();
+	mg_fs_wq_exit();
 err_buffers:
 	return ret;
 }
@@ -167,6 +168,7 @@ static void __exit mg_exit(void)
 	mg_alarm_exit();
 	mg_fs_exit();
 	mg_buffers_exit();
+	mg_fs_wq_exit();
 }
 
 module_init(mg_init);

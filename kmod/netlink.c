@@ -259,7 +259,12 @@ static int mg_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
 	return ret;
 }
 
-static int mg_nl_probe_del(struct sk_buff *skb, struct genl_info *info)
+/*
+ * The shape of every command that acts on one probe: parse its nest, take
+ * the lock, find the probe by id or name, act.
+ */
+static int mg_with_probe(struct genl_info *info,
+			 int (*act)(struct genl_info *info, struct nlattr **tb, struct mg_probe *p))
 {
 	struct nlattr *tb[MAGNET_PROBE_A_MAX + 1];
 	struct mg_probe *p;
@@ -270,32 +275,33 @@ static int mg_nl_probe_del(struct sk_buff *skb, struct genl_info *info)
 		return ret;
 	mutex_lock(&mg_probes_lock);
 	p = mg_lookup(info, tb);
-	if (IS_ERR(p)) {
-		ret = PTR_ERR(p);
-	} else if (p->type == MAGNET_PROBE_CUSTOM) {
-		NL_SET_ERR_MSG(info->extack, "a kernel module's event: only that module removes it");
-		ret = -EPERM;
-	} else {
-		ret = mg_probe_del(p);
-	}
+	ret = IS_ERR(p) ? PTR_ERR(p) : act(info, tb, p);
 	mutex_unlock(&mg_probes_lock);
 	return ret;
 }
 
+static int mg_act_del(struct genl_info *info, struct nlattr **tb, struct mg_probe *p)
+{
+	if (p->type == MAGNET_PROBE_CUSTOM) {
+		NL_SET_ERR_MSG(info->extack, "a kernel module's event: only that module removes it");
+		return -EPERM;
+	}
+	return mg_probe_del(p);
+}
+
+static int mg_nl_probe_del(struct sk_buff *skb, struct genl_info *info)
+{
+	return mg_with_probe(info, mg_act_del);
+}
+
+static int mg_act_get(struct genl_info *info, struct nlattr **tb, struct mg_probe *p)
+{
+	return mg_reply(info, MAGNET_CMD_PROBE_GET, mg_fill_probe, p);
+}
+
 static int mg_nl_probe_get(struct sk_buff *skb, struct genl_info *info)
 {
-	struct nlattr *tb[MAGNET_PROBE_A_MAX + 1];
-	struct mg_probe *p;
-	int ret;
-
-	ret = mg_parse_probe(info, tb);
-	if (ret)
-		return ret;
-	mutex_lock(&mg_probes_lock);
-	p = mg_lookup(info, tb);
-	ret = IS_ERR(p) ? PTR_ERR(p) : mg_reply(info, MAGNET_CMD_PROBE_GET, mg_fill_probe, p);
-	mutex_unlock(&mg_probes_lock);
-	return ret;
+	return mg_with_probe(info, mg_act_get);
 }
 
 static int mg_dump_start(struct netlink_callback *cb)
@@ -337,25 +343,18 @@ static int mg_nl_probe_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
-static int mg_nl_probe_set(struct sk_buff *skb, struct genl_info *info)
+static int mg_act_set(struct genl_info *info, struct nlattr **tb, struct mg_probe *p)
 {
-	struct nlattr *tb[MAGNET_PROBE_A_MAX + 1];
-	struct mg_probe *p;
-	int ret;
-
-	ret = mg_parse_probe(info, tb);
-	if (ret)
-		return ret;
 	if (!tb[MAGNET_PROBE_A_FLAGS]) {
 		NL_SET_ERR_MSG(info->extack, "PROBE_SET changes MAGNET_PROBE_A_FLAGS: give it");
 		return -EINVAL;
 	}
-	mutex_lock(&mg_probes_lock);
-	p = mg_lookup(info, tb);
-	ret = IS_ERR(p) ? PTR_ERR(p) :
-	      mg_probe_set_flags(p, nla_get_u32(tb[MAGNET_PROBE_A_FLAGS]));
-	mutex_unlock(&mg_probes_lock);
-	return ret;
+	return mg_probe_set_flags(p, nla_get_u32(tb[MAGNET_PROBE_A_FLAGS]));
+}
+
+static int mg_nl_probe_set(struct sk_buff *skb, struct genl_info *info)
+{
+	return mg_with_probe(info, mg_act_set);
 }
 
 static int mg_fill_filter_id(struct sk_buff *skb, const void *arg)
@@ -368,24 +367,25 @@ static int mg_fill_filter_id(struct sk_buff *skb, const void *arg)
 	return 0;
 }
 
-static int mg_nl_filter_add(struct sk_buff *skb, struct genl_info *info)
+/* The MAGNET_A_FILTER nest of a request. */
+static int mg_parse_filter(struct genl_info *info, struct nlattr **ft)
 {
-	struct nlattr *tb[MAGNET_PROBE_A_MAX + 1], *ft[MAGNET_FILTER_A_MAX + 1];
-	struct mg_filter f = { 0 };
-	unsigned long *cpus = NULL;
-	struct mg_probe *p;
-	u32 id;
-	int ret;
-
-	ret = mg_parse_probe(info, tb);
-	if (ret)
-		return ret;
 	if (!info->attrs[MAGNET_A_FILTER]) {
 		NL_SET_ERR_MSG(info->extack, "missing MAGNET_A_FILTER");
 		return -EINVAL;
 	}
-	ret = nla_parse_nested(ft, MAGNET_FILTER_A_MAX, info->attrs[MAGNET_A_FILTER],
-			       mg_filter_policy, info->extack);
+	return nla_parse_nested(ft, MAGNET_FILTER_A_MAX, info->attrs[MAGNET_A_FILTER],
+				mg_filter_policy, info->extack);
+}
+
+static int mg_act_filter_add(struct genl_info *info, struct nlattr **tb, struct mg_probe *p)
+{
+	struct nlattr *ft[MAGNET_FILTER_A_MAX + 1];
+	struct mg_filter f = { 0 };
+	u32 id;
+	int ret;
+
+	ret = mg_parse_filter(info, ft);
 	if (ret)
 		return ret;
 	if (!ft[MAGNET_FILTER_A_KIND] || !ft[MAGNET_FILTER_A_ACTION] || ft[MAGNET_FILTER_A_ID]) {
@@ -401,107 +401,83 @@ static int mg_nl_filter_add(struct sk_buff *skb, struct genl_info *info)
 			NL_SET_ERR_MSG(info->extack, "a cpu filter needs CPUS, a bitmap of u64 words");
 			return -EINVAL;
 		}
-		cpus = bitmap_zalloc(nr_cpu_ids, GFP_KERNEL);
-		if (!cpus)
+		f.cpus = bitmap_zalloc(nr_cpu_ids, GFP_KERNEL);
+		if (!f.cpus)
 			return -ENOMEM;
-		bitmap_from_arr64(cpus, nla_data(a),
+		bitmap_from_arr64(f.cpus, nla_data(a),
 				  min_t(unsigned int, nla_len(a) * 8, nr_cpu_ids));
-		if (bitmap_empty(cpus, nr_cpu_ids)) {
+		if (bitmap_empty(f.cpus, nr_cpu_ids)) {
 			NL_SET_ERR_MSG_ATTR(info->extack, a, "the CPU set names no CPU of this machine");
-			bitmap_free(cpus);
-			return -EINVAL;
+			ret = -EINVAL;
+			goto out;
 		}
-		f.cpus = cpus;
+	} else if (!ft[MAGNET_FILTER_A_VALUE] || ft[MAGNET_FILTER_A_CPUS]) {
+		NL_SET_ERR_MSG(info->extack, "this filter kind needs VALUE (and no CPUS)");
+		return -EINVAL;
 	} else {
-		if (!ft[MAGNET_FILTER_A_VALUE] || ft[MAGNET_FILTER_A_CPUS]) {
-			NL_SET_ERR_MSG(info->extack, "this filter kind needs VALUE (and no CPUS)");
-			return -EINVAL;
-		}
 		f.value = nla_get_u64(ft[MAGNET_FILTER_A_VALUE]);
 	}
-	mutex_lock(&mg_probes_lock);
-	p = mg_lookup(info, tb);
-	if (IS_ERR(p)) {
-		ret = PTR_ERR(p);
-	} else {
-		ret = mg_filter_add(p, &f, &id);
-		if (ret == -ENOSPC)
-			NL_SET_ERR_MSG(info->extack, "this probe has the most filters allowed (64)");
-		if (!ret) {
-			mg_probes_generation++;
-			ret = mg_reply(info, MAGNET_CMD_FILTER_ADD, mg_fill_filter_id, &id);
-		}
+	ret = mg_filter_add(p, &f, &id);
+	if (ret == -ENOSPC)
+		NL_SET_ERR_MSG(info->extack, "this probe has the most filters allowed (64)");
+	if (!ret) {
+		mg_probes_generation++;
+		ret = mg_reply(info, MAGNET_CMD_FILTER_ADD, mg_fill_filter_id, &id);
 	}
-	mutex_unlock(&mg_probes_lock);
-	bitmap_free(cpus);
+out:
+	bitmap_free(f.cpus);
 	return ret;
 }
 
-static int mg_nl_filter_del(struct sk_buff *skb, struct genl_info *info)
+static int mg_nl_filter_add(struct sk_buff *skb, struct genl_info *info)
 {
-	struct nlattr *tb[MAGNET_PROBE_A_MAX + 1], *ft[MAGNET_FILTER_A_MAX + 1];
-	struct mg_probe *p;
+	return mg_with_probe(info, mg_act_filter_add);
+}
+
+static int mg_act_filter_del(struct genl_info *info, struct nlattr **tb, struct mg_probe *p)
+{
+	struct nlattr *ft[MAGNET_FILTER_A_MAX + 1];
 	int ret;
 
-	ret = mg_parse_probe(info, tb);
-	if (ret)
-		return ret;
-	if (!info->attrs[MAGNET_A_FILTER]) {
-		NL_SET_ERR_MSG(info->extack, "missing MAGNET_A_FILTER");
-		return -EINVAL;
-	}
-	ret = nla_parse_nested(ft, MAGNET_FILTER_A_MAX, info->attrs[MAGNET_A_FILTER],
-			       mg_filter_policy, info->extack);
+	ret = mg_parse_filter(info, ft);
 	if (ret)
 		return ret;
 	if (!ft[MAGNET_FILTER_A_ID]) {
 		NL_SET_ERR_MSG(info->extack, "name the filter: MAGNET_FILTER_A_ID");
 		return -EINVAL;
 	}
-	mutex_lock(&mg_probes_lock);
-	p = mg_lookup(info, tb);
-	if (IS_ERR(p)) {
-		ret = PTR_ERR(p);
-	} else {
-		ret = mg_filter_del(p, nla_get_u32(ft[MAGNET_FILTER_A_ID]));
-		if (ret == -ENOENT)
-			NL_SET_ERR_MSG(info->extack, "this probe has no filter with that id");
-		else if (!ret)
-			mg_probes_generation++;
-	}
-	mutex_unlock(&mg_probes_lock);
+	ret = mg_filter_del(p, nla_get_u32(ft[MAGNET_FILTER_A_ID]));
+	if (ret == -ENOENT)
+		NL_SET_ERR_MSG(info->extack, "this probe has no filter with that id");
+	else if (!ret)
+		mg_probes_generation++;
 	return ret;
 }
 
-static int mg_nl_sample_set(struct sk_buff *skb, struct genl_info *info)
+static int mg_nl_filter_del(struct sk_buff *skb, struct genl_info *info)
 {
-	struct nlattr *tb[MAGNET_PROBE_A_MAX + 1];
-	struct mg_probe *p;
-	int ret;
+	return mg_with_probe(info, mg_act_filter_del);
+}
 
-	ret = mg_parse_probe(info, tb);
-	if (ret)
-		return ret;
+static int mg_act_sample_set(struct genl_info *info, struct nlattr **tb, struct mg_probe *p)
+{
 	if (!tb[MAGNET_PROBE_A_SAMPLE_EVERY] && !tb[MAGNET_PROBE_A_SAMPLE_INTERVAL_NS]) {
 		NL_SET_ERR_MSG(info->extack, "give SAMPLE_EVERY and/or SAMPLE_INTERVAL_NS");
 		return -EINVAL;
 	}
-	mutex_lock(&mg_probes_lock);
-	p = mg_lookup(info, tb);
-	if (IS_ERR(p)) {
-		ret = PTR_ERR(p);
-	} else {
-		if (tb[MAGNET_PROBE_A_SAMPLE_EVERY])
-			WRITE_ONCE(p->sample_every, nla_get_u32(tb[MAGNET_PROBE_A_SAMPLE_EVERY]));
-		if (tb[MAGNET_PROBE_A_SAMPLE_INTERVAL_NS]) {
-			atomic64_set(&p->sample_last, 0);
-			WRITE_ONCE(p->sample_interval,
-				   nla_get_u64(tb[MAGNET_PROBE_A_SAMPLE_INTERVAL_NS]));
-		}
-		mg_probes_generation++;
+	if (tb[MAGNET_PROBE_A_SAMPLE_EVERY])
+		WRITE_ONCE(p->sample_every, nla_get_u32(tb[MAGNET_PROBE_A_SAMPLE_EVERY]));
+	if (tb[MAGNET_PROBE_A_SAMPLE_INTERVAL_NS]) {
+		atomic64_set(&p->sample_last, 0);
+		WRITE_ONCE(p->sample_interval, nla_get_u64(tb[MAGNET_PROBE_A_SAMPLE_INTERVAL_NS]));
 	}
-	mutex_unlock(&mg_probes_lock);
-	return ret;
+	mg_probes_generation++;
+	return 0;
+}
+
+static int mg_nl_sample_set(struct sk_buff *skb, struct genl_info *info)
+{
+	return mg_with_probe(info, mg_act_sample_set);
 }
 
 static int mg_fill_buffer(struct sk_buff *skb, const void *arg)
