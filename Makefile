@@ -43,6 +43,7 @@ all: module user
 include lib/build.mk
 include kmod/user.mk
 include tools/build.mk
+include tools/ctl.mk
 include tests/unit/build.mk
 include tests/vm/build.mk
 include tests/vm/progs.mk

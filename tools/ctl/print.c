@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet-ctl: the one output path. Every printer calls these in the order
+ * of the documented keys, and the mode decides the form:
+ *
+ *   text     for people: each field has its own format (or is left out)
+ *   -j JSON  "key":value in call order; arrays of objects; a document per
+ *            command (monitor: one object per line)
+ *   -m       tab-separated: a record is one line, its tag first, then
+ *            every field in call order (the JSON keys, in that order)
+ *
+ * so the three forms cannot drift apart. Formats: docs/magnet-ctl.md.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl.h"
+
+#define PR_DEPTH	16
+
+static enum pr_mode mode;
+static int depth;			/* open JSON containers */
+static bool need_comma[PR_DEPTH];
+static bool line_open;			/* machine mode: a record's line */
+
+void pr_start(enum pr_mode m)
+{
+	mode = m;
+	depth = 0;
+	line_open = false;
+	memset(need_comma, 0, sizeof(need_comma));
+}
+
+enum pr_mode pr_mode(void)
+{
+	return mode;
+}
+
+void pr_end(void)
+{
+	if (mode == PR_MACHINE && line_open) {
+		fputc('\n', ctl_outf);
+		line_open = false;
+	}
+	fflush(ctl_outf);
+}
+
+/* Valid UTF-8 sequence at s: its length, or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+	unsigned int cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* JSON string literal; bytes that are not UTF-8 become \u00XX. */
+static void json_string(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	putc('"', f);
+	while (*s) {
+		size_t n;
+
+		if (*s == '"' || *s == '\\') {
+			fprintf(f, "\\%c", *s++);
+		} else if (*s == '\n') {
+			fputs("\\n", f);
+			s++;
+		} else if (*s == '\t') {
+			fputs("\\t", f);
+			s++;
+		} else if (*s < 0x20 || *s == 0x7f) {
+			fprintf(f, "\\u%04x", *s++);
+		} else if ((n = utf8_len(s))) {
+			fwrite(s, 1, n, f);
+			s += n;
+		} else {
+			fprintf(f, "\\u%04x", *s++);
+		}
+	}
+	putc('"', f);
+}
+
+const char *pr_escape(char *buf, size_t len, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t used = 0;
+
+	for (; *s && used + 5 < len; s++) {
+		if (*s == '\\') {
+			buf[used++] = '\\';
+			buf[used++] = '\\';
+		} else if (*s <= 0x20 || *s == 0x7f) {
+			/* controls, and the space: fields stay one word */
+			used += snprintf(buf + used, len - used, "\\x%02x", *s);
+		} else {
+			buf[used++] = *s;
+		}
+	}
+	buf[used] = '\0';
+	return buf;
+}
+
+/* Before a JSON value: the comma, and the key inside an object. */
+static void json_prefix(const char *key)
+{
+	FILE *f = ctl_outf;
+
+	if (depth > 0 && need_comma[depth])
+		putc(',', f);
+	if (depth > 0)
+		need_comma[depth] = true;
+	if (key)
+		fprintf(f, "\"%s\":", key);
+}
+
+static void json_open(const char *key, char c)
+{
+	json_prefix(key);
+	putc(c, ctl_outf);
+	if (depth + 1 < PR_DEPTH)
+		depth++;
+	need_comma[depth] = false;
+}
+
+static void json_close(char c)
+{
+	putc(c, ctl_outf);
+	if (depth > 0)
+		depth--;
+	if (!depth)
+		putc('\n', ctl_outf);
+}
+
+void pr_record_open(const char *tag)
+{
+	if (mode == PR_JSON) {
+		json_open(NULL, '{');
+	} else if (mode == PR_MACHINE) {
+		if (line_open)
+			fputc('\n', ctl_outf);
+		fputs(tag, ctl_outf);
+		line_open = true;
+	}
+}
+
+void pr_record_close(void)
+{
+	if (mode == PR_JSON) {
+		json_close('}');
+	} else if (mode == PR_MACHINE && line_open) {
+		fputc('\n', ctl_outf);
+		line_open = false;
+	}
+}
+
+void pr_array_open(const char *key)
+{
+	if (mode == PR_JSON)
+		json_open(key, '[');
+}
+
+void pr_array_close(void)
+{
+	if (mode == PR_JSON)
+		json_close(']');
+}
+
+void pr_object_open(const char *key)
+{
+	if (mode == PR_JSON)
+		json_open(key, '{');
+}
+
+void pr_object_close(void)
+{
+	if (mode == PR_JSON)
+		json_close('}');
+}
+
+void pr_u64(const char *key, const char *text, __u64 v)
+{
+	unsigned long long x = v;
+
+	switch (mode) {
+	case PR_JSON:
+		json_prefix(key);
+		fprintf(ctl_outf, "%llu", x);
+		break;
+	case PR_MACHINE:
+		fprintf(ctl_outf, "\t%llu", x);
+		break;
+	case PR_TEXT:
+		if (text)
+			fprintf(ctl_outf, text, x);
+		break;
+	}
+}
+
+void pr_hex(const char *key, const char *text, __u64 v)
+{
+	unsigned long long x = v;
+
+	switch (mode) {
+	case PR_JSON:
+		json_prefix(key);
+		fprintf(ctl_outf, "\"0x%llx\"", x);
+		break;
+	case PR_MACHINE:
+		fprintf(ctl_outf, "\t0x%llx", x);
+		break;
+	case PR_TEXT:
+		if (text)
+			fprintf(ctl_outf, text, x);
+		break;
+	}
+}
+
+void pr_str(const char *key, const char *text, const char *s)
+{
+	static char buf[4096];
+
+	switch (mode) {
+	case PR_JSON:
+		json_prefix(key);
+		json_string(ctl_outf, s);
+		break;
+	case PR_MACHINE:
+		fprintf(ctl_outf, "\t%s", pr_escape(buf, sizeof(buf), s));
+		break;
+	case PR_TEXT:
+		if (text)
+			fprintf(ctl_outf, text, pr_escape(buf, sizeof(buf), s));
+		break;
+	}
+}
+
+void pr_bool(const char *key, const char *text, bool v)
+{
+	switch (mode) {
+	case PR_JSON:
+		json_prefix(key);
+		fputs(v ? "true" : "false", ctl_outf);
+		break;
+	case PR_MACHINE:
+		fputs(v ? "\t1" : "\t0", ctl_outf);
+		break;
+	case PR_TEXT:
+		if (text && v)
+			fputs(text, ctl_outf);
+		break;
+	}
+}
+
+void pr_text(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (mode != PR_TEXT)
+		return;
+	va_start(ap, fmt);
+	vfprintf(ctl_outf, fmt, ap);
+	va_end(ap);
+}
