@@ -245,4 +245,47 @@ compare large kprobe:write_full:3:4000@1 \
 	'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w \
 	write-for "$DUR" 4000 /dev/full
 
+# ---- 4. control plane: filtered vs recorded, sampling ---------------------
+#
+# ns per getpid() with a magnet kprobe (3 args, 64-byte records) added by
+# magnet-ctl, drained by magnet-read: every hit recorded; every hit filtered
+# out before the ring (a tgid include filter naming another process);
+# sampled 1 in N (N = 10, 100, 1000: the shape of the paper's Figure 7).
+# Costs are the added ns over no probe, the median of $BENCH_REPS rounds.
+
+ctl_cost() { # label, then the magnet-ctl setup commands as "a b c;d e"
+	label=$1
+	shift
+	runs=
+	r=1
+	while [ $r -le "$REPS" ]; do
+		insmod $KO buf_size=$BUF || die "insmod"
+		magnet-ctl probe add kprobe __x64_sys_getpid args 3 name gp >/dev/null ||
+			die "magnet-ctl probe add"
+		echo "$1" | tr ';' '\n' | while read -r cmd; do
+			[ -n "$cmd" ] || continue
+			# shellcheck disable=SC2086
+			magnet-ctl $cmd >/dev/null || die "magnet-ctl $cmd"
+		done
+		reader_start magnet /dev/null
+		v=$(getpid_ns)
+		runs="$runs $v"
+		reader_stop magnet ctl_${label}_$r >/dev/null
+		magnet-ctl -j probe show gp >$TMP/ctl.json 2>/dev/null
+		magnet_off
+		r=$((r + 1))
+	done
+	# shellcheck disable=SC2086
+	out ctl_$label "$(median $runs)"
+	out ctl_${label}_json "$(tr -d '\n' <$TMP/ctl.json)"
+}
+
+if command -v magnet-ctl >/dev/null; then
+	ctl_cost recorded ""
+	ctl_cost filtered "filter add gp tgid 1"
+	ctl_cost every10 "sample set gp every 10"
+	ctl_cost every100 "sample set gp every 100"
+	ctl_cost every1000 "sample set gp every 1000"
+fi
+
 out done 1

@@ -6,6 +6,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kprobes.h>
+#include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
@@ -44,7 +45,7 @@ static struct mg_ring *mg_ring_alloc(unsigned int cpu, unsigned long size,
 	rb = kzalloc_node(sizeof(*rb), GFP_KERNEL, cpu_to_node(cpu));
 	if (!rb)
 		return NULL;
-	data = vmalloc_node(size, cpu_to_node(cpu));
+	data = vmalloc_node(size, cpu_to_node(cpu));	/* on the CPU's own node */
 	if (!data)
 		goto err_data;
 	if (mg_ring_init(rb, data, size, mode, cpu))
@@ -99,6 +100,15 @@ enum mg_ring_mode mg_buffers_mode(void)
 }
 
 /*
+ * Rings larger than the machine can give would fail deep in vmalloc with a
+ * warning: refuse them first. Half of RAM is the most all rings may take.
+ */
+static bool mg_size_fits(unsigned long size)
+{
+	return (u64)size * num_possible_cpus() <= ((u64)totalram_pages() << PAGE_SHIFT) / 2;
+}
+
+/*
  * Replace every ring (new size or mode). Refused while any CPU has a
  * reader: the reader would lose its place. Buffered records are dropped;
  * the counters carry over.
@@ -111,6 +121,8 @@ int mg_buffers_resize(unsigned long size, enum mg_ring_mode mode)
 
 	if (size < MG_RING_MIN_SIZE || size > MG_RING_MAX_SIZE || !is_power_of_2(size))
 		return -EINVAL;
+	if (!mg_size_fits(size))
+		return -ENOMEM;
 	mutex_lock(&mg_resize_lock);
 	if (size == mg_size && mode == mg_mode)
 		goto out_unlock;
@@ -170,6 +182,11 @@ int mg_buffers_init(unsigned long size, enum mg_ring_mode mode)
 		pr_err("buf_size=%lu: must be a power of two from %lu to %lu\n",
 		       size, MG_RING_MIN_SIZE, MG_RING_MAX_SIZE);
 		return -EINVAL;
+	}
+	if (!mg_size_fits(size)) {
+		pr_err("buf_size=%lu: %u rings would take more than half of memory\n",
+		       size, num_possible_cpus());
+		return -ENOMEM;
 	}
 	mg_bufs = kcalloc(nr_cpu_ids, sizeof(*mg_bufs), GFP_KERNEL);
 	if (!mg_bufs)

@@ -115,9 +115,12 @@ static int mg_put_filters(struct sk_buff *skb, const struct mg_probe *p)
 		    nla_put_u8(skb, MAGNET_FILTER_A_ACTION, f->action))
 			return -EMSGSIZE;
 		if (f->kind == MAGNET_FILTER_CPU) {
-			if (nla_put(skb, MAGNET_FILTER_A_CPUS,
-				    BITS_TO_LONGS(nr_cpu_ids) * sizeof(long), f->cpus))
+			unsigned int words = DIV_ROUND_UP(nr_cpu_ids, 64);
+			struct nlattr *a = nla_reserve(skb, MAGNET_FILTER_A_CPUS, words * 8);
+
+			if (!a)
 				return -EMSGSIZE;
+			bitmap_to_arr64(nla_data(a), f->cpus, nr_cpu_ids);
 		} else if (nla_put_u64_64bit(skb, MAGNET_FILTER_A_VALUE, f->value, 0)) {
 			return -EMSGSIZE;
 		}
@@ -523,6 +526,8 @@ static int mg_nl_buffer_set(struct sk_buff *skb, struct genl_info *info)
 	ret = mg_buffers_resize(size, mode);
 	if (ret == -EBUSY)
 		NL_SET_ERR_MSG(info->extack, "a reader is attached to a ring: close it first");
+	else if (ret == -ENOMEM)
+		NL_SET_ERR_MSG(info->extack, "not enough memory for rings of this size");
 	return ret;
 }
 

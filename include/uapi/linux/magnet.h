@@ -147,8 +147,10 @@
  * bits are rejected with EINVAL, values outside an attribute's range with
  * ERANGE, unknown commands with EOPNOTSUPP, and every refusal carries an extended-ACK
  * message saying why (and, where it applies, which attribute). Commands
- * are serialised. A probe is named by MAGNET_PROBE_A_ID or, alternatively,
- * MAGNET_PROBE_A_NAME, in the MAGNET_A_PROBE nest.
+ * are serialised. A probe is named by MAGNET_PROBE_A_ID (NLA_U16, 16 and
+ * up) or, alternatively, MAGNET_PROBE_A_NAME, in the MAGNET_A_PROBE nest.
+ * A reply larger than a netlink page (a probe with very many CPU filters
+ * on a very large machine) fails with EMSGSIZE.
  *
  * MAGNET_CMD_PROBE_ADD: insert a probe.
  *   MAGNET_A_PROBE: NLA_NESTED
@@ -165,8 +167,9 @@
  *     MAGNET_PROBE_A_FLAGS: NLA_U32, MAGNET_PROBE_F_*
  *   Reply: MAGNET_CMD_PROBE_ADD with MAGNET_A_PROBE { ID, NAME }.
  *   Errors: ENOENT no such symbol; EINVAL refused by kprobes or a bad
- *   combination (the message says which); EEXIST name taken; ENOSPC no
- *   event id left.
+ *   combination (the message says which); EILSEQ the offset is not on an
+ *   instruction boundary; EBUSY the address has another kind of probe;
+ *   EEXIST name taken; ENOSPC no event id left.
  *
  * MAGNET_CMD_PROBE_DEL: remove a probe (and its filters).
  *   MAGNET_A_PROBE: { ID or NAME }. Errors: ENOENT; EPERM for an event a
@@ -181,9 +184,11 @@
  *   A dump carries MAGNET_A_GENERATION (NLA_U32) in every message and sets
  *   NLM_F_DUMP_INTR if the probe set changed while it ran: start again.
  *
- * MAGNET_CMD_PROBE_SET: change a probe's flags.
- *   MAGNET_A_PROBE: { ID or NAME, FLAGS }. MAGNET_PROBE_F_DISABLED keeps
- *   the probe registered but disarmed; MAGNET_PROBE_F_NOTIFY sends alarms.
+ * MAGNET_CMD_PROBE_SET: set a probe's flags.
+ *   MAGNET_A_PROBE: { ID or NAME, FLAGS }. FLAGS replaces the whole word
+ *   (read it with PROBE_GET to change one bit). MAGNET_PROBE_F_DISABLED
+ *   keeps the probe registered but disarmed; MAGNET_PROBE_F_NOTIFY sends
+ *   alarms.
  *
  * MAGNET_CMD_FILTER_ADD: MAGNET_A_PROBE { ID or NAME },
  *   MAGNET_A_FILTER: NLA_NESTED
@@ -192,8 +197,11 @@
  *     MAGNET_FILTER_A_VALUE: NLA_U64: tgid, abstract id or cgroup id
  *                            (the cgroup2 directory's inode number)
  *     MAGNET_FILTER_A_CPUS: NLA_BINARY, a CPU bitmap: u64 words, CPU n is
- *                           bit n % 64 of word n / 64
- *   Reply: MAGNET_A_FILTER { ID }. Up to MAGNET_FILTERS_MAX per probe.
+ *                           bit n % 64 of word n / 64; a multiple of 8
+ *                           bytes, at most 1024; bits past the machine's
+ *                           CPUs are ignored, and it must name one of them
+ *   Reply: MAGNET_A_FILTER { ID (NLA_U32) }. Up to MAGNET_FILTERS_MAX per
+ *   probe (ENOSPC beyond).
  *   Semantics: a hit is recorded iff it matches no EXCLUDE filter and, for
  *   every kind that has INCLUDE filters, at least one of them (OR within a
  *   kind, AND across kinds). A cgroup filter matches the cgroup and every
@@ -202,8 +210,9 @@
  * MAGNET_CMD_FILTER_DEL: MAGNET_A_PROBE { ID or NAME },
  *   MAGNET_A_FILTER { ID }.
  *
- * MAGNET_CMD_SAMPLE_SET: MAGNET_A_PROBE { ID or NAME, SAMPLE_EVERY and/or
- *   SAMPLE_INTERVAL_NS }. Of the hits that pass the filters, record one in
+ * MAGNET_CMD_SAMPLE_SET: MAGNET_A_PROBE { ID or NAME, SAMPLE_EVERY
+ *   (NLA_U32) and/or SAMPLE_INTERVAL_NS (NLA_U64) }; the one not given keeps
+ *   its value. Of the hits that pass the filters, record one in
  *   SAMPLE_EVERY (per CPU; 0 or 1: all) and at most one per
  *   SAMPLE_INTERVAL_NS (across CPUs; 0: no limit).
  *
@@ -212,7 +221,9 @@
  *     MAGNET_BUFFER_A_SIZE: NLA_U64, bytes per CPU, a power of two
  *     MAGNET_BUFFER_A_MODE: NLA_U8, 0 discard, 1 overwrite
  *     MAGNET_BUFFER_A_CPUS: NLA_U32, reply only
- *   SET fails with EBUSY while a reader is attached to any ring.
+ *   SET fails with EBUSY while a reader is attached to any ring, ENOMEM if
+ *   the rings cannot be allocated or would take more than half of memory
+ *   (the old ones stay).
  *
  * MAGNET_CMD_STATS_GET (dump): one message per CPU,
  *   MAGNET_A_CPU_STATS: NLA_NESTED, MAGNET_CSTAT_A_* (CPU NLA_U32, the
