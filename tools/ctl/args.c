@@ -51,13 +51,16 @@ bool ctl_is_number(const char *s)
 	return true;
 }
 
-/* The number at the start of s; *end after it. */
-static int parse_num(const char *s, const char **end, __u64 *v)
+/*
+ * The number at the start of s, decimal or (if hex) 0x-hex; *end after it.
+ * Digits first: strtoull() alone would take spaces and a sign.
+ */
+static int parse_num(const char *s, const char **end, __u64 *v, bool hex)
 {
 	int base = 10;
 	char *e;
 
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+	if (hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		base = 16;
 		if (!isxdigit((unsigned char)s[2]))
 			return -EINVAL;
@@ -78,7 +81,7 @@ int ctl_parse_u64(const char *s, __u64 max, __u64 *v)
 	__u64 x;
 	int ret;
 
-	ret = parse_num(s, &end, &x);
+	ret = parse_num(s, &end, &x, true);
 	if (ret)
 		return ret;
 	if (*end)
@@ -105,7 +108,7 @@ int ctl_parse_size(const char *s, __u64 *v)
 	__u64 x;
 	int ret;
 
-	ret = parse_num(s, &end, &x);
+	ret = parse_num(s, &end, &x, true);
 	if (ret)
 		return ret;
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
@@ -185,27 +188,19 @@ int ctl_parse_cpus(const char *s, __u64 *mask, unsigned int *words)
 	bool any = false;
 
 	memset(mask, 0, CTL_CPU_WORDS * sizeof(*mask));
+	/* Decimal only, as in the kernel's own cpulist format. */
 	for (;;) {
 		__u64 lo, hi, c;
-		char *end;
+		int ret;
 
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
-		errno = 0;
-		lo = strtoull(p, &end, 10);
-		if (errno == ERANGE)
-			return -ERANGE;
-		p = end;
+		ret = parse_num(p, &p, &lo, false);
+		if (ret)
+			return ret;
 		hi = lo;
 		if (*p == '-') {
-			p++;
-			if (!isdigit((unsigned char)*p))
-				return -EINVAL;
-			errno = 0;
-			hi = strtoull(p, &end, 10);
-			if (errno == ERANGE)
-				return -ERANGE;
-			p = end;
+			ret = parse_num(p + 1, &p, &hi, false);
+			if (ret)
+				return ret;
 			if (hi < lo)
 				return -EINVAL;
 		}

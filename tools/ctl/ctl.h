@@ -172,6 +172,12 @@ unsigned int ctl_capture_max(__u8 type, unsigned int nargs);
 __attribute__((format(printf, 2, 3)))
 int ctl_usage_error(struct ctl_args *a, const char *fmt, ...);
 const char *ctl_next(struct ctl_args *a, const char *what);
+/*
+ * The number (0..max) after keyword key: what names it when it is missing;
+ * "KEY N: out of range (0..MAX)" or "KEY N: not a number". 0 or -1.
+ */
+int ctl_next_u64(struct ctl_args *a, const char *what, const char *key,
+		 __u64 max, __u64 *v);
 bool ctl_more(struct ctl_args *a);
 /* Consume -j/-m (global output options) at the current word; true if so. */
 bool ctl_output_option(struct ctl_args *a);
@@ -243,6 +249,7 @@ struct ctl_pstats {
 	__u64 hits, filtered, sampled, recorded, lost, missed, alarms,
 	      alarms_dropped;
 };
+#define CTL_PSTATS		8	/* counters in struct ctl_pstats */
 
 struct ctl_probe {
 	__u16 id;
@@ -310,6 +317,12 @@ const char *pr_escape(char *buf, size_t len, const char *s);
 
 /* Objects' printers, shared by list, show, stats and monitor. */
 void ctl_print_probe(const struct ctl_probe *p);
+/*
+ * A probe's counters under their documented keys, in the order of struct
+ * ctl_pstats (the -m columns); text[k] is counter k's text format.
+ */
+void ctl_print_pstats(const struct ctl_pstats *s,
+		      const char *const text[CTL_PSTATS]);
 void ctl_print_filter(__u16 probe, const struct ctl_filter *f);
 
 #endif /* MAGNET_CTL_H */

@@ -104,15 +104,9 @@ static int parse_add(struct ctl_args *a)
 
 	switch (r->kind) {
 	case MAGNET_FILTER_TGID:
-		w = ctl_next(a, "the process id after 'tgid'");
-		if (!w)
+		if (ctl_next_u64(a, "the process id after 'tgid'", "tgid",
+				 CTL_TGID_MAX, &v))
 			return -1;
-		ret = ctl_parse_u64(w, CTL_TGID_MAX, &v);
-		if (ret == -ERANGE)
-			return ctl_usage_error(a, "tgid %s: out of range (0..%u)",
-					       w, CTL_TGID_MAX);
-		if (ret)
-			return ctl_usage_error(a, "tgid %s: not a number", w);
 		break;
 	case MAGNET_FILTER_ABSTRACT_ID:
 		w = ctl_next(a, "the abstract id after 'abstract'");

@@ -161,6 +161,23 @@ const char *ctl_next(struct ctl_args *a, const char *what)
 	return a->argv[a->i++];
 }
 
+int ctl_next_u64(struct ctl_args *a, const char *what, const char *key,
+		 __u64 max, __u64 *v)
+{
+	const char *w = ctl_next(a, what);
+	int ret;
+
+	if (!w)
+		return -1;
+	ret = ctl_parse_u64(w, max, v);
+	if (ret == -ERANGE)
+		return ctl_usage_error(a, "%s %s: out of range (0..%llu)",
+				       key, w, (unsigned long long)max);
+	if (ret)
+		return ctl_usage_error(a, "%s %s: not a number", key, w);
+	return 0;
+}
+
 bool ctl_output_option(struct ctl_args *a)
 {
 	const char *w = a->argv[a->i];

@@ -203,17 +203,18 @@ void pr_object_close(void)
 		json_close('}');
 }
 
-void pr_u64(const char *key, const char *text, __u64 v)
+/* An integer field: decimal, or "0x"-hex (a JSON string: no hex literals). */
+static void pr_int(const char *key, const char *text, __u64 v, bool hex)
 {
 	unsigned long long x = v;
 
 	switch (mode) {
 	case PR_JSON:
 		json_prefix(key);
-		fprintf(ctl_outf, "%llu", x);
+		fprintf(ctl_outf, hex ? "\"0x%llx\"" : "%llu", x);
 		break;
 	case PR_MACHINE:
-		fprintf(ctl_outf, "\t%llu", x);
+		fprintf(ctl_outf, hex ? "\t0x%llx" : "\t%llu", x);
 		break;
 	case PR_TEXT:
 		if (text)
@@ -222,23 +223,14 @@ void pr_u64(const char *key, const char *text, __u64 v)
 	}
 }
 
+void pr_u64(const char *key, const char *text, __u64 v)
+{
+	pr_int(key, text, v, false);
+}
+
 void pr_hex(const char *key, const char *text, __u64 v)
 {
-	unsigned long long x = v;
-
-	switch (mode) {
-	case PR_JSON:
-		json_prefix(key);
-		fprintf(ctl_outf, "\"0x%llx\"", x);
-		break;
-	case PR_MACHINE:
-		fprintf(ctl_outf, "\t0x%llx", x);
-		break;
-	case PR_TEXT:
-		if (text)
-			fprintf(ctl_outf, text, x);
-		break;
-	}
+	pr_int(key, text, v, true);
 }
 
 void pr_str(const char *key, const char *text, const char *s)

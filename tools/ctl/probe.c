@@ -81,15 +81,10 @@ static int parse_add(struct ctl_args *a)
 		seen |= 1U << k;
 		switch (k) {
 		case 0:		/* args N */
-			w = ctl_next(a, "the number of arguments after 'args'");
-			if (!w)
+			if (ctl_next_u64(a,
+					 "the number of arguments after 'args'",
+					 "args", MAGNET_ARGS_MAX, &v))
 				return -1;
-			ret = ctl_parse_u64(w, MAGNET_ARGS_MAX, &v);
-			if (ret == -ERANGE)
-				return ctl_usage_error(a, "args %s: out of range (0..%d)",
-						       w, MAGNET_ARGS_MAX);
-			if (ret)
-				return ctl_usage_error(a, "args %s: not a number", w);
 			r->nargs = v;
 			r->probe_attrs |= CTL_BIT(MAGNET_PROBE_A_NARGS);
 			break;
@@ -413,9 +408,26 @@ int ctl_probe_get_one(struct ctl_nl *nl, const struct ctl_req *req,
 
 /* ---- printing ---- */
 
+void ctl_print_pstats(const struct ctl_pstats *s,
+		      const char *const text[CTL_PSTATS])
+{
+	pr_u64("hits", text[0], s->hits);
+	pr_u64("filtered", text[1], s->filtered);
+	pr_u64("sampled", text[2], s->sampled);
+	pr_u64("recorded", text[3], s->recorded);
+	pr_u64("lost", text[4], s->lost);
+	pr_u64("missed", text[5], s->missed);
+	pr_u64("alarms", text[6], s->alarms);
+	pr_u64("alarms_dropped", text[7], s->alarms_dropped);
+}
+
 void ctl_print_probe(const struct ctl_probe *p)
 {
-	const struct ctl_pstats *s = &p->stats;
+	static const char *const stats_text[CTL_PSTATS] = {
+		"\thits %llu", " filtered %llu", " sampled %llu",
+		" recorded %llu", " lost %llu", " missed %llu", " alarms %llu",
+		" alarms_dropped %llu\n",
+	};
 	char buf[64];
 	unsigned int i;
 
@@ -448,14 +460,7 @@ void ctl_print_probe(const struct ctl_probe *p)
 	}
 
 	pr_object_open("stats");
-	pr_u64("hits", "\thits %llu", s->hits);
-	pr_u64("filtered", " filtered %llu", s->filtered);
-	pr_u64("sampled", " sampled %llu", s->sampled);
-	pr_u64("recorded", " recorded %llu", s->recorded);
-	pr_u64("lost", " lost %llu", s->lost);
-	pr_u64("missed", " missed %llu", s->missed);
-	pr_u64("alarms", " alarms %llu", s->alarms);
-	pr_u64("alarms_dropped", " alarms_dropped %llu\n", s->alarms_dropped);
+	ctl_print_pstats(&p->stats, stats_text);
 	pr_object_close();
 
 	pr_array_open("filters");
@@ -518,20 +523,27 @@ static int run_simple(struct ctl_nl *nl, struct ctl_req *r)
 	return ctl_nl_request(nl, r, op, NULL, NULL, NULL);
 }
 
+/* "list" and "show" print the same document: an array, even of one. */
+static void print_probes(const struct ctl_probe *v, size_t n)
+{
+	size_t i;
+
+	pr_array_open(NULL);
+	for (i = 0; i < n; i++)
+		ctl_print_probe(&v[i]);
+	pr_array_close();
+	pr_end();
+}
+
 static int run_list(struct ctl_nl *nl, struct ctl_req *r)
 {
 	struct ctl_probes ps;
-	size_t i;
 	int ret;
 
 	ret = ctl_probes_get(nl, &ps, "probe list");
 	if (ret)
 		return ret;
-	pr_array_open(NULL);
-	for (i = 0; i < ps.n; i++)
-		ctl_print_probe(&ps.v[i]);
-	pr_array_close();
-	pr_end();
+	print_probes(ps.v, ps.n);
 	ctl_probes_free(&ps);
 	return 0;
 }
@@ -544,10 +556,7 @@ static int run_show(struct ctl_nl *nl, struct ctl_req *r)
 	ret = ctl_probe_get_one(nl, r, &p, "probe show");
 	if (ret)
 		return ret;
-	pr_array_open(NULL);
-	ctl_print_probe(&p);
-	pr_array_close();
-	pr_end();
+	print_probes(&p, 1);
 	probe_free(&p);
 	return 0;
 }

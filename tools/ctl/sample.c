@@ -31,15 +31,9 @@ static int parse_set(struct ctl_args *a)
 		if (k == 0) {
 			if (r->probe_attrs & CTL_BIT(MAGNET_PROBE_A_SAMPLE_EVERY))
 				return ctl_usage_error(a, "'every' given twice");
-			w = ctl_next(a, "N after 'every'");
-			if (!w)
+			if (ctl_next_u64(a, "N after 'every'", "every",
+					 UINT32_MAX, &v))
 				return -1;
-			ret = ctl_parse_u64(w, UINT32_MAX, &v);
-			if (ret == -ERANGE)
-				return ctl_usage_error(a, "every %s: out of range (0..%u)",
-						       w, UINT32_MAX);
-			if (ret)
-				return ctl_usage_error(a, "every %s: not a number", w);
 			r->sample_every = v;
 			r->probe_attrs |= CTL_BIT(MAGNET_PROBE_A_SAMPLE_EVERY);
 		} else {

@@ -123,20 +123,17 @@ static int run_stats(struct ctl_nl *nl, struct ctl_req *r)
 			"id", "name", "hits", "filtered", "sampled", "recorded",
 			"lost", "missed", "alarms", "dropped");
 	for (i = 0; i < ps.n; i++) {
+		/* The columns under the header above. */
+		static const char *const text[CTL_PSTATS] = {
+			" %12llu", " %10llu", " %10llu", " %12llu", " %10llu",
+			" %10llu", " %10llu", " %10llu\n",
+		};
 		const struct ctl_probe *p = &ps.v[i];
-		const struct ctl_pstats *s = &p->stats;
 
 		pr_record_open("pstat");
 		pr_u64("id", "%-5llu", p->id);
 		pr_str("name", " %-24s", p->name);
-		pr_u64("hits", " %12llu", s->hits);
-		pr_u64("filtered", " %10llu", s->filtered);
-		pr_u64("sampled", " %10llu", s->sampled);
-		pr_u64("recorded", " %12llu", s->recorded);
-		pr_u64("lost", " %10llu", s->lost);
-		pr_u64("missed", " %10llu", s->missed);
-		pr_u64("alarms", " %10llu", s->alarms);
-		pr_u64("alarms_dropped", " %10llu\n", s->alarms_dropped);
+		ctl_print_pstats(&p->stats, text);
 		pr_record_close();
 	}
 	pr_array_close();
