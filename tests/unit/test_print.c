@@ -15,6 +15,7 @@
 #include "probes.h"
 #include "record.h"
 #include "stats.h"
+#include "testutil.h"
 #include "trace.h"
 
 static __u64 buf64[MAGNET_RECORD_MAX / 8];
@@ -556,8 +557,6 @@ int main(void)
 {
 	Suite *s = suite_create("print");
 	TCase *tc = tcase_create("print");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, probes_parse);
@@ -578,9 +577,5 @@ int main(void)
 	tcase_add_test(tc, clock_delta);
 	suite_add_tcase(s, tc);
 
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run(s);
 }

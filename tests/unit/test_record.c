@@ -1272,8 +1272,6 @@ int main(void)
 {
 	Suite *s = suite_create("record");
 	TCase *tc = tcase_create("codec");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_loop_test(tc, kprobe_roundtrip, 0, MAGNET_ARGS_MAX + 1);
 	tcase_add_loop_test(tc, kretprobe_roundtrip, 0, MAGNET_ARGS_MAX + 1);
@@ -1316,9 +1314,5 @@ int main(void)
 	tcase_add_test(tc, fuzz_bitflips);
 	suite_add_tcase(s, tc);
 
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run(s);
 }

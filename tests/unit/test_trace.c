@@ -810,8 +810,6 @@ int main(void)
 {
 	Suite *s = suite_create("trace");
 	TCase *tc = tcase_create("roundtrip");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, header_roundtrip);
@@ -835,9 +833,5 @@ int main(void)
 	tcase_add_test(tc, fuzz_bitflips);
 	suite_add_tcase(s, tc);
 
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run(s);
 }

@@ -172,3 +172,14 @@ void tu_write_file(const char *path, const void *buf, size_t len)
 		abort();
 	close(fd);
 }
+
+int tu_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -3,6 +3,7 @@
 #ifndef MAGNET_TESTUTIL_H
 #define MAGNET_TESTUTIL_H
 
+#include <check.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <linux/magnet.h>
@@ -54,5 +55,8 @@ int tu_tmpfile(char *path);
 /* Whole file into a malloc'd buffer. */
 void *tu_read_file(const char *path, size_t *len);
 void tu_write_file(const char *path, const void *buf, size_t len);
+
+/* Run every test of @s; the process's exit status: 0 when all passed. */
+int tu_run(Suite *s);
 
 #endif
