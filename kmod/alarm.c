@@ -93,6 +93,12 @@ static void mg_alarm_send(struct work_struct *work)
 	}
 }
 
+/* Let a send under way finish; later runs find the family gone and drop. */
+void mg_alarm_flush(void)
+{
+	flush_work(&mg_alarm_work);
+}
+
 int mg_alarm_init(void)
 {
 	unsigned int cpu;

@@ -17,6 +17,7 @@ struct mg_alarm {
 
 int mg_alarm_init(void);
 void mg_alarm_exit(void);
+void mg_alarm_flush(void);
 bool mg_alarm_queue(u16 probe_id, u64 abstract_id, u64 ts);
 
 #endif /* _MAGNET_ALARM_H */

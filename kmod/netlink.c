@@ -60,6 +60,7 @@ static const struct nla_policy mg_policy[MAGNET_A_MAX + 1] = {
 };
 
 static struct genl_family mg_family;
+static bool mg_nl_live;		/* alarms are sent only while registered */
 
 enum { MG_MCGRP_ALARM };
 
@@ -573,10 +574,13 @@ static int mg_nl_stats_dump(struct sk_buff *skb, struct netlink_callback *cb)
 /* From the alarm worker (process context). */
 void mg_netlink_alarm(const struct mg_alarm *a)
 {
-	struct sk_buff *skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	struct sk_buff *skb;
 	struct nlattr *nest;
 	void *hdr;
 
+	if (!READ_ONCE(mg_nl_live))
+		return;
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!skb)
 		return;
 	hdr = genlmsg_put(skb, 0, 0, &mg_family, 0, MAGNET_CMD_ALARM);
@@ -646,10 +650,15 @@ static struct genl_family mg_family __ro_after_init = {
 
 int __init mg_netlink_init(void)
 {
-	return genl_register_family(&mg_family);
+	int ret = genl_register_family(&mg_family);
+
+	WRITE_ONCE(mg_nl_live, !ret);
+	return ret;
 }
 
 void mg_netlink_exit(void)
 {
+	WRITE_ONCE(mg_nl_live, false);
+	mg_alarm_flush();	/* no alarm goes out on an unregistered family */
 	genl_unregister_family(&mg_family);
 }

@@ -654,6 +654,8 @@ void mg_probes_exit(void)
 	mutex_unlock(&mg_probes_lock);
 	kfree(kps);
 	kfree(rps);
+	/* Replaced filter sets are freed by call_rcu() callbacks in this module. */
+	rcu_barrier();
 }
 
 static const char *mg_type_name(const struct mg_probe *p)
