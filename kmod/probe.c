@@ -66,11 +66,12 @@ const char *mg_handler_name(u8 handler)
 	return "?";
 }
 
-static u16 mg_flags(const struct mg_probe *p)
+/* The record layout is fixed per probe: computed once, at add. */
+static u16 mg_rec_flags(const struct mg_probe_spec *s)
 {
-	return p->nargs << MAGNET_REC_NARGS_SHIFT | (p->capture_len ? MAGNET_REC_CAPTURE : 0) |
-	       (p->type == MAGNET_PROBE_KRETPROBE ? MAGNET_REC_RETURN : 0) |
-	       p->handler << MAGNET_REC_HANDLER_SHIFT;
+	return s->nargs << MAGNET_REC_NARGS_SHIFT | (s->capture_len ? MAGNET_REC_CAPTURE : 0) |
+	       (s->type == MAGNET_PROBE_KRETPROBE ? MAGNET_REC_RETURN : 0) |
+	       s->handler << MAGNET_REC_HANDLER_SHIFT;
 }
 
 static u32 mg_payload_len(const struct mg_probe_spec *s)
@@ -94,7 +95,6 @@ bool mg_probe_pass(struct mg_probe *p, u64 abstract_id)
 	u32 every = READ_ONCE(p->sample_every);
 	u64 interval = READ_ONCE(p->sample_interval);
 
-	this_cpu_inc(p->pc->hits);
 	if (fs && !mg_filter_match(fs, abstract_id)) {
 		this_cpu_inc(p->pc->filtered);
 		return false;
@@ -192,10 +192,7 @@ static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 
 	if (!mg_probe_pass(p, abstract_id))
 		return 0;
-	rec = magnet_reserve(&rb, p->id, mg_flags(p), abstract_id,
-			     p->handler == MAGNET_HANDLER_SOCK ? sizeof(struct magnet_sock) :
-			     p->nargs * sizeof(u64) +
-			     (p->capture_len ? sizeof(struct magnet_capture) + p->capture_len : 0));
+	rec = magnet_reserve(&rb, p->id, p->rec_flags, abstract_id, p->payload_len);
 	if (!rec) {
 		this_cpu_inc(p->pc->lost);
 		return 0;
@@ -242,9 +239,7 @@ static int mg_kret_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 	if (!mg_probe_pass(p, d->abstract_id))
 		return 0;
-	rec = magnet_reserve(&rb, p->id, mg_flags(p), d->abstract_id,
-			     (2 + p->nargs) * sizeof(u64) +
-			     (p->capture_len ? sizeof(struct magnet_capture) + p->capture_len : 0));
+	rec = magnet_reserve(&rb, p->id, p->rec_flags, d->abstract_id, p->payload_len);
 	if (!rec) {
 		this_cpu_inc(p->pc->lost);
 		return 0;
@@ -420,6 +415,8 @@ struct mg_probe *mg_probe_add(const struct mg_probe_spec *s, struct netlink_ext_
 	p->flags = s->flags;
 	p->offset = s->offset;
 	p->owner = s->owner;
+	p->rec_flags = mg_rec_flags(s);
+	p->payload_len = mg_payload_len(s);
 	strscpy(p->symbol, s->symbol, sizeof(p->symbol));
 	if (s->name)
 		strscpy(p->name, s->name, sizeof(p->name));
@@ -497,7 +494,6 @@ void mg_probe_sum(const struct mg_probe *p, struct mg_probe_pcpu *sum)
 	for_each_possible_cpu(cpu) {
 		const struct mg_probe_pcpu *c = per_cpu_ptr(p->pc, cpu);
 
-		sum->hits += READ_ONCE(c->hits);
 		sum->filtered += READ_ONCE(c->filtered);
 		sum->sampled += READ_ONCE(c->sampled);
 		sum->recorded += READ_ONCE(c->recorded);
@@ -505,6 +501,7 @@ void mg_probe_sum(const struct mg_probe *p, struct mg_probe_pcpu *sum)
 		sum->alarms += READ_ONCE(c->alarms);
 		sum->alarms_dropped += READ_ONCE(c->alarms_dropped);
 	}
+	sum->hits = sum->filtered + sum->sampled + sum->recorded + sum->lost;
 }
 
 unsigned long mg_probe_missed(const struct mg_probe *p)

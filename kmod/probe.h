@@ -25,9 +25,13 @@ struct mg_probe_spec {
 	struct module *owner;	/* custom events: the registering module */
 };
 
-/* Counters of one probe on one CPU: hits = filtered + sampled + recorded + lost. */
+/*
+ * Counters of one probe on one CPU. Every hit lands in exactly one of
+ * filtered, sampled, recorded or lost, so hits is their sum (mg_probe_sum)
+ * and costs the hot path nothing.
+ */
 struct mg_probe_pcpu {
-	unsigned long hits;
+	unsigned long hits;		/* mg_probe_sum() only */
 	unsigned long filtered;
 	unsigned long sampled;
 	unsigned long recorded;
@@ -45,6 +49,8 @@ struct mg_probe {
 	u8 capture_arg;
 	u8 handler;
 	u16 capture_len;
+	u16 rec_flags;			/* MAGNET_REC_* of its records */
+	u32 payload_len;		/* of its records */
 	u32 flags;
 	unsigned int offset;
 	u32 sample_every;
