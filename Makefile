@@ -48,6 +48,7 @@ include tests/unit/build.mk
 include tests/vm/build.mk
 include tests/vm/progs.mk
 include bench/build.mk
+include daemon/build.mk
 
 $(BUILD):
 	$(Q)mkdir -p $@

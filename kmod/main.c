@@ -32,11 +32,14 @@ static bool mg_live;
 static int mg_param_set_size(const char *val, const struct kernel_param *kp)
 {
 	unsigned long size;
+	char *end;
 	int ret;
 
-	ret = kstrtoul(val, 0, &size);
-	if (ret)
-		return ret;
+	size = memparse(val, &end);	/* 1048576, 1024K, 1M, ... */
+	if (end == val || (*end && !(*end == '\n' && !end[1]))) {
+		pr_err("buf_size=%s: expected a size like 1048576, 1024K or 1M\n", val);
+		return -EINVAL;
+	}
 	if (size < MG_RING_MIN_SIZE || size > MG_RING_MAX_SIZE || !is_power_of_2(size)) {
 		pr_err("buf_size=%lu: must be a power of two from %lu to %lu\n",
 		       size, MG_RING_MIN_SIZE, MG_RING_MAX_SIZE);
@@ -99,7 +102,7 @@ static const struct kernel_param_ops mg_mode_ops = {
 };
 
 module_param_cb(buf_size, &mg_size_ops, &buf_size, 0644);
-MODULE_PARM_DESC(buf_size, "bytes per CPU ring, a power of two (default 1 MiB)");
+MODULE_PARM_DESC(buf_size, "bytes per CPU ring, a power of two, K/M/G suffixes (default 1M)");
 module_param_cb(mode, &mg_mode_ops, NULL, 0644);
 MODULE_PARM_DESC(mode, "full ring: discard new records (default) or overwrite oldest");
 module_param(clock, charp, 0444);

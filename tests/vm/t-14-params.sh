@@ -31,13 +31,14 @@ refused "'kprobe:do_int3': refused by kprobes" probes=kprobe:do_int3
 refused "'kprobe:nope_nope': no such symbol" probes=kprobe:vfs_read,kprobe:nope_nope
 refused "buf_size=1000: must be a power of two" buf_size=1000
 refused "buf_size=33554433" buf_size=33554433
+refused "buf_size=12Q: expected a size" buf_size=12Q
 refused "mode=sideways: expected discard or overwrite" mode=sideways
 refused "clock=sundial: expected mono or tsc" clock=sundial
 
 # Runtime resize and mode switch.
 load buf_size=65536 probes=kprobe:__x64_sys_getpid
 p=/sys/module/magnet/parameters
-echo 131072 >$p/buf_size || fail "resize with no reader"
+echo 128K >$p/buf_size || fail "resize with no reader"
 grep -q "^0	131072	discard" /sys/kernel/debug/magnet/buffers || fail "buffers does not show the new size"
 echo 100000 >$p/buf_size 2>/dev/null && fail "a non-power-of-two size was accepted"
 mgtest hold read &
