@@ -595,20 +595,7 @@ START_TEST(fuzz_garbage)
 	tu_seed(0xbadc0ffee);
 	for (i = 0; i < 100000; i++) {
 		len = tu_rand() % (i % 100 ? 64 : 4096);
-		for (n = 0; n < len; ) {
-			if (tu_rand() % 4 == 0) {
-				text[n++] = tu_rand();
-			} else {
-				const char *t = toks[tu_rand() %
-						     (sizeof(toks) / sizeof(toks[0]))];
-				size_t l = strlen(t);
-
-				if (n + l > len)
-					break;
-				memcpy(text + n, t, l);
-				n += l;
-			}
-		}
+		n = tu_token_soup(text, len, toks, sizeof(toks) / sizeof(toks[0]), 4);
 		ret = mg_expr_parse(text, n, lookup, &lookups, &e, &err);
 		if (ret == 0) {
 			ok++;

@@ -454,20 +454,7 @@ START_TEST(fuzz_parse)
 	tu_seed(0xfeed);
 	for (i = 0; i < 100000; i++) {
 		len = tu_rand() % (i % 100 ? 48 : MG_PROTO_LINE_MAX + 1);
-		for (n = 0; n < len; ) {
-			if (tu_rand() % 8 == 0) {
-				line[n++] = tu_rand();
-			} else {
-				const char *t = toks[tu_rand() %
-						     (sizeof(toks) / sizeof(toks[0]))];
-				size_t l = strlen(t);
-
-				if (n + l > len)
-					break;
-				memcpy(line + n, t, l);
-				n += l;
-			}
-		}
+		n = tu_token_soup(line, len, toks, sizeof(toks) / sizeof(toks[0]), 8);
 		ret = mg_proto_parse(line, n, &cmd);
 		if (ret == 0) {
 			ok++;

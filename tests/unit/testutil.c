@@ -183,3 +183,24 @@ int tu_run(Suite *s)
 	srunner_free(sr);
 	return failed ? 1 : 0;
 }
+
+size_t tu_token_soup(char *buf, size_t len, const char *const *toks, size_t ntoks,
+		     unsigned int raw_one_in)
+{
+	size_t n = 0;
+
+	while (n < len) {
+		if (tu_rand() % raw_one_in == 0) {
+			buf[n++] = tu_rand();
+		} else {
+			const char *t = toks[tu_rand() % ntoks];
+			size_t l = strlen(t);
+
+			if (n + l > len)
+				break;
+			memcpy(buf + n, t, l);
+			n += l;
+		}
+	}
+	return n;
+}

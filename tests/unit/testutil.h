@@ -56,6 +56,14 @@ int tu_tmpfile(char *path);
 void *tu_read_file(const char *path, size_t *len);
 void tu_write_file(const char *path, const void *buf, size_t len);
 
+/*
+ * Fill up to @len bytes of @buf with a mix of the tokens @toks and, one time
+ * in @raw_one_in, a random byte: near-miss input for parser fuzzing.
+ * Returns the bytes written (a token that would overrun @len ends it).
+ */
+size_t tu_token_soup(char *buf, size_t len, const char *const *toks, size_t ntoks,
+		     unsigned int raw_one_in);
+
 /* Run every test of @s; the process's exit status: 0 when all passed. */
 int tu_run(Suite *s);
 
