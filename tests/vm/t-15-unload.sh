@@ -2,14 +2,12 @@
 # Unload safety: rmmod while probes fire at full rate succeeds cleanly; while
 # a reader holds a ring (blocked in read, in poll, with AIO pending, or
 # magnet-read draining) it is refused with EBUSY and the reader is
-# unaffected; once readers are gone it succeeds, and nothing leaks.
+# unaffected; once readers are gone it succeeds, and no ring memory leaks.
 . ./lib.sh
 
 vmalloc_count() { wc -l </proc/vmallocinfo; }
-slab_objs() { awk '/^kmalloc-/ { n += $2 } END { print n }' /proc/slabinfo; }
 
 vm0=$(vmalloc_count)
-slab0=$(slab_objs)
 
 for cycle in 1 2 3 4 5; do
 	load probes=kprobe:__x64_sys_getpid,kretprobe:vfs_read:3,kprobe:vfs_write:2:64@1
@@ -54,10 +52,10 @@ magnet-dump /tmp/unload.trace >/dev/null || fail "trace not decodable after the 
 echo "rmmod refused while magnet-read runs; its trace is complete"
 unload
 
-refcnt_free=1
-# Leaks: ring memory is vmalloc'ed, the rest comes from kmalloc caches.
+# Leaks: ring memory is vmalloc'ed, so a leaked ring shows here exactly.
+# (kmalloc objects are checked where they can be: t-21 compares them over
+# 1000 cycles of one process; across the process churn of this test they
+# swing by hundreds either way with per-CPU slabs and RCU-deferred frees.)
 vm1=$(vmalloc_count)
-slab1=$(slab_objs)
-echo "vmalloc areas $vm0 -> $vm1, kmalloc objects $slab0 -> $slab1"
+echo "vmalloc areas $vm0 -> $vm1"
 [ "$vm1" -le "$vm0" ] || fail "vmalloc areas grew by $((vm1 - vm0)): ring memory leaked"
-[ "$slab1" -le $((slab0 + 64)) ] || fail "kmalloc objects grew by $((slab1 - slab0))"
