@@ -511,7 +511,7 @@ static long rb_consume_discard(struct mg_ring *rb, struct mg_reader *rd, unsigne
 static long rb_consume_overwrite(struct mg_ring *rb, struct mg_reader *rd, unsigned long max)
 {
 	unsigned long t, c, end, rs, bytes, records, gen, ovr, folded[3];
-	unsigned char *dst = rd->bounce;
+	unsigned char *dst = rd->bounce, *last = NULL;
 	struct magnet_record *lost;
 	unsigned long lost_len = 0;
 	int i;
@@ -551,6 +551,7 @@ retry:
 	 */
 	bytes = 0;
 	records = 0;
+	last = NULL;
 	for (end = t; end != c; end += rs) {
 		const struct magnet_record *rec = rb_at(rb, end);
 		unsigned int id;
@@ -569,6 +570,7 @@ retry:
 		if (lost_len + bytes + rs > max)
 			break;
 		memcpy(dst + lost_len + bytes, rec, rs);
+		last = dst + lost_len + bytes;
 		bytes += rs;
 		records += id >= MAGNET_EVENT_FIRST_DYNAMIC;
 	}
@@ -585,8 +587,13 @@ retry:
 		lost->size = lost_len;
 		lost->event_id = MAGNET_EVENT_LOST;
 		lost->cpu = rb->cpu;
+		/*
+		 * Not the clock: a record reserved before now may still be
+		 * committed after this read, and must not appear to go back
+		 * in time. The last timestamp handed out bounds both sides.
+		 */
 		lost->timestamp = bytes ? ((struct magnet_record *)(dst + lost_len))->timestamp :
-				  mg_ring_clock();
+				  rb->seen_ts;
 		((struct magnet_lost *)lost->payload)->full = folded[0] - rb->seen_folded[0];
 		((struct magnet_lost *)lost->payload)->too_big = folded[1] - rb->seen_folded[1];
 		((struct magnet_lost *)lost->payload)->nesting = folded[2] - rb->seen_folded[2];
@@ -595,6 +602,8 @@ retry:
 		for (i = 0; i < 3; i++)
 			rb->seen_folded[i] = folded[i];
 	}
+	if (last)
+		rb->seen_ts = ((struct magnet_record *)last)->timestamp;
 	rb->consumed += records;
 	rd->records = records;
 	if (rd->copy(rd->ctx, dst, lost_len + bytes))

@@ -67,6 +67,7 @@ struct mg_ring {
 	/* Reader-private overwrite bookkeeping: what it already reported. */
 	unsigned long seen_overwritten;
 	unsigned long seen_folded[3];
+	__u64 seen_ts;		/* timestamp of the last record handed out */
 
 	/* Immutable after mg_ring_init(). */
 	unsigned char *data;

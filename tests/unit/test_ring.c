@@ -315,6 +315,53 @@ START_TEST(test_overwrite_keeps_newest)
 }
 END_TEST
 
+START_TEST(test_overwrite_lost_keeps_time_order)
+{
+	struct mg_ring *rb = ring_new(MG_RING_MIN_SIZE, MG_RING_OVERWRITE);
+	static unsigned char out[1 << 17];
+	struct magnet_record *outer;
+	struct seen s = { 0 };
+	unsigned long seq = 0;
+	unsigned int i;
+	long got;
+
+	/*
+	 * The reader finds nothing committed but losses to report while an
+	 * older record is still reserved: the LOST record it makes must not
+	 * be stamped later than that record, which it will read next.
+	 */
+	ck_assert(put(rb, 0, seq++, 64));
+	got = drain(rb, out, sizeof(out));
+	check_records(out, got, &s, 1);
+	while (put(rb, 0, seq, 64))		/* unread records to push out */
+		if (++seq > 50)
+			break;
+	outer = mg_ring_reserve(rb, MAGNET_RECORD_HEADER + 8);
+	ck_assert_ptr_nonnull(outer);
+	while (put(rb, 1, seq, 64))		/* nested: push up to @outer */
+		seq++;
+	got = drain(rb, out, sizeof(out));	/* only the losses so far */
+	ck_assert_int_eq(got, MAGNET_RECORD_HEADER + sizeof(struct magnet_lost));
+	ck_assert_uint_eq(((struct magnet_record *)out)->event_id, MAGNET_EVENT_LOST);
+	check_records(out, got, &s, 0);
+	outer->event_id = EV;
+	outer->flags = 0;
+	outer->cpu = 0;
+	outer->reserved = 0;
+	outer->abstract_id = seq;
+	outer->pid = 2;
+	outer->tgid = 8;
+	for (i = 0; i < 8; i++)
+		outer->payload[i] = pattern(seq, i);
+	mg_ring_commit(rb, outer);
+	while ((got = drain(rb, out, sizeof(out))) > 0)
+		check_records(out, got, &s, 0);
+	ck_assert_uint_gt(s.overwritten, 0);
+	ck_assert_uint_eq(s.have[2], 1);
+	ring_free(rb);
+}
+END_TEST
+
 START_TEST(test_small_reads_never_tear)
 {
 	struct mg_ring *rb = ring_new(MG_RING_MIN_SIZE, MG_RING_DISCARD);
@@ -558,6 +605,7 @@ int main(void)
 	tcase_add_test(tc, test_too_big_and_lost_record);
 	tcase_add_test(tc, test_full_discard_accounting);
 	tcase_add_test(tc, test_overwrite_keeps_newest);
+	tcase_add_test(tc, test_overwrite_lost_keeps_time_order);
 	tcase_add_test(tc, test_small_reads_never_tear);
 	tcase_add_test(tc, test_commit_order_under_nesting);
 	tcase_add_test(tc, test_wake_once_per_crossing);
