@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-# libmagnet: record codec, trace files, printing. Static only: every user
-# binary is linked statically for the initramfs.
-LIBMAGNET_SRCS := lib/record.c lib/probes.c lib/stats.c lib/trace.c lib/print.c
+# libmagnet: record codec, trace files, printing, the sensor directory.
+# Static only: every user binary is linked statically for the initramfs.
+LIBMAGNET_SRCS := lib/record.c lib/probes.c lib/stats.c lib/trace.c lib/print.c \
+	lib/sensor.c
 LIBMAGNET_OBJS := $(LIBMAGNET_SRCS:%.c=$(BUILD)/%.o)
 LIBMAGNET := $(BUILD)/libmagnet.a
 

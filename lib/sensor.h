@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The sensor directory (/sys/kernel/debug/magnet): what every reader of
+ * the rings needs from it besides the cpuN files themselves. Shared by
+ * magnet-read and magnetd.
+ */
+#ifndef MAGNET_LIB_SENSOR_H
+#define MAGNET_LIB_SENSOR_H
+
+#include <stddef.h>
+#include <time.h>
+#include <linux/types.h>
+
+#include "trace.h"
+
+#define MG_SENSOR_DIR	"/sys/kernel/debug/magnet"
+
+/* magnet/version: "magnet R\nformat N\nclock C\ncpus N\ntsc_khz N\n". */
+struct mg_sensor_version {
+	char release[32];
+	unsigned int format;	/* MAGNET_FORMAT_VERSION of the records */
+	char clock[16];		/* "mono" or "tsc" */
+	unsigned int cpus;	/* possible CPUs; 0 if absent */
+	unsigned int tsc_khz;	/* 0 if absent or unknown */
+};
+
+/*
+ * A whole small text file of dir, NUL-terminated (malloc'd), its length
+ * in *len when len is not NULL. NULL with errno set.
+ */
+char *mg_sensor_read(const char *dir, const char *name, size_t *len);
+
+/*
+ * Parse dir/version; lines it does not know are skipped, a missing
+ * clock reads as "mono". 0, or -errno of the read (-ENOENT: no module).
+ */
+int mg_sensor_version(const char *dir, struct mg_sensor_version *v);
+
+/*
+ * The cpuN files of dir, N ascending (need not be contiguous): a malloc'd
+ * array of *n numbers. 0, -errno of opendir, or -ENOENT for none.
+ */
+int mg_sensor_cpus(const char *dir, unsigned int **cpus, unsigned int *n);
+
+/* Ring size of cpu in the text of dir/buffers, or 0. */
+unsigned long mg_sensor_ring_size(const char *buffers, unsigned int cpu);
+
+__u64 mg_now_ns(clockid_t id);
+
+/* Now on the trace clock the version names: TSC cycles or mono ns. */
+__u64 mg_trace_clock_now(const char *clock);
+
+/*
+ * A trace header for the sensor as it is now: clock, host, release, the
+ * trace clock paired with CLOCK_REALTIME. probes (dir/probes text, or
+ * NULL) is referenced, not copied.
+ */
+void mg_sensor_trace_info(struct mg_trace_info *info,
+			  const struct mg_sensor_version *v, __u32 ncpus,
+			  const char *probes, size_t probes_len);
+
+#endif /* MAGNET_LIB_SENSOR_H */
