@@ -1,10 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
 # magnet-ctl: the generic-netlink control tool (tools/ctl/, docs/magnet-ctl.md),
 # linked statically with libnl-genl-3 and libnl-3; and its unit test.
-CTL_SRCS := $(addprefix tools/ctl/, main.c args.c nl.c print.c probe.c \
-	filter.c sample.c buffer.c stats.c monitor.c)
+#
+# Everything but main.o is libmagnetctl.a, so that magnetd runs the same
+# command lines in-process with ctl_exec() (tools/ctl/ctl.h). A user:
+#     $(X): CFLAGS += $(CTL_CFLAGS)          (for #include "ctl.h")
+#     link with $(CTL_LIB) $(CTL_LIBS)       (after its own objects)
+CTL_SRCS := $(addprefix tools/ctl/, main.c exec.c args.c nl.c print.c \
+	probe.c filter.c sample.c buffer.c stats.c monitor.c)
 CTL_OBJS := $(CTL_SRCS:%.c=$(BUILD)/%.o)
 CTL_LIB_OBJS := $(filter-out $(BUILD)/tools/ctl/main.o,$(CTL_OBJS))
+CTL_LIB := $(BUILD)/tools/ctl/libmagnetctl.a
 MAGNET_CTL := $(BUILD)/tools/magnet-ctl
 
 NL_CFLAGS := $(or $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null),\
@@ -12,17 +18,29 @@ NL_CFLAGS := $(or $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null),\
 NL_LIBS := $(or $(shell pkg-config --static --libs libnl-genl-3.0 2>/dev/null),\
 	-lnl-genl-3 -lnl-3 -lpthread)
 
+# Link flags of CTL_LIB's dependencies (static: libnl's own deps spelled out).
+CTL_LIBS := $(NL_LIBS)
+CTL_CFLAGS := -Itools/ctl
+
 $(CTL_OBJS): CFLAGS += $(NL_CFLAGS)
 
-$(MAGNET_CTL): $(CTL_OBJS)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(NL_LIBS)
+# Rebuilt from scratch: ar would keep members of objects since removed.
+$(CTL_LIB): $(CTL_LIB_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
 
-USER_BINS += $(MAGNET_CTL)
+# Linked through the library, so that it is known to be complete.
+$(MAGNET_CTL): $(BUILD)/tools/ctl/main.o $(CTL_LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CTL_LIBS)
+
+USER_BINS += $(MAGNET_CTL) $(CTL_LIB)
 GUEST_FILES += $(MAGNET_CTL):/magnet/bin/magnet-ctl
 
 # The unit test drives the whole command line through main.c's main(),
-# renamed so that Check's runner can be the program's main.
+# renamed so that Check's runner can be the program's main; ctl_exec()'s
+# socket is the test's fake kernel through --wrap (see test_ctl.c).
 CTL_TEST_MAIN := $(BUILD)/tests/unit/ctl_main.o
 $(CTL_TEST_MAIN): tools/ctl/main.c | $(BUILD)
 	@mkdir -p $(dir $@)
@@ -32,8 +50,9 @@ $(CTL_TEST_MAIN): tools/ctl/main.c | $(BUILD)
 $(BUILD)/tests/unit/test_ctl.o: CFLAGS += $(NL_CFLAGS) -Itools/ctl
 
 $(BUILD)/tests/unit/test_ctl: $(BUILD)/tests/unit/test_ctl.o $(CTL_TEST_MAIN) \
-			      $(CTL_LIB_OBJS)
+			      $(CTL_LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(NL_LIBS) $(CHECK_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CTL_LIBS) $(CHECK_LIBS) \
+		-Wl,--wrap=ctl_nl_open,--wrap=ctl_nl_close
 
 UNIT_TESTS += $(BUILD)/tests/unit/test_ctl

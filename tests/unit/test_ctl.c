@@ -5,10 +5,15 @@
  * against the UAPI header); every malformed form refused with exit status
  * 1 and a message; and whole commands run against a fake kernel on a
  * socketpair: replies, dumps interrupted and retried, extended-ACK
- * errors, alarms, and the text, JSON and tab-separated output.
+ * errors, alarms, and the text, JSON and tab-separated output. And
+ * ctl_exec(), the program callable in-process: it returns where the
+ * program exits, prints what the program prints, and leaks nothing.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
+#include <malloc.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -910,6 +915,7 @@ END_TEST
 /* ---- a fake kernel on a socketpair ---- */
 
 static int kfd;				/* the kernel's end */
+static int tfd;				/* the tool's end */
 static struct ctl_nl *knl;		/* the tool's */
 static unsigned char kbuf[65536];	/* one datagram being assembled */
 static size_t klen;
@@ -921,8 +927,37 @@ static void fake_setup(void)
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
 	knl = ctl_nl_wrap(sv[0], FAM, 5);
 	ck_assert_ptr_nonnull(knl);
+	tfd = sv[0];
 	kfd = sv[1];
 	klen = 0;
+}
+
+/*
+ * ctl_exec() opens its socket with ctl_nl_open(): the test is linked with
+ * --wrap=ctl_nl_open,--wrap=ctl_nl_close (tools/ctl.mk), so that while
+ * fake_open is set it gets knl, the fake kernel's, and every close is
+ * counted.
+ */
+struct ctl_nl *__real_ctl_nl_open(void);
+void __real_ctl_nl_close(struct ctl_nl *nl);
+static bool fake_open;
+static int fake_opened, fake_closed;
+
+struct ctl_nl *__wrap_ctl_nl_open(void)
+{
+	if (!fake_open)
+		return __real_ctl_nl_open();
+	fake_opened++;
+	return knl;
+}
+
+void __wrap_ctl_nl_close(struct ctl_nl *nl)
+{
+	if (nl && nl == knl) {
+		fake_closed++;
+		knl = NULL;
+	}
+	__real_ctl_nl_close(nl);
 }
 
 /* Append a message to the datagram. */
@@ -1326,6 +1361,38 @@ START_TEST(run_show_and_filters)
 }
 END_TEST
 
+/* A probe, then an error: the failed lookup leaves nothing to free. */
+START_TEST(run_show_error_after_probe)
+{
+	struct ctl_probe p;
+	struct nl_msg *m;
+	int argc;
+
+	fake_setup();
+	m = k_msg(1, 0, MAGNET_CMD_PROBE_GET);
+	k_probe(m, 17, "rd", MAGNET_PROBE_KRETPROBE, "vfs_read", 0, 100, true);
+	k_add_free(m);
+	k_error(1, -EIO, NULL, "gone", -1, -1, -1);
+	k_flush();
+	ck_assert_int_eq(fake_run("probe show rd"), CTL_EXIT_FAIL);
+	ck_assert_str_eq(err_buf, "magnet-ctl: probe show: gone (Input/output error)\n");
+
+	m = k_msg(2, 0, MAGNET_CMD_PROBE_GET);
+	k_probe(m, 17, "rd", MAGNET_PROBE_KRETPROBE, "vfs_read", 0, 100, true);
+	k_add_free(m);
+	k_error(2, -EIO, NULL, NULL, -1, -1, -1);
+	k_flush();
+	argc = split("probe show rd");
+	cap_begin();
+	ck_assert_int_eq(ctl_parse(argc, argv_buf, &R), 0);
+	ck_assert_int_eq(ctl_probe_get_one(knl, &R, &p, "probe show"),
+			 CTL_EXIT_FAIL);
+	cap_end();
+	ck_assert_ptr_null(p.filters);
+	ck_assert_uint_eq(p.nfilters, 0);
+}
+END_TEST
+
 START_TEST(run_probe_enable)
 {
 	struct nl_msg *m;
@@ -1514,8 +1581,18 @@ static void k_alarm(__u16 id, __u64 ts)
 	k_add_free(m);
 }
 
+static void caller_handler(int sig)
+{
+}
+
 START_TEST(run_monitor)
 {
+	struct sigaction sa = { .sa_handler = caller_handler }, intr, now;
+
+	/* Run in-process, monitor must hand the caller's handlers back. */
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGTERM, &sa, NULL), 0);
+	ck_assert_int_eq(sigaction(SIGINT, NULL, &intr), 0);
 	fake_setup();
 	/* The probe table; an alarm of a probe added since (the table is read
 	 * again); one of a known probe; one beyond COUNT. */
@@ -1557,6 +1634,11 @@ START_TEST(run_monitor)
 	k_flush();
 	ck_assert_int_eq(fake_run("monitor -m -c 1"), 0);
 	ck_assert_str_eq(out_buf, "alarm\t7\t16\tvfs_read\t1\t4243\t4242\t0xffff888000001000\n");
+
+	ck_assert_int_eq(sigaction(SIGTERM, NULL, &now), 0);
+	ck_assert_ptr_eq(now.sa_handler, caller_handler);
+	ck_assert_int_eq(sigaction(SIGINT, NULL, &now), 0);
+	ck_assert_ptr_eq(now.sa_handler, intr.sa_handler);
 }
 END_TEST
 
@@ -1616,6 +1698,188 @@ START_TEST(print_escaping)
 }
 END_TEST
 
+/* ---- ctl_exec: magnet-ctl in-process ---- */
+
+static char *x_out, *x_err;
+static size_t x_out_len, x_err_len;
+
+/*
+ * line's words through ctl_exec() into x_out and x_err. The globals are
+ * NULL, as in a daemon that never set them: ctl_exec must write to the
+ * streams it is given, and put the globals back. (Had it exited, Check
+ * would report this test's early exit.)
+ */
+static int exec_line(const char *line)
+{
+	int argc = split(line), ret;
+	FILE *out, *err;
+
+	free(x_out);
+	free(x_err);
+	x_out = x_err = NULL;
+	out = open_memstream(&x_out, &x_out_len);
+	err = open_memstream(&x_err, &x_err_len);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_ptr_nonnull(err);
+	ck_assert_ptr_null(ctl_outf);
+	ck_assert_ptr_null(ctl_errf);
+	ret = ctl_exec(argc - 1, argv_buf + 1, out, err);
+	ck_assert_ptr_null(ctl_outf);
+	ck_assert_ptr_null(ctl_errf);
+	fclose(out);
+	fclose(err);
+	return ret;
+}
+
+/* Every malformed form: status 1, returned, and the program's message. */
+START_TEST(exec_malformed)
+{
+	const char *line = bad_lines[_i].line;
+	int ret = exec_line(line);
+
+	ck_assert_msg(ret == CTL_EXIT_USAGE, "'%s': ctl_exec returned %d, want 1",
+		      line, ret);
+	ck_assert_msg(!x_out_len, "'%s': printed to out: %s", line, x_out);
+	usage_error(line, bad_lines[_i].want);
+	ck_assert_str_eq(x_err, err_buf);
+}
+END_TEST
+
+/*
+ * The program's bytes and status, whatever the outcome: help, version, no
+ * module here (or a real one), usage errors.
+ */
+START_TEST(exec_same_as_program)
+{
+	static const char *const lines[] = {
+		"help", "-h", "help probe", "sample help", "stats help", "-V",
+		"version", "probe list", "-j stats", "buffer show -m", "",
+		"-x", "probe add kprobe vfs_read args 7 -j",
+	};
+	unsigned int i;
+	int argc, ret, xret;
+	FILE *err;
+
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		xret = exec_line(lines[i]);
+		argc = split(lines[i]);
+		cap_begin();
+		ret = magnet_ctl_main(argc, argv_buf);
+		cap_end();
+		ck_assert_msg(xret == ret, "'%s': ctl_exec %d, program %d",
+			      lines[i], xret, ret);
+		ck_assert_str_eq(x_out, out_buf);
+		ck_assert_str_eq(x_err, err_buf);
+	}
+	/* No words, not even an argv: a usage error, not a crash. */
+	free(x_err);
+	x_err = NULL;
+	err = open_memstream(&x_err, &x_err_len);
+	ck_assert_ptr_nonnull(err);
+	ck_assert_int_eq(ctl_exec(0, NULL, stdout, err), CTL_EXIT_USAGE);
+	fclose(err);
+	ck_assert(!strncmp(x_err, "magnet-ctl: missing OBJECT\nusage: ", 34));
+}
+END_TEST
+
+static int fd_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* A whole command through ctl_exec, against the fake kernel. */
+START_TEST(exec_runs_commands)
+{
+	fake_setup();
+	queue_list(1, false);
+	fake_open = true;
+	ck_assert_int_eq(exec_line("probe list"), 0);
+	ck_assert_str_eq(x_out, list_text);
+	ck_assert_int_eq(x_err_len, 0);
+	ck_assert_int_eq(k_request(), MAGNET_CMD_PROBE_GET);
+	no_more_requests();
+	ck_assert_int_eq(fake_closed, 1);
+
+	fake_setup();
+	queue_list(1, false);
+	ck_assert_int_eq(exec_line("-j probe list"), 0);
+	ck_assert_str_eq(x_out, list_json);
+
+	/* The kernel's refusal: status 2, its message, the socket closed. */
+	fake_setup();
+	k_error(1, -EEXIST, NULL, "probe 'vfs_read' exists", -1, -1, -1);
+	k_flush();
+	ck_assert_int_eq(exec_line("probe add kprobe vfs_read"), CTL_EXIT_FAIL);
+	ck_assert_str_eq(x_err, "magnet-ctl: probe add: probe 'vfs_read' exists (File exists)\n");
+	ck_assert_int_eq(x_out_len, 0);
+	ck_assert_int_eq(fake_opened, 3);
+	ck_assert_int_eq(fake_closed, 3);
+	fake_open = false;
+}
+END_TEST
+
+/*
+ * A daemon calls ctl_exec over and over: no descriptor (the netlink
+ * socket) and no heap may be left behind, whether the command ran, was a
+ * usage error, or found no module.
+ */
+START_TEST(exec_leaks_nothing)
+{
+	static const char *const lines[] = {
+		"probe list", "-j stats", "help", "-V",
+		"probe add kprobe vfs_read args 7", "filter add 16 cpu 3-1",
+		"bogus", "buffer set size 3M",
+	};
+	FILE *null = fopen("/dev/null", "w");
+	size_t heap;
+	unsigned int i, k, failed = 0;
+	int fds;
+
+	ck_assert_ptr_nonnull(null);
+	setvbuf(null, NULL, _IONBF, 0);
+	/*
+	 * Warm up first: stdio and libnl allocate what they keep for good,
+	 * and malloc's per-size caches (tcache, 7 blocks a size) fill up over
+	 * the first rounds; a leak goes on growing.
+	 */
+	for (k = 0; k < 70; k++) {
+		if (k == 10) {
+			fds = fd_count();
+			heap = mallinfo2().uordblks;
+		}
+		/* The real ctl_nl_open(): no module here, or a real one. */
+		fake_open = false;
+		for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+			ctl_exec(split(lines[i]) - 1, argv_buf + 1, null, null);
+		/* A command that ran, on the fake kernel's socket. */
+		fake_setup();
+		queue_list(1, false);
+		fake_open = true;
+		/* Check's assertions allocate: counted, checked after. */
+		failed += ctl_exec(split("probe list") - 1, argv_buf + 1,
+				   null, null) != 0;
+		fake_open = false;
+		close(kfd);
+		close(tfd);
+	}
+	ck_assert_int_eq(failed, 0);
+	ck_assert_int_eq(fake_closed, fake_opened);
+	ck_assert_int_eq(fd_count(), fds);
+	/* 540 calls: a leak of even one small block a call would be KiBs. */
+	ck_assert_msg(mallinfo2().uordblks <= heap + 256,
+		      "heap grew from %zu to %zu bytes", heap,
+		      mallinfo2().uordblks);
+	fclose(null);
+}
+END_TEST
+
 static Suite *ctl_suite(void)
 {
 	Suite *s = suite_create("ctl");
@@ -1651,11 +1915,19 @@ static Suite *ctl_suite(void)
 	tcase_add_test(tc, run_dump_generation);
 	tcase_add_test(tc, run_dump_gives_up);
 	tcase_add_test(tc, run_show_and_filters);
+	tcase_add_test(tc, run_show_error_after_probe);
 	tcase_add_test(tc, run_probe_enable);
 	tcase_add_test(tc, run_ext_ack);
 	tcase_add_test(tc, run_buffer_and_stats);
 	tcase_add_test(tc, run_monitor);
 	tcase_add_test(tc, print_escaping);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("in-process");
+	tcase_add_loop_test(tc, exec_malformed, 0, sizeof(bad_lines) / sizeof(bad_lines[0]));
+	tcase_add_test(tc, exec_same_as_program);
+	tcase_add_test(tc, exec_runs_commands);
+	tcase_add_test(tc, exec_leaks_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -120,7 +120,34 @@ extern const struct ctl_object ctl_probe_object, ctl_filter_object,
 extern FILE *ctl_errf;
 extern FILE *ctl_outf;
 
-/* ---- main.c ---- */
+/* ---- exec.c: the command line ---- */
+
+/*
+ * Run one magnet-ctl command line in-process, exactly as the program would
+ * (main() is this and nothing else): argv[0..argc-1] are the words after
+ * the program's name, i.e. argv[0] is the object word or a global option
+ * ({"probe", "add", "kprobe", "tcp_sendmsg", "handler", "sock"}, {"-j",
+ * "stats"}). argv is not modified; words may be referred to only while
+ * the call runs.
+ *
+ * Results go to out, messages (usage errors with their usage lines, the
+ * kernel's refusals) to err: byte for byte what magnet-ctl prints on
+ * stdout and stderr. NULL means stdout or stderr. Both are flushed before
+ * it returns.
+ *
+ * Returns the exit status magnet-ctl would have: CTL_EXIT_OK,
+ * CTL_EXIT_USAGE (bad words: nothing was sent), CTL_EXIT_FAIL (no module,
+ * no permission, the kernel refused, out of memory). It never exits, and
+ * leaves nothing behind: its netlink socket is closed and its memory freed
+ * on every path, so a daemon may call it any number of times.
+ *
+ * Not reentrant: it points the ctl_outf/ctl_errf globals (and the printer's
+ * state) at this call for its duration, then restores them; call it from
+ * one thread at a time. "monitor" blocks until COUNT alarms or a SIGINT,
+ * SIGTERM or SIGHUP, with its own handlers installed meanwhile (the
+ * caller's are restored); a daemon has no business running it.
+ */
+int ctl_exec(int argc, char **argv, FILE *out, FILE *err);
 
 /*
  * Parse a whole command line (argv[0] is the program) into r. Returns 0,

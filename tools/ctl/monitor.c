@@ -129,7 +129,9 @@ static int run_monitor(struct ctl_nl *nl, struct ctl_req *r)
 		.nl = nl,
 		.left = r->count,
 	};
-	struct sigaction sa;
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa, old[sizeof(sigs) / sizeof(sigs[0])];
+	unsigned int i;
 	int ret;
 
 	m.tsc = clock_is_tsc();
@@ -139,11 +141,13 @@ static int run_monitor(struct ctl_nl *nl, struct ctl_req *r)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;	/* no SA_RESTART: ppoll returns */
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, &old[i]);
 	stop = 0;
 	ret = ctl_nl_monitor(nl, on_alarm, &m, &stop);
+	/* Run in-process (ctl_exec), the caller's handlers come back. */
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &old[i], NULL);
 	ctl_probes_free(&m.ps);
 	return ret;
 }

@@ -397,8 +397,11 @@ int ctl_probe_get_one(struct ctl_nl *nl, const struct ctl_req *req,
 	r.id = req->id;
 	r.name = req->name;
 	ret = ctl_nl_request(nl, &r, op, one_add, NULL, &o);
-	if (ret)
+	if (ret) {
+		/* An error after the probe came: its filters are ours to free. */
+		probe_free(p);
 		return ret;
+	}
 	if (!o.got) {
 		fprintf(ctl_errf, PROG ": %s: the kernel sent no probe\n", op);
 		return CTL_EXIT_FAIL;
