@@ -44,11 +44,13 @@ include lib/build.mk
 include kmod/user.mk
 include tools/build.mk
 include tools/ctl.mk
+include tools/client/build.mk
 include tests/unit/build.mk
 include tests/vm/build.mk
 include tests/vm/progs.mk
 include bench/build.mk
 include daemon/build.mk
+include tests/fuzz/build.mk
 
 $(BUILD):
 	$(Q)mkdir -p $@
@@ -70,7 +72,7 @@ user: $(USER_BINS)
 # machine is ready), then re-enter make so KDIR sees freshly installed headers.
 check:
 	$(Q)tools/bootstrap
-	$(Q)$(MAKE) unit vm-check
+	$(Q)$(MAKE) unit fuzz-check vm-check
 
 demo:
 	$(Q)tools/bootstrap
