@@ -4,18 +4,26 @@
 # table and the trace file writer, with their unit tests (Check, static, as
 # tests/unit/build.mk's).
 DAEMON_OBJS := $(BUILD)/daemon/expr.o $(BUILD)/daemon/proto.o \
-	$(BUILD)/daemon/agg.o $(BUILD)/daemon/tracewr.o
+	$(BUILD)/daemon/agg.o $(BUILD)/daemon/tracewr.o \
+	$(BUILD)/daemon/config.o $(BUILD)/daemon/log.o $(BUILD)/daemon/notify.o
 DAEMON_UNIT_TESTS := $(BUILD)/tests/unit/test_expr $(BUILD)/tests/unit/test_proto \
-	$(BUILD)/tests/unit/test_agg $(BUILD)/tests/unit/test_tracewr
+	$(BUILD)/tests/unit/test_agg $(BUILD)/tests/unit/test_tracewr \
+	$(BUILD)/tests/unit/test_config
 
 $(BUILD)/tests/unit/test_expr.o $(BUILD)/tests/unit/test_proto.o \
-$(BUILD)/tests/unit/test_agg.o $(BUILD)/tests/unit/test_tracewr.o: \
+$(BUILD)/tests/unit/test_agg.o $(BUILD)/tests/unit/test_tracewr.o \
+$(BUILD)/tests/unit/test_config.o: \
 	CFLAGS += -Idaemon
+# The shipped example config must load, and give exactly the defaults.
+$(BUILD)/tests/unit/test_config.o: \
+	CFLAGS += -DMG_TEST_CONF='"$(abspath daemon/magnetd.conf)"'
 
 $(BUILD)/tests/unit/test_expr: $(BUILD)/daemon/expr.o
 $(BUILD)/tests/unit/test_proto: $(BUILD)/daemon/proto.o
 $(BUILD)/tests/unit/test_agg: $(BUILD)/daemon/agg.o
 $(BUILD)/tests/unit/test_tracewr: $(BUILD)/daemon/tracewr.o
+$(BUILD)/tests/unit/test_config: $(BUILD)/daemon/config.o $(BUILD)/daemon/log.o \
+	$(BUILD)/daemon/notify.o
 
 $(DAEMON_UNIT_TESTS): %: %.o $(BUILD)/tests/unit/testutil.o $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
@@ -23,3 +31,19 @@ $(DAEMON_UNIT_TESTS): %: %.o $(BUILD)/tests/unit/testutil.o $(LIBMAGNET)
 
 USER_BINS += $(DAEMON_OBJS)
 UNIT_TESTS += $(DAEMON_UNIT_TESTS)
+
+# The daemon: its own objects, the foundation above, magnet-ctl's library
+# (the probe set at start), libaio for the rings.
+MAGNETD := $(BUILD)/daemon/magnetd
+MAGNETD_OBJS := $(BUILD)/daemon/magnetd.o $(BUILD)/daemon/server.o \
+	$(BUILD)/daemon/collect.o $(BUILD)/daemon/chunkq.o \
+	$(BUILD)/daemon/procinfo.o
+
+$(MAGNETD_OBJS): CFLAGS += -Idaemon -Itools/ctl
+
+$(MAGNETD): $(MAGNETD_OBJS) $(DAEMON_OBJS) $(LIBMAGNET) $(CTL_LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CTL_LIBS) -laio -lpthread
+
+USER_BINS += $(MAGNETD)
+GUEST_FILES += $(MAGNETD):/magnet/bin/magnetd

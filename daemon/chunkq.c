@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SPSC chunk queue; see chunkq.h.
+ *
+ * head (the consumer's) and tail (the producer's) count bytes ever
+ * consumed and queued. An entry at tail % size is an 8-byte frame (u32
+ * len, u32 cpu) and len data bytes, contiguous: when the end of the ring
+ * is too short the producer writes a pad frame (cpu PAD_CPU) and goes on
+ * at 0. Each side publishes its index with release and reads the other's
+ * with acquire, so bytes are complete before they are seen.
+ */
+#include <errno.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "chunkq.h"
+
+#define PAD_CPU		0xffffffffU
+
+struct mg_chunkq {
+	alignas(64) _Atomic __u64 tail;		/* the producer's */
+	_Atomic size_t peak;
+	alignas(64) _Atomic __u64 head;		/* the consumer's */
+	_Atomic int sleeping;
+	alignas(64) unsigned char *ring;
+	size_t size;
+	int efd;
+};
+
+int mg_chunkq_create(size_t bytes, struct mg_chunkq **out)
+{
+	struct mg_chunkq *q;
+
+	bytes &= ~(size_t)7;
+	if (bytes < MG_CHUNKQ_MIN)
+		return -EINVAL;
+	q = aligned_alloc(64, (sizeof(*q) + 63) & ~(size_t)63);
+	if (!q)
+		return -ENOMEM;
+	memset(q, 0, sizeof(*q));
+	q->ring = malloc(bytes);
+	q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!q->ring || q->efd < 0) {
+		int err = q->ring ? -errno : -ENOMEM;
+
+		free(q->ring);
+		if (q->efd >= 0)
+			close(q->efd);
+		free(q);
+		return err;
+	}
+	q->size = bytes;
+	*out = q;
+	return 0;
+}
+
+void mg_chunkq_free(struct mg_chunkq *q)
+{
+	if (!q)
+		return;
+	close(q->efd);
+	free(q->ring);
+	free(q);
+}
+
+static void put_frame(unsigned char *p, __u32 len, __u32 cpu)
+{
+	memcpy(p, &len, 4);
+	memcpy(p + 4, &cpu, 4);
+}
+
+int mg_chunkq_put(struct mg_chunkq *q, __u32 cpu, const void *data,
+		  size_t len)
+{
+	__u64 tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+	__u64 head = atomic_load_explicit(&q->head, memory_order_acquire);
+	size_t off = tail % q->size, need = MG_CHUNKQ_OVERHEAD + len, pad = 0;
+	size_t used;
+
+	if (!len || len % 8 || need > q->size / 2 || cpu == PAD_CPU)
+		return -EINVAL;
+	if (off + need > q->size)
+		pad = q->size - off;
+	if (tail + pad + need - head > q->size)
+		return -ENOBUFS;
+	if (pad) {
+		/* A pad frame needs its 8 bytes; the ring is a multiple of 8. */
+		put_frame(q->ring + off, pad - MG_CHUNKQ_OVERHEAD, PAD_CPU);
+		off = 0;
+	}
+	put_frame(q->ring + off, len, cpu);
+	memcpy(q->ring + off + MG_CHUNKQ_OVERHEAD, data, len);
+	tail += pad + need;
+	used = tail - head;
+	if (used > atomic_load_explicit(&q->peak, memory_order_relaxed))
+		atomic_store_explicit(&q->peak, used, memory_order_relaxed);
+	atomic_store(&q->tail, tail);			/* seq_cst: see chunkq.h */
+	if (atomic_load(&q->sleeping) && atomic_exchange(&q->sleeping, 0)) {
+		__u64 one = 1;
+
+		/* Non-blocking; a full counter means a wakeup is pending. */
+		if (write(q->efd, &one, sizeof(one)) < 0)
+			return 0;
+	}
+	return 0;
+}
+
+int mg_chunkq_peek(struct mg_chunkq *q, __u32 *cpu, const void **data,
+		   size_t *len)
+{
+	__u64 head = atomic_load_explicit(&q->head, memory_order_relaxed);
+
+	for (;;) {
+		__u64 tail = atomic_load_explicit(&q->tail, memory_order_acquire);
+		size_t off = head % q->size;
+		__u32 l, c;
+
+		if (head == tail)
+			return -EAGAIN;
+		memcpy(&l, q->ring + off, 4);
+		memcpy(&c, q->ring + off + 4, 4);
+		if (c == PAD_CPU) {
+			head += q->size - off;
+			atomic_store_explicit(&q->head, head, memory_order_release);
+			continue;
+		}
+		*cpu = c;
+		*len = l;
+		*data = q->ring + off + MG_CHUNKQ_OVERHEAD;
+		return 0;
+	}
+}
+
+void mg_chunkq_pop(struct mg_chunkq *q)
+{
+	__u64 head = atomic_load_explicit(&q->head, memory_order_relaxed);
+	__u32 l;
+
+	memcpy(&l, q->ring + head % q->size, 4);
+	atomic_store_explicit(&q->head, head + MG_CHUNKQ_OVERHEAD + l,
+			      memory_order_release);
+}
+
+int mg_chunkq_fd(const struct mg_chunkq *q)
+{
+	return q->efd;
+}
+
+bool mg_chunkq_arm(struct mg_chunkq *q)
+{
+	__u64 v;
+
+	/* Reset the counter first: a wakeup after this point stays readable. */
+	if (read(q->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return false;
+	atomic_store(&q->sleeping, 1);
+	if (atomic_load(&q->tail) != atomic_load(&q->head)) {
+		atomic_store(&q->sleeping, 0);
+		return false;
+	}
+	return true;
+}
+
+size_t mg_chunkq_used(const struct mg_chunkq *q)
+{
+	return atomic_load(&q->tail) - atomic_load(&q->head);
+}
+
+size_t mg_chunkq_peak(const struct mg_chunkq *q)
+{
+	return atomic_load(&q->peak);
+}

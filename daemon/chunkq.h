@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A single-producer single-consumer queue of data chunks (whole records
+ * read from one cpuN file) between magnetd's collection thread and its
+ * server: a byte ring allocated once, so the producer never allocates,
+ * never locks and never blocks; a full ring refuses the chunk and the
+ * producer counts the loss.
+ *
+ * The consumer sleeps in epoll on mg_chunkq_fd(). Before it sleeps it
+ * calls mg_chunkq_arm(), which says whether it may (the queue is empty);
+ * a producer that then queues writes the eventfd once. No lost wakeup:
+ * both sides store their flag or index before loading the other's,
+ * sequentially consistent.
+ */
+#ifndef MAGNET_DAEMON_CHUNKQ_H
+#define MAGNET_DAEMON_CHUNKQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#define MG_CHUNKQ_OVERHEAD	8	/* framing per chunk */
+#define MG_CHUNKQ_MIN		4096
+
+struct mg_chunkq;
+
+/* bytes (>= MG_CHUNKQ_MIN, rounded down to 8) allocated here, once. */
+int mg_chunkq_create(size_t bytes, struct mg_chunkq **out);
+void mg_chunkq_free(struct mg_chunkq *q);
+
+/*
+ * Producer: queue len bytes (a multiple of 8, at most half the ring) of
+ * cpu. 0, -ENOBUFS when full (nothing queued), -EINVAL for a chunk the
+ * ring can never hold.
+ */
+int mg_chunkq_put(struct mg_chunkq *q, __u32 cpu, const void *data,
+		  size_t len);
+
+/*
+ * Consumer: the oldest chunk, valid until mg_chunkq_pop. 0, or -EAGAIN
+ * when empty.
+ */
+int mg_chunkq_peek(struct mg_chunkq *q, __u32 *cpu, const void **data,
+		   size_t *len);
+void mg_chunkq_pop(struct mg_chunkq *q);
+
+/* Consumer: readable when a chunk arrived while the consumer slept. */
+int mg_chunkq_fd(const struct mg_chunkq *q);
+
+/*
+ * Consumer, before sleeping: true when the queue is empty and the next put
+ * will make the fd readable; false when chunks are waiting (do not sleep).
+ * Clears the fd's counter either way.
+ */
+bool mg_chunkq_arm(struct mg_chunkq *q);
+
+/* Bytes in use now, and the most ever (framing included). */
+size_t mg_chunkq_used(const struct mg_chunkq *q);
+size_t mg_chunkq_peak(const struct mg_chunkq *q);
+
+#endif /* MAGNET_DAEMON_CHUNKQ_H */

@@ -1,0 +1,1330 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnetd's server; see server.h and docs/protocol.md.
+ *
+ * Data path, per chunk the collection thread read:
+ *
+ *   chunk queue ─► index the records ─┬─► AGG clients: filter, count
+ *                                     ├─► binary subscribers: filter,
+ *                                     │   one "B <n>" frame per chunk
+ *                                     └─► JSON subscribers: filter; each
+ *                                         record encoded once, shared
+ *
+ * Output queues. Each client has a byte queue bounded by client_queue.
+ * Data that does not fit is dropped for that client and counted; a
+ * "D <n>" line goes out before its next data. Replies are never dropped:
+ * instead, a client whose queue is over the bound is not read from (its
+ * commands wait in the socket) until the queue drains below it. A client
+ * that drops data and then takes no byte for client_timeout is cut off.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+
+#include "agg.h"
+#include "chunkq.h"
+#include "collect.h"
+#include "expr.h"
+#include "log.h"
+#include "print.h"
+#include "probes.h"
+#include "procinfo.h"
+#include "proto.h"
+#include "record.h"
+#include "sensor.h"
+#include "server.h"
+#include "stats.h"
+#include "tracewr.h"
+
+#define RECV_BYTES		4096
+#define MAX_EVENTS		64
+#define PROCINFO_THREADS	8192
+/* Re-read the probe table for an unknown event id at most this often. */
+#define PROBES_REFRESH_NS	1000000000ULL
+#define OBUF_MIN		16384
+/* Chunks handled between two looks at the sockets and timers. */
+#define BATCH_CHUNKS		16
+
+enum { TAG_LISTEN = 1, TAG_QUEUE, TAG_TIMER, TAG_SIGNAL, TAG_CLIENT };
+
+/* What an epoll event points to: its tag first. */
+struct ev_src {
+	int tag;
+};
+
+static struct ev_src src_listen = { TAG_LISTEN }, src_queue = { TAG_QUEUE },
+	src_timer = { TAG_TIMER }, src_signal = { TAG_SIGNAL };
+
+struct obuf {
+	char *buf;
+	size_t head, len, cap;	/* bytes buf[head, head + len) wait */
+};
+
+struct client {
+	struct ev_src src;	/* TAG_CLIENT */
+	int fd;
+	unsigned int idx;	/* in the server's list; dead: freed after the batch */
+	bool dead;
+	struct client *next_dead;
+	char peer[64];
+	struct mg_linebuf lb;
+	struct obuf out;
+	bool reading;		/* EPOLLIN wanted: queue below the bound */
+	bool writing;		/* EPOLLOUT wanted: output waits */
+	bool closing;		/* QUIT: close once the output is out */
+
+	/* SUBSCRIBE */
+	struct mg_expr *filter;
+	bool subscribed;
+	enum mg_format format;
+	__u64 pending_drop;	/* records dropped, not told yet */
+	__u64 dropped;		/* all of them */
+	__u64 stalled_since;	/* mono ns of the first drop since progress */
+
+	/* AGG */
+	struct mg_agg *agg;
+	enum mg_agg_key agg_key;
+	__u64 every_ns, agg_start, agg_next;
+	__u64 agg_dropped;	/* daemon queue drops in this interval */
+};
+
+/* A growable buffer behind a FILE, for the one print path (lib/print.c). */
+struct membuf {
+	char *buf;
+	size_t len, cap;
+};
+
+struct mg_server {
+	struct mg_config cfg;		/* a copy; probes not used here */
+	struct mg_server_env env;
+	int epfd, listen_fd, timer_fd;
+	bool quit;
+	__u64 start_ns;
+
+	/*
+	 * Live clients, dense (a closed one's place takes the last). Closed
+	 * ones are freed after the epoll batch that may still name them.
+	 */
+	struct client **clients;
+	unsigned int nclients, cap, nsubs, naggs;
+	struct client *dead;
+
+	/* The probe table, for filters, JSON names and AGG labels. */
+	struct mg_probe_table probes;
+	__u64 probes_read_ns;
+
+	struct mg_procinfo *procs;
+	__u64 now;			/* mono ns of the chunk being handled */
+
+	/* Per chunk. */
+	const struct magnet_record **recs;
+	size_t nrecs, maxrecs;
+	const struct magnet_record **pick;	/* a binary client's matches */
+	size_t *json_off, *json_len;
+	bool *json_done;
+	struct membuf json;
+	FILE *json_f;
+	struct mg_print_opts popts;
+	__u64 seen_queue_dropped;
+
+	/* Counters for STATS. */
+	__u64 sent, client_dropped, cut_off, refused;
+};
+
+/* ---------------------------------------------------------------- util */
+
+static ssize_t membuf_write(void *cookie, const char *data, size_t n)
+{
+	struct membuf *m = cookie;
+
+	if (m->len + n > m->cap) {
+		size_t cap = m->cap ? m->cap : 65536;
+		char *nb;
+
+		while (cap < m->len + n)
+			cap *= 2;
+		nb = realloc(m->buf, cap);
+		if (!nb)
+			return -1;
+		m->buf = nb;
+		m->cap = cap;
+	}
+	memcpy(m->buf + m->len, data, n);
+	m->len += n;
+	return n;
+}
+
+/* One word of the protocol: bytes outside '!'..'~' and '%' as %XX. */
+static size_t escape_word(char *dst, size_t size, const char *src)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+
+	if (!*src) {
+		snprintf(dst, size, "-");
+		return 1;
+	}
+	for (; *src && o + 4 < size; src++) {
+		unsigned char ch = *src;
+
+		if (ch < '!' || ch > '~' || ch == '%') {
+			dst[o++] = '%';
+			dst[o++] = hex[ch >> 4];
+			dst[o++] = hex[ch & 15];
+		} else {
+			dst[o++] = ch;
+		}
+	}
+	dst[o] = '\0';
+	return o;
+}
+
+static void refresh_probes(struct mg_server *s, bool force)
+{
+	struct mg_probe_table t = { 0 };
+	size_t len;
+	char *text;
+
+	if (!force && s->now - s->probes_read_ns < PROBES_REFRESH_NS)
+		return;
+	s->probes_read_ns = s->now;
+	text = mg_sensor_read(s->cfg.dir, "probes", &len);
+	if (!text)
+		return;		/* module away: keep the names we had */
+	if (!mg_probes_parse(&t, text, len)) {
+		mg_probes_free(&s->probes);
+		s->probes = t;
+	}
+	free(text);
+}
+
+/* ------------------------------------------------------ output queues */
+
+static size_t obuf_room(const struct mg_server *s, const struct client *c)
+{
+	return c->out.len >= s->cfg.client_queue ? 0 :
+	       s->cfg.client_queue - c->out.len;
+}
+
+/* Make room for n more bytes (beyond the bound only for replies). */
+static int obuf_reserve(struct obuf *o, size_t n)
+{
+	if (o->head + o->len + n <= o->cap)
+		return 0;
+	if (o->head) {
+		memmove(o->buf, o->buf + o->head, o->len);
+		o->head = 0;
+		if (o->len + n <= o->cap)
+			return 0;
+	}
+	{
+		size_t cap = o->cap ? o->cap : OBUF_MIN;
+		char *nb;
+
+		while (cap < o->len + n)
+			cap *= 2;
+		nb = realloc(o->buf, cap);
+		if (!nb)
+			return -ENOMEM;
+		o->buf = nb;
+		o->cap = cap;
+	}
+	return 0;
+}
+
+static int obuf_put(struct obuf *o, const void *data, size_t n)
+{
+	if (obuf_reserve(o, n))
+		return -ENOMEM;
+	memcpy(o->buf + o->head + o->len, data, n);
+	o->len += n;
+	return 0;
+}
+
+/* A reply or a table line: always queued (see the top of the file). */
+__attribute__((format(printf, 2, 3)))
+static void reply(struct client *c, const char *fmt, ...)
+{
+	char line[MG_PROTO_LINE_MAX + 64];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	obuf_put(&c->out, line, n);
+}
+
+/* Before data: tell the client what it lost since last told. */
+static bool tell_drops(struct mg_server *s, struct client *c)
+{
+	char line[40];
+	int n;
+
+	if (!c->pending_drop)
+		return true;
+	n = snprintf(line, sizeof(line), "D %llu\n",
+		     (unsigned long long)c->pending_drop);
+	if ((size_t)n > obuf_room(s, c))
+		return false;
+	obuf_put(&c->out, line, n);
+	c->pending_drop = 0;
+	return true;
+}
+
+static void drop_for(struct mg_server *s, struct client *c, __u64 records)
+{
+	if (!records)
+		return;
+	c->pending_drop += records;
+	c->dropped += records;
+	s->client_dropped += records;
+	if (!c->stalled_since)
+		c->stalled_since = s->now ? s->now : mg_now_ns(CLOCK_MONOTONIC);
+}
+
+/* Data: queued only if it fits, after any D line. */
+static bool put_data(struct mg_server *s, struct client *c, const void *data,
+		     size_t n, __u64 records)
+{
+	if (!tell_drops(s, c) || n > obuf_room(s, c)) {
+		drop_for(s, c, records);
+		return false;
+	}
+	obuf_put(&c->out, data, n);
+	s->sent += records;
+	return true;
+}
+
+/* ------------------------------------------------------------ clients */
+
+static void update_events(struct mg_server *s, struct client *c)
+{
+	struct epoll_event ev = { .data.ptr = &c->src };
+	bool rd = !c->closing && c->out.len < s->cfg.client_queue;
+	bool wr = c->out.len > 0;
+
+	if (rd == c->reading && wr == c->writing)
+		return;
+	ev.events = (rd ? EPOLLIN : 0) | (wr ? EPOLLOUT : 0);
+	epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	c->reading = rd;
+	c->writing = wr;
+}
+
+static void want_data_update(struct mg_server *s)
+{
+	atomic_store(s->env.want_data, s->nsubs || s->naggs);
+}
+
+static void end_subscription(struct mg_server *s, struct client *c)
+{
+	if (c->subscribed)
+		s->nsubs--;
+	c->subscribed = false;
+	mg_expr_free(c->filter);
+	c->filter = NULL;
+}
+
+static void end_agg(struct mg_server *s, struct client *c)
+{
+	if (c->agg)
+		s->naggs--;
+	mg_agg_free(c->agg);
+	c->agg = NULL;
+}
+
+static void close_client(struct mg_server *s, struct client *c, const char *why)
+{
+	if (why)
+		mg_log(LOG_NOTICE, "client %s: %s", c->peer, why);
+	end_subscription(s, c);
+	end_agg(s, c);
+	want_data_update(s);
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	s->clients[c->idx] = s->clients[--s->nclients];
+	s->clients[c->idx]->idx = c->idx;
+	c->dead = true;
+	c->next_dead = s->dead;
+	s->dead = c;
+}
+
+static void bury_dead(struct mg_server *s)
+{
+	while (s->dead) {
+		struct client *c = s->dead;
+
+		s->dead = c->next_dead;
+		free(c->out.buf);
+		free(c);
+	}
+}
+
+/* Send what the queue holds; false when the client is gone. */
+static bool flush_client(struct mg_server *s, struct client *c)
+{
+	while (c->out.len) {
+		ssize_t n = send(c->fd, c->out.buf + c->out.head, c->out.len,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			close_client(s, c, NULL);
+			return false;
+		}
+		c->out.head += n;
+		c->out.len -= n;
+		c->stalled_since = 0;	/* it takes data: not stalled */
+	}
+	if (!c->out.len) {
+		c->out.head = 0;
+		/* Give back a queue a burst grew; keep a small one. */
+		if (c->out.cap > 4 * OBUF_MIN) {
+			free(c->out.buf);
+			c->out.buf = NULL;
+			c->out.cap = 0;
+		}
+		if (c->closing) {
+			close_client(s, c, NULL);
+			return false;
+		}
+	}
+	update_events(s, c);
+	return true;
+}
+
+static bool allowed(const struct mg_server *s, const struct sockaddr *sa)
+{
+	unsigned int i;
+
+	if (mg_sockaddr_is_loopback(sa))
+		return true;
+	for (i = 0; i < s->cfg.nallow; i++)
+		if (mg_cidr_match(&s->cfg.allow[i], sa))
+			return true;
+	return false;
+}
+
+static void peer_name(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned int port = 0;
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)ss;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+		snprintf(buf, len, "%s:%u", host, port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)ss;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+		snprintf(buf, len, "[%s]:%u", host, port);
+	} else {
+		snprintf(buf, len, "?");
+	}
+}
+
+static void accept_clients(struct mg_server *s)
+{
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		struct epoll_event ev;
+		struct client *c;
+		char peer[64];
+		int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &sl,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				mg_log(LOG_WARNING, "accept: %s", strerror(errno));
+			return;
+		}
+		peer_name(&ss, peer, sizeof(peer));
+		if (!allowed(s, (struct sockaddr *)&ss)) {
+			s->refused++;
+			mg_log(LOG_NOTICE, "refused %s: not in the allowlist", peer);
+			close(fd);
+			continue;
+		}
+		if (s->nclients >= s->cfg.max_clients) {
+			static const char full[] = "ERR too many clients\n";
+
+			s->refused++;
+			mg_log(LOG_NOTICE, "refused %s: %u clients already", peer,
+			       s->nclients);
+			/* Best effort: it is being closed anyway. */
+			(void)!send(fd, full, sizeof(full) - 1,
+				    MSG_NOSIGNAL | MSG_DONTWAIT);
+			close(fd);
+			continue;
+		}
+		if (s->nclients == s->cap) {
+			unsigned int cap = s->cap ? 2 * s->cap : 16;
+			struct client **nl = realloc(s->clients, cap * sizeof(*nl));
+
+			if (!nl) {
+				close(fd);
+				continue;
+			}
+			s->clients = nl;
+			s->cap = cap;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->src.tag = TAG_CLIENT;
+		c->fd = fd;
+		c->idx = s->nclients;
+		snprintf(c->peer, sizeof(c->peer), "%s", peer);
+		mg_linebuf_init(&c->lb);
+		c->reading = true;
+		ev.events = EPOLLIN;
+		ev.data.ptr = &c->src;
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		{
+			int one = 1;
+
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		}
+		s->clients[s->nclients++] = c;
+		mg_log(LOG_DEBUG, "client %s connected", peer);
+	}
+}
+
+/* ----------------------------------------------------------- commands */
+
+static void cmd_hello(struct mg_server *s, struct client *c)
+{
+	struct mg_sensor_version v;
+	char host[256] = "?";
+
+	mg_collect_version(s->env.collect, &v);
+	gethostname(host, sizeof(host) - 1);
+	reply(c, "OK magnet %d node=%s cpus=%u clock=%s order=%s format=%u module=%s",
+	      MG_PROTO_VERSION, host, mg_collect_ncpus(s->env.collect), v.clock,
+	      __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "le" : "be",
+	      v.format, mg_collect_up(s->env.collect) ? "up" : "down");
+}
+
+static void cmd_probes(struct mg_server *s, struct client *c)
+{
+	size_t i;
+
+	if (!mg_collect_up(s->env.collect)) {
+		reply(c, "OK 0 probes");
+		return;
+	}
+	refresh_probes(s, true);
+	reply(c, "OK %zu probes", s->probes.n);
+	for (i = 0; i < s->probes.n; i++) {
+		const struct mg_probe *p = &s->probes.v[i];
+		char name[3 * 256 + 1], type[3 * 32 + 1];
+
+		escape_word(name, sizeof(name), p->target);
+		escape_word(type, sizeof(type), p->type);
+		reply(c, "%u %s %s nargs=%u hits=%llu missed=%llu", p->id, type,
+		      name, p->nargs, (unsigned long long)p->hits,
+		      (unsigned long long)p->missed);
+	}
+}
+
+static void cmd_stats(struct mg_server *s, struct client *c)
+{
+	unsigned int ncpus = mg_collect_ncpus(s->env.collect), i;
+	struct mg_collect_cpu *cs = calloc(ncpus, sizeof(*cs));
+	struct mg_tracewr_stats ts = { 0 };
+	struct mg_kstats *ks = NULL;
+	__u64 read = 0, bytes = 0, lost = 0;
+	size_t nks = 0, len;
+	char *text = NULL;
+
+	if (!cs) {
+		reply(c, "ERR out of memory");
+		return;
+	}
+	mg_collect_cpu_stats(s->env.collect, cs);
+	if (mg_collect_up(s->env.collect))
+		text = mg_sensor_read(s->cfg.dir, "stats", &len);
+	if (text && mg_stats_parse(text, len, &ks, &nks))
+		nks = 0;
+	free(text);
+	for (i = 0; i < ncpus; i++) {
+		read += cs[i].records;
+		bytes += cs[i].bytes;
+		lost += mg_lost_total(&cs[i].lost);
+	}
+	if (s->env.trace)
+		mg_tracewr_stats(s->env.trace, &ts);
+	reply(c, "OK %u cpus uptime=%llu module=%s reloads=%u clients=%u subscribers=%u aggregators=%u read=%llu read_bytes=%llu read_lost=%llu queue_dropped=%llu sent=%llu client_dropped=%llu cut_off=%llu refused=%llu trace_files=%llu trace_bytes=%llu trace_dropped=%llu trace_errors=%llu",
+	      ncpus,
+	      (unsigned long long)((mg_now_ns(CLOCK_MONOTONIC) - s->start_ns) / 1000000000ULL),
+	      mg_collect_up(s->env.collect) ? "up" : "down",
+	      mg_collect_reloads(s->env.collect), s->nclients, s->nsubs,
+	      s->naggs, (unsigned long long)read, (unsigned long long)bytes,
+	      (unsigned long long)lost,
+	      (unsigned long long)atomic_load(s->env.queue_dropped),
+	      (unsigned long long)s->sent,
+	      (unsigned long long)s->client_dropped,
+	      (unsigned long long)s->cut_off, (unsigned long long)s->refused,
+	      (unsigned long long)ts.files, (unsigned long long)ts.bytes,
+	      (unsigned long long)(ts.drop_records + ts.err_records),
+	      (unsigned long long)ts.write_errors);
+	for (i = 0; i < ncpus; i++) {
+		const struct mg_kstats *k = mg_stats_find(ks, nks, i);
+		struct mg_kstats zero = { .cpu = i };
+
+		if (!k)
+			k = &zero;
+		reply(c, "cpu=%u written=%llu bytes=%llu lost_full=%llu lost_too_big=%llu lost_nesting=%llu overwritten=%llu read=%llu read_lost=%llu",
+		      i, (unsigned long long)k->written,
+		      (unsigned long long)k->bytes,
+		      (unsigned long long)k->lost_full,
+		      (unsigned long long)k->lost_too_big,
+		      (unsigned long long)k->lost_nesting,
+		      (unsigned long long)k->overwritten,
+		      (unsigned long long)cs[i].records,
+		      (unsigned long long)mg_lost_total(&cs[i].lost));
+	}
+	free(ks);
+	free(cs);
+}
+
+static int lookup_probe(void *arg, const char *name, size_t len,
+			unsigned int *id)
+{
+	const struct mg_server *s = arg;
+	size_t i;
+
+	for (i = 0; i < s->probes.n; i++) {
+		const char *t = s->probes.v[i].target;
+
+		if (strlen(t) == len && !memcmp(t, name, len)) {
+			*id = s->probes.v[i].id;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static void cmd_subscribe(struct mg_server *s, struct client *c,
+			  const struct mg_cmd *cmd)
+{
+	struct mg_expr_error err;
+	struct mg_expr *e = NULL;
+	int ret;
+
+	refresh_probes(s, true);
+	ret = mg_expr_parse(cmd->filter, cmd->filter_len, lookup_probe, s, &e,
+			    &err);
+	if (ret == -EINVAL) {
+		reply(c, "ERR bad filter: %s", err.msg);
+		return;
+	}
+	if (ret) {
+		reply(c, "ERR out of memory");
+		return;
+	}
+	end_subscription(s, c);
+	c->filter = e;
+	c->format = cmd->format;
+	c->subscribed = true;
+	s->nsubs++;
+	want_data_update(s);
+	reply(c, "OK subscribed format=%s", mg_proto_format_name(cmd->format));
+}
+
+static void cmd_agg(struct mg_server *s, struct client *c,
+		    const struct mg_cmd *cmd)
+{
+	struct mg_agg *a = NULL;
+	__u64 now = mg_now_ns(CLOCK_MONOTONIC);
+
+	if (mg_agg_create(s->cfg.agg_entries, &a)) {
+		reply(c, "ERR out of memory");
+		return;
+	}
+	end_agg(s, c);
+	c->agg = a;
+	c->agg_key = cmd->agg_key;
+	c->every_ns = cmd->interval_ns;
+	c->agg_start = now;
+	c->agg_next = now + cmd->interval_ns;
+	c->agg_dropped = 0;
+	s->naggs++;
+	want_data_update(s);
+	reply(c, "OK agg key=%s every=%llu", mg_proto_agg_key_name(cmd->agg_key),
+	      (unsigned long long)cmd->interval_ns);
+}
+
+static void handle_line(struct mg_server *s, struct client *c,
+			const char *line, size_t len)
+{
+	struct mg_cmd cmd;
+
+	if (c->closing)
+		return;		/* lines after QUIT get no reply */
+	if (mg_proto_parse(line, len, &cmd)) {
+		reply(c, "%s", cmd.error);
+		return;
+	}
+	switch (cmd.kind) {
+	case MG_CMD_HELLO:
+		cmd_hello(s, c);
+		break;
+	case MG_CMD_PROBES:
+		cmd_probes(s, c);
+		break;
+	case MG_CMD_STATS:
+		cmd_stats(s, c);
+		break;
+	case MG_CMD_SUBSCRIBE:
+		cmd_subscribe(s, c, &cmd);
+		break;
+	case MG_CMD_AGG:
+		cmd_agg(s, c, &cmd);
+		break;
+	case MG_CMD_UNSUBSCRIBE:
+		end_subscription(s, c);
+		end_agg(s, c);
+		want_data_update(s);
+		reply(c, "OK");
+		break;
+	case MG_CMD_QUIT:
+		reply(c, "OK bye");
+		c->closing = true;
+		break;
+	default:
+		reply(c, "ERR unknown command");
+		break;
+	}
+}
+
+static void read_client(struct mg_server *s, struct client *c)
+{
+	char buf[RECV_BYTES];
+	ssize_t n;
+
+	do
+		n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	if (n <= 0) {
+		/* An unterminated last line is ignored (docs/protocol.md). */
+		close_client(s, c, NULL);
+		return;
+	}
+	{
+		const char *data = buf, *line;
+		size_t left = n, llen;
+		enum mg_line_status st;
+
+		while ((st = mg_linebuf_take(&c->lb, &data, &left, &line,
+					     &llen)) != MG_LINE_MORE) {
+			if (st == MG_LINE_TOO_LONG)
+				reply(c, "%s", MG_PROTO_ERR_TOO_LONG);
+			else
+				handle_line(s, c, line, llen);
+		}
+	}
+	flush_client(s, c);
+}
+
+/* ---------------------------------------------------------- data path */
+
+static int agg_key(void *arg, enum mg_agg_key kind,
+		   const struct magnet_record *r, __u64 *key, char *label)
+{
+	struct mg_server *s = arg;
+	const struct mg_proc *p;
+
+	switch (kind) {
+	case MG_AGG_PROBE:
+		return 0;	/* labelled from the probe table at report time */
+	case MG_AGG_TGID:
+		p = mg_procinfo_get(s->procs, r->tgid, s->now);
+		break;
+	default:
+		p = mg_procinfo_get(s->procs, r->pid, s->now);
+		break;
+	}
+	switch (kind) {
+	case MG_AGG_PID:
+	case MG_AGG_TGID:
+		if (p->alive)
+			memcpy(label, p->comm, MG_AGG_LABEL_LEN);
+		return 0;
+	case MG_AGG_COMM:
+		if (!p->alive)
+			return -ESRCH;
+		memcpy(label, p->comm, MG_AGG_LABEL_LEN);
+		return 0;
+	case MG_AGG_CGROUP:
+		if (!p->cgroup)
+			return -ESRCH;
+		*key = p->cgroup;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static bool wants(const struct client *c, const struct magnet_record *r)
+{
+	return r->event_id == MAGNET_EVENT_LOST || mg_expr_match(c->filter, r);
+}
+
+static void feed_agg(struct mg_server *s, struct client *c)
+{
+	size_t i;
+
+	for (i = 0; i < s->nrecs; i++) {
+		const struct magnet_record *r = s->recs[i];
+
+		if (c->subscribed && !wants(c, r))
+			continue;
+		mg_agg_add_record(c->agg, c->agg_key, r, agg_key, s);
+	}
+}
+
+static void feed_binary(struct mg_server *s, struct client *c)
+{
+	size_t i, n = 0, bytes = 0, fit = 0, fitbytes = 0;
+	char hdr[32];
+	int hl;
+
+	for (i = 0; i < s->nrecs; i++)
+		if (wants(c, s->recs[i]))
+			s->pick[n++] = s->recs[i];
+	if (!n)
+		return;
+	if (!tell_drops(s, c)) {
+		drop_for(s, c, n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		bytes += s->pick[i]->size;
+	/* What fits goes; the rest of the chunk is dropped for this client. */
+	for (i = 0; i < n; i++) {
+		size_t next = fitbytes + s->pick[i]->size;
+
+		hl = snprintf(hdr, sizeof(hdr), "B %zu\n", next);
+		if (hl + next > obuf_room(s, c))
+			break;
+		fit++;
+		fitbytes = next;
+	}
+	if (fit) {
+		hl = snprintf(hdr, sizeof(hdr), "B %zu\n", fitbytes);
+		obuf_put(&c->out, hdr, hl);
+		for (i = 0; i < fit; i++)
+			obuf_put(&c->out, s->pick[i], s->pick[i]->size);
+		s->sent += fit;
+	}
+	drop_for(s, c, n - fit);
+}
+
+/* The JSON line of record i, encoded on first use. */
+static bool json_of(struct mg_server *s, size_t i)
+{
+	size_t start;
+
+	if (s->json_done[i])
+		return s->json_len[i] > 0;
+	s->json_done[i] = true;
+	start = s->json.len;
+	if (mg_print_record(s->json_f, &s->popts, s->recs[i]) ||
+	    fflush(s->json_f)) {
+		s->json.len = start;
+		s->json_len[i] = 0;
+		return false;
+	}
+	s->json_off[i] = start;
+	s->json_len[i] = s->json.len - start;
+	return true;
+}
+
+static void feed_json(struct mg_server *s)
+{
+	size_t i;
+	unsigned int k;
+
+	s->json.len = 0;
+	memset(s->json_done, 0, s->nrecs * sizeof(*s->json_done));
+	for (i = 0; i < s->nrecs; i++) {
+		const struct magnet_record *r = s->recs[i];
+
+		if (r->event_id >= MAGNET_EVENT_FIRST_DYNAMIC &&
+		    !mg_probes_find(&s->probes, r->event_id))
+			refresh_probes(s, false);	/* a new probe: name it */
+		for (k = 0; k < s->nclients; k++) {
+			struct client *c = s->clients[k];
+
+			if (!c->subscribed || c->format != MG_FORMAT_JSON ||
+			    !wants(c, r))
+				continue;
+			if (!json_of(s, i))
+				continue;
+			put_data(s, c, s->json.buf + s->json_off[i],
+				 s->json_len[i], 1);
+		}
+	}
+}
+
+/* Records the collection thread could not queue: everyone is told. */
+static void note_queue_drops(struct mg_server *s)
+{
+	__u64 now = atomic_load(s->env.queue_dropped);
+	__u64 d = now - s->seen_queue_dropped;
+	unsigned int k;
+
+	if (!d)
+		return;
+	s->seen_queue_dropped = now;
+	for (k = 0; k < s->nclients; k++) {
+		struct client *c = s->clients[k];
+
+		if (c->subscribed) {
+			c->pending_drop += d;
+			c->dropped += d;
+		}
+		if (c->agg)
+			c->agg_dropped += d;
+	}
+}
+
+static int index_chunk(struct mg_server *s, const void *data, size_t len)
+{
+	const struct magnet_record *r;
+	size_t off = 0;
+
+	s->nrecs = 0;
+	while (mg_record_next(data, len, &off, &r) == 1) {
+		if (s->nrecs == s->maxrecs)
+			return -E2BIG;	/* cannot happen: sized for the buffer */
+		s->recs[s->nrecs++] = r;
+	}
+	return 0;
+}
+
+static void handle_chunk(struct mg_server *s, const void *data, size_t len)
+{
+	bool any_json = false;
+	unsigned int k;
+
+	note_queue_drops(s);
+	if (!s->nsubs && !s->naggs)
+		return;
+	s->now = mg_now_ns(CLOCK_MONOTONIC);
+	index_chunk(s, data, len);
+	for (k = 0; k < s->nclients; k++) {
+		struct client *c = s->clients[k];
+
+		if (c->agg)
+			feed_agg(s, c);
+		if (c->subscribed && c->format == MG_FORMAT_BINARY)
+			feed_binary(s, c);
+		any_json |= c->subscribed && c->format == MG_FORMAT_JSON;
+	}
+	if (any_json)
+		feed_json(s);
+}
+
+/*
+ * Take up to max queued chunks; true if more wait. Bounded, so a flood
+ * never starves the sockets, the timers (reports, cut-offs) or signals.
+ */
+static bool drain_queue(struct mg_server *s, unsigned int max)
+{
+	const void *data;
+	size_t len;
+	__u32 cpu;
+
+	while (max-- && !mg_chunkq_peek(s->env.queue, &cpu, &data, &len)) {
+		handle_chunk(s, data, len);
+		mg_chunkq_pop(s->env.queue);
+	}
+	note_queue_drops(s);
+	return !mg_chunkq_peek(s->env.queue, &cpu, &data, &len);
+}
+
+/* ------------------------------------------------------------ reports */
+
+static void agg_report(struct mg_server *s, struct client *c, __u64 now)
+{
+	unsigned int top = s->cfg.agg_top, n, i;
+	struct mg_agg_entry *e = calloc(top ? top : 1, sizeof(*e));
+	struct mg_agg_stats st;
+	__u64 interval = now - c->agg_start;
+	struct obuf tmp = { 0 };
+	struct client fake = { 0 };
+
+	if (!e)
+		return;
+	mg_agg_stats(c->agg, &st);
+	n = mg_agg_top(c->agg, top, e);
+	/* Build the report aside: it goes whole, or not at all. */
+	fake.out = tmp;
+	reply(&fake, "A %s %u ts=%llu interval=%llu events=%llu bytes=%llu keys=%u lost=%llu evicted=%llu evicted_events=%llu unkeyed=%llu dropped=%llu",
+	      mg_proto_agg_key_name(c->agg_key), n,
+	      (unsigned long long)mg_now_ns(CLOCK_REALTIME),
+	      (unsigned long long)interval, (unsigned long long)st.events,
+	      (unsigned long long)st.bytes, st.used,
+	      (unsigned long long)mg_lost_total(&st.lost),
+	      (unsigned long long)st.evictions,
+	      (unsigned long long)st.evicted_events,
+	      (unsigned long long)st.unkeyed,
+	      (unsigned long long)c->agg_dropped);
+	for (i = 0; i < n; i++) {
+		char value[64], label[3 * MG_PROCINFO_PATH_MAX + 1];
+		const char *name = e[i].label;
+
+		if (c->agg_key == MG_AGG_COMM) {
+			escape_word(value, sizeof(value), e[i].label);
+			name = "";
+		} else {
+			snprintf(value, sizeof(value), "%llu",
+				 (unsigned long long)e[i].key);
+		}
+		if (c->agg_key == MG_AGG_PROBE) {
+			const struct mg_probe *p = mg_probes_find(&s->probes, e[i].key);
+
+			if (!p) {
+				refresh_probes(s, false);
+				p = mg_probes_find(&s->probes, e[i].key);
+			}
+			name = p ? p->target : "";
+		} else if (c->agg_key == MG_AGG_CGROUP) {
+			name = mg_procinfo_cgroup_path(s->procs, e[i].key);
+			if (!name)
+				name = "";
+		}
+		escape_word(label, sizeof(label), name);
+		reply(&fake, "%s %llu %llu %.1f %s", value,
+		      (unsigned long long)e[i].events,
+		      (unsigned long long)e[i].bytes,
+		      mg_agg_rate(e[i].events, interval), label);
+	}
+	tmp = fake.out;
+	if (tell_drops(s, c) && tmp.len <= obuf_room(s, c))
+		obuf_put(&c->out, tmp.buf + tmp.head, tmp.len);
+	/* else: the client is not reading; its next report will say so */
+	free(tmp.buf);
+	free(e);
+	mg_agg_reset(c->agg);
+	c->agg_dropped = 0;
+	c->agg_start = now;
+	while (c->agg_next <= now)
+		c->agg_next += c->every_ns;
+}
+
+/* Reports due, stalled clients; returns the next deadline (0: none). */
+static __u64 timers(struct mg_server *s)
+{
+	__u64 now = mg_now_ns(CLOCK_MONOTONIC), next = 0;
+	__u64 timeout = s->cfg.client_timeout_ms * 1000000ULL;
+	unsigned int k;
+
+	/* Backwards: closing moves the last client into this place. */
+	for (k = s->nclients; k-- > 0;) {
+		struct client *c = s->clients[k];
+		__u64 due;
+
+		if (c->stalled_since && now - c->stalled_since >= timeout) {
+			char why[128];
+
+			snprintf(why, sizeof(why), "cut off: took nothing for %u ms with its queue full (%llu records dropped for it)",
+				 s->cfg.client_timeout_ms,
+				 (unsigned long long)c->dropped);
+			s->cut_off++;
+			close_client(s, c, why);
+			continue;
+		}
+		if (c->agg && c->agg_next <= now) {
+			agg_report(s, c, now);
+			if (!flush_client(s, c))
+				continue;
+		}
+		if (c->agg && (!next || c->agg_next < next))
+			next = c->agg_next;
+		due = c->stalled_since ? c->stalled_since + timeout : 0;
+		if (due && (!next || due < next))
+			next = due;
+	}
+	return next;
+}
+
+static void arm_timer(struct mg_server *s, __u64 deadline)
+{
+	struct itimerspec its = { 0 };
+
+	if (deadline) {
+		its.it_value.tv_sec = deadline / 1000000000ULL;
+		its.it_value.tv_nsec = deadline % 1000000000ULL;
+	}
+	timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* --------------------------------------------------------------- loop */
+
+static void flush_all(struct mg_server *s)
+{
+	unsigned int k;
+
+	for (k = s->nclients; k-- > 0;)
+		if (s->clients[k]->out.len)
+			flush_client(s, s->clients[k]);
+}
+
+int mg_server_run(struct mg_server *s, int sigfd, mg_server_signal_fn fn,
+		  void *arg)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &src_signal };
+
+	if (sigfd >= 0 && epoll_ctl(s->epfd, EPOLL_CTL_ADD, sigfd, &ev))
+		return -errno;
+	while (!s->quit) {
+		struct epoll_event evs[MAX_EVENTS];
+		int n, i;
+
+		/* Never sleep with chunks queued; look at the sockets anyway. */
+		bool more = drain_queue(s, BATCH_CHUNKS);
+
+		flush_all(s);
+		arm_timer(s, timers(s));
+		n = epoll_wait(s->epfd, evs, MAX_EVENTS,
+			       more || !mg_chunkq_arm(s->env.queue) ? 0 : -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			mg_log(LOG_ERR, "epoll_wait: %s", strerror(errno));
+			return -errno;
+		}
+		for (i = 0; i < n && !s->quit; i++) {
+			struct ev_src *src = evs[i].data.ptr;
+			struct client *c;
+
+			switch (src->tag) {
+			case TAG_LISTEN:
+				accept_clients(s);
+				break;
+			case TAG_TIMER: {
+				__u64 v;
+
+				if (read(s->timer_fd, &v, sizeof(v)) < 0)
+					break;
+				break;
+			}
+			case TAG_SIGNAL: {
+				struct signalfd_siginfo si;
+
+				while (read(sigfd, &si, sizeof(si)) == sizeof(si))
+					fn(arg, si.ssi_signo);
+				break;
+			}
+			case TAG_CLIENT:
+				c = (struct client *)src;
+				if (c->dead)
+					break;	/* closed earlier in this batch */
+				if (evs[i].events & (EPOLLERR | EPOLLHUP) &&
+				    !(evs[i].events & EPOLLIN)) {
+					close_client(s, c, NULL);
+					break;
+				}
+				if (evs[i].events & EPOLLOUT && !flush_client(s, c))
+					break;
+				if (evs[i].events & EPOLLIN)
+					read_client(s, c);
+				break;
+			default:
+				break;	/* TAG_QUEUE: drained at the top */
+			}
+		}
+		bury_dead(s);
+	}
+	return 0;
+}
+
+void mg_server_quit(struct mg_server *s)
+{
+	s->quit = true;
+}
+
+void mg_server_drain(struct mg_server *s, unsigned int timeout_ms)
+{
+	__u64 end = mg_now_ns(CLOCK_MONOTONIC) + timeout_ms * 1000000ULL;
+	unsigned int k;
+
+	while (drain_queue(s, BATCH_CHUNKS))
+		flush_all(s);
+	for (;;) {
+		bool pending = false;
+
+		flush_all(s);
+		bury_dead(s);
+		for (k = 0; k < s->nclients; k++)
+			pending |= s->clients[k]->out.len > 0;
+		if (!pending || mg_now_ns(CLOCK_MONOTONIC) >= end)
+			break;
+		usleep(10000);
+	}
+}
+
+void mg_server_reconfigure(struct mg_server *s, const struct mg_config *cfg)
+{
+	memcpy(s->cfg.allow, cfg->allow, sizeof(cfg->allow));
+	s->cfg.nallow = cfg->nallow;
+	s->cfg.max_clients = cfg->max_clients;
+	s->cfg.client_queue = cfg->client_queue;
+	s->cfg.client_timeout_ms = cfg->client_timeout_ms;
+	s->cfg.agg_top = cfg->agg_top;
+}
+
+int mg_server_listen(const struct sockaddr *addr, socklen_t len, char *err,
+		     size_t errlen)
+{
+	int one = 1, fd;
+
+	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -errno;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, addr, len) || listen(fd, 128)) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot listen: %s", strerror(e));
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int mg_server_create(const struct mg_config *cfg, int listen_fd,
+		     const struct mg_server_env *env, struct mg_server **out)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct mg_server *s;
+	size_t maxrecs = cfg->read_buffer / MAGNET_RECORD_HEADER + 1;
+	int ret = -ENOMEM;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->cfg = *cfg;
+	s->cfg.nprobes = 0;	/* the strings belong to the caller */
+	s->env = *env;
+	s->listen_fd = listen_fd;
+	s->epfd = s->timer_fd = -1;
+	s->start_ns = mg_now_ns(CLOCK_MONOTONIC);
+	s->maxrecs = maxrecs;
+	s->recs = calloc(maxrecs, sizeof(*s->recs));
+	s->pick = calloc(maxrecs, sizeof(*s->pick));
+	s->json_off = calloc(maxrecs, sizeof(*s->json_off));
+	s->json_len = calloc(maxrecs, sizeof(*s->json_len));
+	s->json_done = calloc(maxrecs, sizeof(*s->json_done));
+	if (!s->recs || !s->pick || !s->json_off ||
+	    !s->json_len || !s->json_done)
+		goto err;
+	s->json_f = fopencookie(&s->json, "w", (cookie_io_functions_t){
+					.write = membuf_write });
+	if (!s->json_f)
+		goto err;
+	ret = mg_procinfo_create(PROCINFO_THREADS, NULL, NULL, &s->procs);
+	if (ret)
+		goto err;
+	{
+		struct mg_sensor_version v;
+		struct mg_trace_info info;
+
+		mg_collect_version(env->collect, &v);
+		mg_sensor_trace_info(&info, &v, mg_collect_ncpus(env->collect),
+				     NULL, 0);
+		mg_print_opts_init(&s->popts, &info, &s->probes);
+		s->popts.json = true;
+	}
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->epfd < 0 || s->timer_fd < 0) {
+		ret = -errno;
+		goto err;
+	}
+	ev.data.ptr = &src_listen;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, listen_fd, &ev))
+		goto err_errno;
+	ev.data.ptr = &src_timer;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->timer_fd, &ev))
+		goto err_errno;
+	ev.data.ptr = &src_queue;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, mg_chunkq_fd(env->queue), &ev))
+		goto err_errno;
+	s->now = s->start_ns;
+	refresh_probes(s, true);
+	*out = s;
+	return 0;
+
+err_errno:
+	ret = -errno;
+err:
+	mg_server_free(s);
+	return ret;
+}
+
+void mg_server_free(struct mg_server *s)
+{
+	if (!s)
+		return;
+	while (s->nclients)
+		close_client(s, s->clients[s->nclients - 1], NULL);
+	bury_dead(s);
+	if (s->json_f)
+		fclose(s->json_f);
+	free(s->json.buf);
+	mg_procinfo_free(s->procs);
+	mg_probes_free(&s->probes);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	if (s->timer_fd >= 0)
+		close(s->timer_fd);
+	free(s->clients);
+	free(s->recs);
+	free(s->pick);
+	free(s->json_off);
+	free(s->json_len);
+	free(s->json_done);
+	free(s);
+}
