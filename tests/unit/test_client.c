@@ -1,0 +1,1938 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tools/client: mgclient's pure parts (addresses, framing, %XX, the HELLO,
+ * PROBES, STATS and AGG parsers) on valid and malformed input; its
+ * connection over loopback against canned servers (trickled bytes, cuts,
+ * overlong lines, a refusal); and the real magnet-cat and magnet-top
+ * binaries against a fake magnetd that speaks docs/protocol.md from a
+ * script, their output and exit status checked (magnet-top's terminal
+ * mode on a pty).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "mgclient.h"
+#include "print.h"
+#include "record.h"
+#include "testutil.h"
+
+static char why[MGC_ERR_MAX];
+
+/* ---- addresses ---- */
+
+START_TEST(split_addr)
+{
+	static const struct {
+		const char *spec, *host, *port;
+	} ok[] = {
+		{ NULL, "127.0.0.1", "8650" },
+		{ "", "127.0.0.1", "8650" },
+		{ "10.0.0.1:99", "10.0.0.1", "99" },
+		{ "node7", "node7", "8650" },
+		{ "node7:65535", "node7", "65535" },
+		{ ":9000", "127.0.0.1", "9000" },
+		{ "[::1]:8650", "::1", "8650" },
+		{ "[::1]", "::1", "8650" },
+		{ "[fe80::1%eth0]:1", "fe80::1%eth0", "1" },
+		{ "::1", "::1", "8650" },
+		{ "2001:db8::7", "2001:db8::7", "8650" },
+	};
+	static const char *const bad[] = {
+		"host:", "host:0", "host:65536", "host:x", "host:-1", "host: 1",
+		"[::1", "[]:1", "[::1]x", "[::1]:", "h:99999999999999999999999",
+	};
+	char host[256], port[8];
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		ck_assert_msg(!mgc_split_addr(ok[i].spec, host, sizeof(host), port,
+					      sizeof(port), why, sizeof(why)),
+			      "'%s': %s", ok[i].spec, why);
+		ck_assert_str_eq(host, ok[i].host);
+		ck_assert_str_eq(port, ok[i].port);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(mgc_split_addr(bad[i], host, sizeof(host), port,
+					     sizeof(port), why, sizeof(why)) == -EINVAL,
+			      "'%s' accepted", bad[i]);
+		ck_assert_msg(why[0], "'%s': no reason", bad[i]);
+	}
+	/* A host longer than the buffer is refused, not cut. */
+	ck_assert_int_eq(mgc_split_addr("abcdefgh:1", host, 8, port,
+					sizeof(port), why, sizeof(why)), -EINVAL);
+}
+END_TEST
+
+/* ---- framing ---- */
+
+static ssize_t frame_str(const char *s, struct mgc_msg *m)
+{
+	return mgc_frame(s, strlen(s), m, why, sizeof(why));
+}
+
+START_TEST(frame_kinds)
+{
+	static const struct {
+		const char *in;
+		enum mgc_msg_kind kind;
+		size_t len;		/* bytes the message spans */
+		__u64 n;
+		const char *body;
+	} v[] = {
+		{ "OK magnet 1 node=a\nrest", MGC_MSG_OK, 19, 0, "" },
+		{ "OK\n", MGC_MSG_OK, 3, 0, "" },
+		{ "OK bye\n", MGC_MSG_OK, 7, 0, "" },
+		{ "OK 2 probes\na b\nc\nD 1\n", MGC_MSG_OK, 18, 2, "a b\nc\n" },
+		{ "OK 0 probes\nx\n", MGC_MSG_OK, 12, 0, "" },
+		{ "ERR unknown command 'X'\n", MGC_MSG_ERR, 24, 0, "" },
+		{ "ERR\n", MGC_MSG_ERR, 4, 0, "" },
+		{ "B 8\n12345678B 0\n", MGC_MSG_FRAME, 12, 8, "12345678" },
+		{ "B 0\n", MGC_MSG_FRAME, 4, 0, "" },
+		{ "D 5\n", MGC_MSG_DROP, 4, 5, "" },
+		/* an AGG report's entry lines are not framed again: "B 1 ..." */
+		{ "A comm 1 ts=1\nB 1 2 3.0 B\nD 9\n", MGC_MSG_AGG, 26, 1, "B 1 2 3.0 B\n" },
+		{ "{\"ts\":1}\n", MGC_MSG_LINE, 9, 0, "" },
+		{ "Bogus\n", MGC_MSG_LINE, 6, 0, "" },
+		{ "OKAY\n", MGC_MSG_LINE, 5, 0, "" },
+		{ "\n", MGC_MSG_LINE, 1, 0, "" },
+	};
+	struct mgc_msg m;
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		ssize_t r = frame_str(v[i].in, &m);
+
+		ck_assert_msg(r == (ssize_t)v[i].len, "'%s': %zd (%s)", v[i].in, r, why);
+		ck_assert_int_eq(m.kind, v[i].kind);
+		ck_assert_uint_eq(m.n, v[i].n);
+		ck_assert_uint_eq(m.all_len, v[i].len);
+		ck_assert_ptr_eq(m.all, v[i].in);
+		ck_assert_uint_eq(m.body_len, strlen(v[i].body));
+		ck_assert(!memcmp(m.body, v[i].body, m.body_len));
+		ck_assert(memchr(v[i].in, '\n', v[i].len) == v[i].in + m.line_len);
+	}
+}
+END_TEST
+
+START_TEST(frame_partial_and_bad)
+{
+	static const char *const partial[] = {
+		"", "OK", "OK 2 probes\na\n", "OK 1 probes\n", "B 8\n1234567",
+		"A tgid 2 ts=1\nx\n", "ERR no newline",
+	};
+	static const struct {
+		const char *in;
+		int err;
+	} bad[] = {
+		{ "B\n", -EPROTO }, { "B x\n", -EPROTO }, { "B 8 9\n", -EPROTO },
+		{ "B -8\n", -EPROTO }, { "B 0x10\n", -EPROTO },
+		{ "D\n", -EPROTO }, { "D 1 2\n", -EPROTO }, { "D -1\n", -EPROTO },
+		{ "A\n", -EPROTO }, { "A tgid\n", -EPROTO }, { "A tgid x\n", -EPROTO },
+		{ "B 99999999999\n", -EMSGSIZE },
+		{ "A tgid 99999999999 ts=1\n", -EMSGSIZE },
+		{ "OK 99999999999 probes\n", -EMSGSIZE },
+	};
+	static char big[MGC_LINE_MAX + 16];
+	struct mgc_msg m;
+	size_t i;
+
+	for (i = 0; i < sizeof(partial) / sizeof(partial[0]); i++)
+		ck_assert_msg(frame_str(partial[i], &m) == 0, "'%s'", partial[i]);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(frame_str(bad[i].in, &m) == bad[i].err, "'%s'", bad[i].in);
+		ck_assert(why[0]);
+	}
+	/* Exactly the line limit is fine; one byte more is not, newline or not. */
+	memset(big, 'x', sizeof(big));
+	big[MGC_LINE_MAX] = '\n';
+	ck_assert_int_eq(mgc_frame(big, MGC_LINE_MAX + 1, &m, why, sizeof(why)),
+			 MGC_LINE_MAX + 1);
+	big[MGC_LINE_MAX] = 'x';
+	big[MGC_LINE_MAX + 1] = '\n';
+	ck_assert_int_eq(mgc_frame(big, MGC_LINE_MAX + 2, &m, why, sizeof(why)),
+			 -EMSGSIZE);
+	ck_assert_int_eq(mgc_frame(big, MGC_LINE_MAX + 1, &m, why, sizeof(why)),
+			 -EMSGSIZE);
+	ck_assert_int_eq(mgc_frame(big, MGC_LINE_MAX, &m, why, sizeof(why)), 0);
+	/* A table line is bounded the same way. */
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "OK 1 probes\n", 12);
+	big[MGC_LINE_MAX + 12] = '\n';
+	ck_assert_int_eq(mgc_frame(big, MGC_LINE_MAX + 13, &m, why, sizeof(why)),
+			 MGC_LINE_MAX + 13);
+	big[MGC_LINE_MAX + 12] = 'x';
+	big[MGC_LINE_MAX + 13] = '\n';
+	ck_assert_int_eq(mgc_frame(big, MGC_LINE_MAX + 14, &m, why, sizeof(why)),
+			 -EMSGSIZE);
+	ck_assert_ptr_nonnull(strstr(why, "longer than"));
+}
+END_TEST
+
+/* Cut a stream anywhere: only whole messages come out, never more. */
+START_TEST(frame_every_cut)
+{
+	static const char *const msgs[] = {
+		"OK magnet 1 node=n cpus=1\n", "OK 2 probes\n16 k a\n17 k b\n",
+		"B 16\n\n\n\n\nB 1\nD 2\nA B\n", "D 3\n",
+		"A tgid 1 ts=1\n1 2 3 4.0 x\n", "{\"ts\":1}\n", "ERR x\n", "B 0\n",
+	};
+	char stream[512];
+	size_t ends[16], nmsg = sizeof(msgs) / sizeof(msgs[0]), len = 0, cut, i;
+
+	for (i = 0; i < nmsg; i++) {
+		memcpy(stream + len, msgs[i], strlen(msgs[i]));
+		len += strlen(msgs[i]);
+		ends[i] = len;
+	}
+	for (cut = 0; cut <= len; cut++) {
+		size_t off = 0, got = 0, want = 0;
+		struct mgc_msg m;
+		ssize_t r;
+
+		while ((r = mgc_frame(stream + off, cut - off, &m, why, sizeof(why))) > 0) {
+			ck_assert_uint_eq(off + r, ends[got]);
+			off += r;
+			got++;
+		}
+		ck_assert_msg(r == 0, "cut %zu: %zd %s", cut, r, why);
+		while (want < nmsg && ends[want] <= cut)
+			want++;
+		ck_assert_uint_eq(got, want);
+	}
+}
+END_TEST
+
+/* ---- text helpers ---- */
+
+START_TEST(unescape)
+{
+	static const struct {
+		const char *in, *out;
+	} ok[] = {
+		{ "abc", "abc" }, { "a%20b", "a b" }, { "%25", "%" },
+		{ "%2f%2F", "//" }, { "%e2%82%ac", "\xe2\x82\xac" },
+		{ "100%25%0a", "100%\n" }, { "", "" },
+	};
+	static const char *const bad[] = {
+		"%", "%2", "a%", "%zz", "%g1", "%1g", "%00", "x%0",
+	};
+	char out[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		ck_assert_int_eq(mgc_unescape(ok[i].in, strlen(ok[i].in), out,
+					      sizeof(out)), strlen(ok[i].out));
+		ck_assert_str_eq(out, ok[i].out);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(mgc_unescape(bad[i], strlen(bad[i]), out, sizeof(out)) ==
+			      -EINVAL, "'%s' accepted", bad[i]);
+	/* Not NUL-terminated input: only len bytes count. */
+	ck_assert_int_eq(mgc_unescape("ab%41zz", 5, out, sizeof(out)), 3);
+	ck_assert_str_eq(out, "abA");
+	ck_assert_int_eq(mgc_unescape("abcd", 4, out, 4), -ENOSPC);
+	ck_assert_int_eq(mgc_unescape("abc", 3, out, 4), 3);
+}
+END_TEST
+
+START_TEST(escape)
+{
+	static const struct {
+		const char *in, *out;
+	} v[] = {
+		{ "nginx", "nginx" }, { "a b", "a\\x20b" }, { "t\tx", "t\\x09x" },
+		{ "back\\", "back\\\\" }, { "\x1b[2J", "\\x1b[2J" },
+		{ "caf\xc3\xa9", "caf\xc3\xa9" },		/* UTF-8 stays */
+		{ "\xc2\x9b" "1m", "\\xc2\\x9b1m" },		/* C1 CSI does not */
+		{ "\xff\xfe", "\\xff\\xfe" }, { "\xc3", "\\xc3" },
+		{ "\x7f", "\\x7f" },
+	};
+	char out[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		ck_assert_str_eq(mgc_escape(out, sizeof(out), v[i].in), v[i].out);
+	/* Cut to fit, whole escapes only. */
+	ck_assert_str_eq(mgc_escape(out, 6, "ab\x01xyz"), "ab");
+	ck_assert_str_eq(mgc_escape(out, 7, "ab\x01xyz"), "ab\\x01");
+	ck_assert_str_eq(mgc_escape(out, 1, "abc"), "");
+}
+END_TEST
+
+START_TEST(parse_u64)
+{
+	__u64 v;
+
+	ck_assert_int_eq(mgc_parse_u64("18446744073709551615", 20, &v), 0);
+	ck_assert_uint_eq(v, 18446744073709551615ULL);
+	ck_assert_int_eq(mgc_parse_u64("18446744073709551616", 20, &v), -EINVAL);
+	ck_assert_int_eq(mgc_parse_u64("007", 3, &v), 0);
+	ck_assert_uint_eq(v, 7);
+	ck_assert_int_eq(mgc_parse_u64("", 0, &v), -EINVAL);
+	ck_assert_int_eq(mgc_parse_u64("+1", 2, &v), -EINVAL);
+	ck_assert_int_eq(mgc_parse_u64("1 ", 2, &v), -EINVAL);
+	ck_assert_int_eq(mgc_parse_u64("12x", 2, &v), 0);
+	ck_assert_uint_eq(v, 12);
+}
+END_TEST
+
+START_TEST(parse_ms)
+{
+	static const struct {
+		const char *in;
+		long long ms;
+	} ok[] = {
+		{ "1", 1000 }, { "0.5", 500 }, { "0.05", 50 }, { "1.25", 1250 },
+		{ "0.001", 1 }, { "0", 0 }, { "86400", 86400000 },
+		{ "1000000000", 1000000000000LL },
+	};
+	static const char *const bad[] = {
+		"", ".5", "1.", "1.2345", "-1", "+1", "1e3", "0x10", "1s",
+		"1000000001", "1 ", "1..2",
+	};
+	long long ms;
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		ck_assert_msg(!mgc_parse_ms(ok[i].in, &ms), "'%s'", ok[i].in);
+		ck_assert_int_eq(ms, ok[i].ms);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(mgc_parse_ms(bad[i], &ms) == -EINVAL, "'%s' accepted", bad[i]);
+}
+END_TEST
+
+/* ---- HELLO ---- */
+
+#define HELLO_OK "OK magnet 1 node=node1 cpus=4 clock=mono order=le format=1 module=up"
+
+START_TEST(hello)
+{
+	static const char *const bad[] = {
+		"OK magnet 1 cpus=4 clock=mono order=le format=1 module=up",
+		"OK magnet 1 node= cpus=4 clock=mono order=le format=1 module=up",
+		"OK magnet 1 node=n cpus=0 clock=mono order=le format=1 module=up",
+		"OK magnet 1 node=n cpus=4x clock=mono order=le format=1 module=up",
+		"OK magnet 1 node=n cpus=4 order=le format=1 module=up",
+		"OK magnet 1 node=n cpus=4 clock=mono order=pdp format=1 module=up",
+		"OK magnet 1 node=n cpus=4 clock=mono order=le format=-1 module=up",
+		"OK magnet 1 node=n cpus=4 clock=mono order=le format=1 module=maybe",
+		"OK magnet 1 node=n cpus=4 clock=mono order=le format=1",
+		"OK magnet 1 node=n junk cpus=4 clock=mono order=le format=1 module=up",
+		"OK magnet 1 node=n =x cpus=4 clock=mono order=le format=1 module=up",
+		"OK magnet", "OK magnet x", "OK magnetd 1", "OK", "",
+		"ERR too many clients",
+	};
+	struct mgc_hello h;
+	size_t i;
+
+	ck_assert_int_eq(mgc_parse_hello(HELLO_OK " future=yes", strlen(HELLO_OK) + 11,
+					 &h, why, sizeof(why)), 0);
+	ck_assert_uint_eq(h.version, 1);
+	ck_assert_str_eq(h.node, "node1");
+	ck_assert_uint_eq(h.cpus, 4);
+	ck_assert_str_eq(h.clock, "mono");
+	ck_assert(!h.big_endian);
+	ck_assert_uint_eq(h.format, 1);
+	ck_assert(h.module_up);
+	ck_assert_str_eq(mgc_kvs_get(&h.kv, "future"), "yes");
+	ck_assert_ptr_null(mgc_kvs_get(&h.kv, "nosuch"));
+	mgc_hello_free(&h);
+
+	ck_assert_int_eq(mgc_parse_hello("OK magnet 1 node=n cpus=2 clock=tsc order=be format=3 module=down",
+					 66, &h, why, sizeof(why)), 0);
+	ck_assert(h.big_endian && !h.module_up && h.format == 3);
+	ck_assert_str_eq(h.clock, "tsc");
+	mgc_hello_free(&h);
+
+	/* Another version parses, for the caller to refuse by name. */
+	ck_assert_int_eq(mgc_parse_hello("OK magnet 2 whatever", 20, &h, why,
+					 sizeof(why)), 0);
+	ck_assert_uint_eq(h.version, 2);
+	mgc_hello_free(&h);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(mgc_parse_hello(bad[i], strlen(bad[i]), &h, why,
+					      sizeof(why)) == -EPROTO,
+			      "'%s' accepted", bad[i]);
+		ck_assert(why[0]);
+	}
+}
+END_TEST
+
+/* ---- PROBES ---- */
+
+static const char probes_reply[] =
+	"OK 4 probes\n"
+	"16 kprobe vfs_read nargs=3 hits=10 missed=0\n"
+	"17 kretprobe vfs_read%25return nargs=1 hits=5 missed=1 later=1\n"
+	"18 custom mymod:req%20done nargs=0 hits=0 missed=0\n"
+	"19 kprobe tcp_sendmsg%return nargs=0 hits=7 missed=0\n";
+
+START_TEST(probes)
+{
+	static const char *const bad[] = {
+		"OK 2 probes\n16 kprobe a nargs=0 hits=0 missed=0\n",
+		"OK 1 probes\n16 kprobe a nargs=0 hits=0 missed=0\n17 kprobe b nargs=0 hits=0 missed=0\n",
+		"OK 1 probes\nx kprobe a nargs=0 hits=0 missed=0\n",
+		"OK 1 probes\n70000 kprobe a nargs=0 hits=0 missed=0\n",
+		"OK 1 probes\n16 kprobe a nargs=7 hits=0 missed=0\n",
+		"OK 1 probes\n16 kprobe a nargs=1 missed=0\n",
+		"OK 1 probes\n16 kprobe a nargs=1 hits=1x missed=0\n",
+		"OK 1 probes\n16 kprobe a nargs=1 hits missed=0\n",
+		"OK 1 probes\n16 kprobe\n",
+		"OK 1 probes\n\n",
+		"OK probes\n", "OK 1 cpus\n16 kprobe a nargs=0 hits=0 missed=0\n",
+		"ERR x\n", "",
+	};
+	struct mg_probe_table t;
+	size_t i;
+
+	ck_assert_int_eq(mgc_parse_probes(probes_reply, strlen(probes_reply), &t,
+					  why, sizeof(why)), 0);
+	ck_assert_uint_eq(t.n, 4);
+	ck_assert_uint_eq(t.v[0].id, 16);
+	ck_assert_str_eq(t.v[0].type, "kprobe");
+	ck_assert_str_eq(t.v[0].target, "vfs_read");
+	ck_assert_uint_eq(t.v[0].nargs, 3);
+	ck_assert_uint_eq(t.v[0].hits, 10);
+	ck_assert_str_eq(t.v[1].target, "vfs_read%return");
+	ck_assert_uint_eq(t.v[1].missed, 1);
+	ck_assert_str_eq(t.v[2].type, "custom");
+	ck_assert_str_eq(t.v[2].target, "mymod:req done");
+	/* '%' left as it is (not %25): taken literally */
+	ck_assert_str_eq(t.v[3].target, "tcp_sendmsg%return");
+	ck_assert_str_eq(mg_event_name(&t, 18), "mymod:req done");
+	mg_probes_free(&t);
+
+	/* The last line may lack its '\n' (a caller's own text). */
+	ck_assert_int_eq(mgc_parse_probes("OK 1 probes\n16 k a nargs=0 hits=0 missed=0",
+					  43, &t, why, sizeof(why)), 0);
+	ck_assert_uint_eq(t.n, 1);
+	mg_probes_free(&t);
+	ck_assert_int_eq(mgc_parse_probes("OK 0 probes\n", 12, &t, why, sizeof(why)), 0);
+	ck_assert_uint_eq(t.n, 0);
+	mg_probes_free(&t);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(mgc_parse_probes(bad[i], strlen(bad[i]), &t, why,
+					       sizeof(why)) == -EPROTO,
+			      "'%s' accepted", bad[i]);
+		ck_assert(why[0]);
+		ck_assert_uint_eq(t.n, 0);
+	}
+	ck_assert_int_eq(mgc_parse_probes(bad[0], strlen(bad[0]), &t, why, sizeof(why)),
+			 -EPROTO);
+	ck_assert_str_eq(why, "PROBES: 2 lines announced, fewer follow");
+	ck_assert_int_eq(mgc_parse_probes(bad[1], strlen(bad[1]), &t, why, sizeof(why)),
+			 -EPROTO);
+	ck_assert_str_eq(why, "PROBES: 1 lines announced, more follow");
+}
+END_TEST
+
+/* ---- STATS ---- */
+
+#define STATS_OK_WORDS "uptime=3725 module=up reloads=1 clients=4 subscribers=1 " \
+	"aggregators=3 read=1000 read_bytes=64000 read_lost=13 queue_dropped=2 " \
+	"sent=900 client_dropped=5 cut_off=0 refused=1 trace_files=0 " \
+	"trace_bytes=0 trace_dropped=0 trace_errors=0"
+#define CPU_LINE(c, r) "cpu=" #c " written=" #r " bytes=64 lost_full=1 lost_too_big=0 " \
+	"lost_nesting=0 overwritten=0 read=" #r " read_lost=1\n"
+
+START_TEST(stats)
+{
+	static const char good[] = "OK 2 cpus " STATS_OK_WORDS " newkey=x\n"
+		CPU_LINE(0, 600) CPU_LINE(1, 400);
+	static const char *const bad[] = {
+		"OK 2 cpus " STATS_OK_WORDS "\n" CPU_LINE(0, 1),
+		"OK 1 cpus " STATS_OK_WORDS "\n" CPU_LINE(0, 1) CPU_LINE(1, 1),
+		"OK 0 cpus uptime=1 module=up\n",
+		/* the first of a key counts */
+		"OK 0 cpus module=sideways " STATS_OK_WORDS "\n",
+		"OK 0 cpus read=x " STATS_OK_WORDS "\n",
+		"OK 1 cpus " STATS_OK_WORDS "\ncpu=0 written=1\n",
+		"OK 1 cpus " STATS_OK_WORDS "\ncpu=99999999999 written=1 bytes=64 lost_full=1 lost_too_big=0 lost_nesting=0 overwritten=0 read=1 read_lost=1\n",
+		"OK 1 cpus " STATS_OK_WORDS "\n0 1 2 3\n",
+		"OK x cpus\n", "OK 1 probes\n",
+	};
+	struct mgc_stats s;
+	size_t i;
+
+	ck_assert_int_eq(mgc_parse_stats(good, strlen(good), &s, why, sizeof(why)), 0);
+	ck_assert(s.module_up);
+	ck_assert_uint_eq(s.uptime, 3725);
+	ck_assert_uint_eq(s.clients, 4);
+	ck_assert_uint_eq(s.read_lost, 13);
+	ck_assert_uint_eq(s.queue_dropped, 2);
+	ck_assert_uint_eq(s.client_dropped, 5);
+	ck_assert_uint_eq(s.refused, 1);
+	ck_assert_uint_eq(s.ncpus, 2);
+	ck_assert_uint_eq(s.cpu[1].cpu, 1);
+	ck_assert_uint_eq(s.cpu[1].read, 400);
+	ck_assert_uint_eq(s.cpu[0].lost_full, 1);
+	ck_assert_str_eq(mgc_kvs_get(&s.kv, "newkey"), "x");
+	mgc_stats_free(&s);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(mgc_parse_stats(bad[i], strlen(bad[i]), &s, why,
+					      sizeof(why)) == -EPROTO,
+			      "'%s' accepted", bad[i]);
+		ck_assert(why[0]);
+	}
+	/* The first missing key is named. */
+	ck_assert_int_eq(mgc_parse_stats(bad[2], strlen(bad[2]), &s, why, sizeof(why)),
+			 -EPROTO);
+	ck_assert_str_eq(why, "STATS: no reloads=");
+}
+END_TEST
+
+/* ---- AGG ---- */
+
+#define AGG_HEAD(key, n, ev) "A " key " " #n " ts=1700000000000000000 " \
+	"interval=1000000000 events=" #ev " bytes=320640 keys=" #n " lost=0 " \
+	"evicted=0 evicted_events=0 unkeyed=0 dropped=0\n"
+
+START_TEST(agg)
+{
+	static const char tgid[] = AGG_HEAD("tgid", 2, 5010)
+		"100 5000 320000 5000.0 alpha\n"
+		"200 10 640 10.5 be%20ta%25\n";
+	static const char extra[] = AGG_HEAD("probe", 1, 1) "16 1 64 1.0 vfs_read extra\n";
+	static const char comm[] = AGG_HEAD("comm", 1, 3)
+		"my%25comm 3 96 3.0 my%25comm\n";
+	static const char *const bad[] = {
+		AGG_HEAD("tgid", 2, 1) "100 1 64 1.0 a\n",
+		AGG_HEAD("tgid", 1, 1) "100 1 64 1.0 a\n200 1 64 1.0 b\n",
+		AGG_HEAD("tgid", 1, 1) "100 1 64\n",
+		AGG_HEAD("tgid", 1, 1) "abc 1 64 1.0 a\n",
+		AGG_HEAD("tgid", 1, 1) "100 1x 64 1.0 a\n",
+		AGG_HEAD("tgid", 1, 1) "100 1 -64 1.0 a\n",
+		AGG_HEAD("tgid", 1, 1) "100 1 64 1e3 a\n",
+		AGG_HEAD("tgid", 1, 1) "100 1 64 -1.0 a\n",
+		AGG_HEAD("tgid", 1, 1) "100 1 64 1. a\n",
+		AGG_HEAD("tgid", 1, 1) "100 1 64 nan a\n",
+		AGG_HEAD("tgid", 1, 1) "100 1 64 1.0 a%zz\n",
+		AGG_HEAD("comm", 1, 1) "a%0 1 64 1.0 a\n",
+		AGG_HEAD("tgid", 1, 1) "100 1 64 1.0 a%00\n",
+		"A tgid 0 ts=1 interval=1 events=0 bytes=0 keys=0 lost=0 evicted=0 evicted_events=0 unkeyed=0\n",
+		"A tgid 0 ts=x interval=1 events=0 bytes=0 keys=0 lost=0 evicted=0 evicted_events=0 unkeyed=0 dropped=0\n",
+		"A TGID 0 ts=1 interval=1 events=0 bytes=0 keys=0 lost=0 evicted=0 evicted_events=0 unkeyed=0 dropped=0\n",
+		"A tgid\n", "A\n", "B 1\n", "",
+	};
+	struct mgc_agg a;
+	size_t i;
+
+	ck_assert_int_eq(mgc_parse_agg(tgid, strlen(tgid), &a, why, sizeof(why)), 0);
+	ck_assert_str_eq(a.key, "tgid");
+	ck_assert(a.numeric);
+	ck_assert_uint_eq(a.ts, 1700000000000000000ULL);
+	ck_assert_uint_eq(a.interval, 1000000000);
+	ck_assert_uint_eq(a.events, 5010);
+	ck_assert_uint_eq(a.keys, 2);
+	ck_assert_uint_eq(a.n, 2);
+	ck_assert_str_eq(a.v[0].value, "100");
+	ck_assert_uint_eq(a.v[0].id, 100);
+	ck_assert_uint_eq(a.v[0].events, 5000);
+	ck_assert_uint_eq(a.v[0].bytes, 320000);
+	ck_assert_double_eq(a.v[0].rate, 5000.0);
+	ck_assert_str_eq(a.v[0].label, "alpha");
+	ck_assert_double_eq_tol(a.v[1].rate, 10.5, 1e-9);
+	ck_assert_str_eq(a.v[1].label, "be ta%");
+	mgc_agg_free(&a);
+
+	ck_assert_int_eq(mgc_parse_agg(comm, strlen(comm), &a, why, sizeof(why)), 0);
+	ck_assert(!a.numeric);
+	ck_assert_str_eq(a.v[0].value, "my%comm");
+	ck_assert_str_eq(a.v[0].label, "my%comm");
+	mgc_agg_free(&a);
+
+	/* An empty report, and words a later daemon may add, are fine. */
+	ck_assert_int_eq(mgc_parse_agg(AGG_HEAD("probe", 0, 0), strlen(AGG_HEAD("probe", 0, 0)),
+				       &a, why, sizeof(why)), 0);
+	ck_assert_uint_eq(a.n, 0);
+	mgc_agg_free(&a);
+	ck_assert_int_eq(mgc_parse_agg(extra, strlen(extra), &a, why, sizeof(why)), 0);
+	ck_assert_str_eq(a.v[0].label, "vfs_read");
+	mgc_agg_free(&a);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(mgc_parse_agg(bad[i], strlen(bad[i]), &a, why,
+					    sizeof(why)) == -EPROTO,
+			      "'%s' accepted", bad[i]);
+		ck_assert(why[0]);
+		ck_assert_uint_eq(a.n, 0);
+	}
+	ck_assert_int_eq(mgc_parse_agg(bad[0], strlen(bad[0]), &a, why, sizeof(why)),
+			 -EPROTO);
+	ck_assert_str_eq(why, "AGG: 2 lines announced, fewer follow");
+}
+END_TEST
+
+START_TEST(json_lost)
+{
+	static const char lost[] = "{\"ts\":5,\"cpu\":1,\"pid\":0,\"tgid\":0,\"id\":1,"
+		"\"event\":\"lost\",\"full\":3,\"too_big\":1,\"nesting\":0,\"overwritten\":2}";
+	static const char rec[] = "{\"ts\":5,\"cpu\":1,\"pid\":9,\"tgid\":9,\"id\":16,"
+		"\"event\":\"vfs_read\",\"type\":\"kprobe\",\"abstract\":\"0x1\",\"args\":[]}";
+	/* a probe whose name imitates the tag: escaped, so not a match */
+	static const char fake[] = "{\"ts\":5,\"cpu\":1,\"pid\":9,\"tgid\":9,\"id\":16,"
+		"\"event\":\"x\\\",\\\"id\\\":1,\\\"event\\\":\\\"lost\\\",\",\"full\":9}";
+	__u64 n = 0;
+
+	ck_assert(mgc_json_lost(lost, strlen(lost), &n));
+	ck_assert_uint_eq(n, 6);
+	ck_assert(!mgc_json_lost(rec, strlen(rec), &n));
+	ck_assert(!mgc_json_lost(fake, strlen(fake), &n));
+}
+END_TEST
+
+/* ---- canned servers ---- */
+
+/* A listening socket on 127.0.0.1, an ephemeral port; "127.0.0.1:PORT". */
+static int listen_loopback(char *addr, size_t len)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	ck_assert_int_ge(fd, 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(fd, 16), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
+	snprintf(addr, len, "127.0.0.1:%u", ntohs(sin.sin_port));
+	return fd;
+}
+
+static void send_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			return;		/* the client left: fine for a server */
+		p += n;
+		len -= n;
+	}
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* One connection: send bytes (one by one if trickle), then close. */
+struct canned {
+	int lfd;
+	const char *bytes;
+	size_t len;
+	bool trickle;
+	pthread_t thr;
+};
+
+static void *canned_main(void *arg)
+{
+	struct canned *c = arg;
+	int fd = accept(c->lfd, NULL, NULL);
+	size_t i;
+
+	if (fd < 0)
+		return NULL;
+	if (c->trickle) {
+		for (i = 0; i < c->len; i++)
+			send_all(fd, c->bytes + i, 1);
+	} else {
+		send_all(fd, c->bytes, c->len);
+	}
+	shutdown(fd, SHUT_WR);
+	/* Wait for the client's close, so nothing it sent resets the line. */
+	{
+		char sink[256];
+
+		while (recv(fd, sink, sizeof(sink), 0) > 0)
+			;
+	}
+	close(fd);
+	return NULL;
+}
+
+static void canned_start(struct canned *c, char *addr, size_t alen,
+			 const char *bytes, size_t len, bool trickle)
+{
+	c->lfd = listen_loopback(addr, alen);
+	c->bytes = bytes;
+	c->len = len;
+	c->trickle = trickle;
+	ck_assert_int_eq(pthread_create(&c->thr, NULL, canned_main, c), 0);
+}
+
+static void canned_stop(struct canned *c)
+{
+	pthread_join(c->thr, NULL);
+	close(c->lfd);
+}
+
+START_TEST(conn_refused)
+{
+	char addr[64];
+	struct mgc_conn c;
+	int fd = listen_loopback(addr, sizeof(addr));
+
+	close(fd);		/* nothing listens there now */
+	ck_assert_int_eq(mgc_connect(&c, addr, 2000), -ECONNREFUSED);
+	ck_assert_msg(strstr(c.err, "cannot connect to ") && strstr(c.err, addr) &&
+		      strstr(c.err, ": Connection refused (is magnetd running?)"),
+		      "%s", c.err);
+	mgc_close(&c);
+	ck_assert_int_eq(mgc_connect(&c, "[::1", 2000), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(c.err, "bad address '[::1'"));
+	mgc_close(&c);
+}
+END_TEST
+
+START_TEST(conn_trickle)
+{
+	static const char script[] =
+		"OK magnet 1 node=n cpus=1 clock=mono order=le format=1 module=up\n"
+		"B 5\nabcdeD 7\nOK 1 probes\n16 kprobe f nargs=0 hits=0 missed=0\n"
+		"A tgid 0 ts=1 interval=1 events=0 bytes=0 keys=0 lost=0 evicted=0 "
+		"evicted_events=0 unkeyed=0 dropped=0\n";
+	static const enum mgc_msg_kind kinds[] = {
+		MGC_MSG_OK, MGC_MSG_FRAME, MGC_MSG_DROP, MGC_MSG_OK, MGC_MSG_AGG,
+	};
+	struct canned cs;
+	struct mgc_conn c;
+	struct mgc_msg m;
+	char addr[64];
+	size_t i;
+
+	canned_start(&cs, addr, sizeof(addr), script, strlen(script), true);
+	ck_assert_int_eq(mgc_connect(&c, addr, 2000), 0);
+	ck_assert_str_eq(c.server, addr);
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		ck_assert_int_eq(mgc_recv(&c, &m, 5000), 1);
+		ck_assert_int_eq(m.kind, kinds[i]);
+		if (m.kind == MGC_MSG_FRAME) {
+			ck_assert_uint_eq(m.body_len, 5);
+			ck_assert(!memcmp(m.body, "abcde", 5));
+			ck_assert_uint_eq((uintptr_t)m.body % 8, 0);
+		}
+		if (m.kind == MGC_MSG_DROP)
+			ck_assert_uint_eq(m.n, 7);
+	}
+	/* Closed between messages: 0, and says so. */
+	ck_assert_int_eq(mgc_recv(&c, &m, 5000), 0);
+	ck_assert_ptr_nonnull(strstr(c.err, "closed the connection"));
+	mgc_close(&c);
+	canned_stop(&cs);
+}
+END_TEST
+
+START_TEST(conn_cut_and_overlong)
+{
+	static char big[MGC_LINE_MAX + 100];
+	struct canned cs;
+	struct mgc_conn c;
+	struct mgc_msg m;
+	char addr[64];
+
+	/* Closed inside a frame. */
+	canned_start(&cs, addr, sizeof(addr), "D 1\nB 96\n0123456789", 19, false);
+	ck_assert_int_eq(mgc_connect(&c, addr, 2000), 0);
+	ck_assert_int_eq(mgc_recv(&c, &m, 5000), 1);
+	ck_assert_int_eq(mgc_recv(&c, &m, 5000), -EPROTO);
+	ck_assert_ptr_nonnull(strstr(c.err, "closed the connection in the middle of a message"));
+	mgc_close(&c);
+	canned_stop(&cs);
+
+	/* A line past the limit, before it even ends. */
+	memset(big, 'y', sizeof(big));
+	canned_start(&cs, addr, sizeof(addr), big, sizeof(big), false);
+	ck_assert_int_eq(mgc_connect(&c, addr, 2000), 0);
+	ck_assert_int_eq(mgc_recv(&c, &m, 5000), -EMSGSIZE);
+	ck_assert_msg(strstr(c.err, "protocol error from ") &&
+		      strstr(c.err, "line longer than 65536 bytes"), "%s", c.err);
+	mgc_close(&c);
+	canned_stop(&cs);
+}
+END_TEST
+
+START_TEST(conn_timeout_and_refusal)
+{
+	struct canned cs;
+	struct mgc_conn c;
+	struct mgc_msg m;
+	char addr[64];
+	int lfd;
+
+	/* A server that accepts (the backlog does) and never answers. */
+	lfd = listen_loopback(addr, sizeof(addr));
+	ck_assert_int_eq(mgc_connect(&c, addr, 2000), 0);
+	ck_assert_int_eq(mgc_command(&c, "HELLO", &m, 100), -ETIMEDOUT);
+	ck_assert_ptr_nonnull(strstr(c.err, "no reply from"));
+	ck_assert_int_eq(mgc_command(&c, "HELLO\nQUIT", &m, 100), -EINVAL);
+	mgc_close(&c);
+	close(lfd);
+
+	/* Refused with a reason, then closed: the reason is the reply. */
+	canned_start(&cs, addr, sizeof(addr), "ERR too many clients\n", 21, false);
+	ck_assert_int_eq(mgc_connect(&c, addr, 2000), 0);
+	ck_assert_int_eq(mgc_command(&c, "HELLO", &m, 5000), 1);
+	ck_assert_int_eq(m.kind, MGC_MSG_ERR);
+	ck_assert_uint_eq(m.line_len, 20);
+	mgc_close(&c);
+	canned_stop(&cs);
+
+	/* Data where a reply should be. */
+	canned_start(&cs, addr, sizeof(addr), "D 1\nOK\n", 7, false);
+	ck_assert_int_eq(mgc_connect(&c, addr, 2000), 0);
+	ck_assert_int_eq(mgc_command(&c, "HELLO", &m, 5000), -EPROTO);
+	ck_assert_ptr_nonnull(strstr(c.err, "'D 1' before the reply to HELLO"));
+	mgc_close(&c);
+	canned_stop(&cs);
+}
+END_TEST
+
+/* ---- the fake magnetd ---- */
+
+#define FAKE_CONNS	16
+#define FAKE_REPORTS	4
+
+struct fake {
+	int lfd;
+	char addr[64];
+	pthread_t acceptor;
+	volatile int stop;
+	pthread_mutex_t lock;
+	char log[16384];		/* every command line received */
+	pthread_t conns[FAKE_CONNS];
+	int fds[FAKE_CONNS];
+	int nconns;
+	int stats_calls, probes_calls;
+	/* the script */
+	bool refuse;			/* "ERR too many clients" and close */
+	const char *hello;
+	const char *probes;
+	const char *probes_refresh;	/* the reply to a later PROBES, if set */
+	const char *subscribe;		/* the reply to SUBSCRIBE, if set */
+	const void *data;		/* sent after "OK subscribed" */
+	size_t data_len;
+	bool close_after_data;
+	const char *agg_reply[3];	/* tgid, cgroup, probe: if set */
+	const char *reports[3][FAKE_REPORTS];
+	int pace_ms;			/* before each report */
+	bool close_after_reports;
+};
+
+static const char *const agg_keys[3] = { "tgid", "cgroup", "probe" };
+
+static void fake_log(struct fake *f, const char *line)
+{
+	pthread_mutex_lock(&f->lock);
+	if (strlen(f->log) + strlen(line) + 2 < sizeof(f->log)) {
+		strcat(f->log, line);
+		strcat(f->log, "\n");
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void say(int fd, const char *s)
+{
+	send_all(fd, s, strlen(s));
+}
+
+/* A STATS reply whose counters grow by call: deltas show. */
+static void say_stats(struct fake *f, int fd)
+{
+	char buf[1024];
+	int n;
+
+	pthread_mutex_lock(&f->lock);
+	n = ++f->stats_calls;
+	pthread_mutex_unlock(&f->lock);
+	snprintf(buf, sizeof(buf),
+		 "OK 1 cpus uptime=%d module=up reloads=0 clients=4 subscribers=0 "
+		 "aggregators=3 read=%d read_bytes=0 read_lost=%d queue_dropped=%d "
+		 "sent=0 client_dropped=0 cut_off=0 refused=0 trace_files=0 "
+		 "trace_bytes=0 trace_dropped=0 trace_errors=0\n"
+		 "cpu=0 written=1 bytes=64 lost_full=0 lost_too_big=0 "
+		 "lost_nesting=0 overwritten=0 read=1 read_lost=0\n",
+		 3600 + 62 * n, 1000 * n, 10 + 3 * (n - 1), n - 1);
+	say(fd, buf);
+}
+
+static int stats_calls(struct fake *f)
+{
+	int n;
+
+	pthread_mutex_lock(&f->lock);
+	n = f->stats_calls;
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
+/* Returns false when the connection is to close. */
+static bool fake_command(struct fake *f, int fd, const char *line)
+{
+	char buf[256];
+	int k;
+
+	fake_log(f, line);
+	if (!strcmp(line, "HELLO")) {
+		say(fd, f->hello);
+	} else if (!strcmp(line, "PROBES")) {
+		bool later;
+
+		pthread_mutex_lock(&f->lock);
+		later = f->probes_calls++ > 0;
+		pthread_mutex_unlock(&f->lock);
+		say(fd, later && f->probes_refresh ? f->probes_refresh : f->probes);
+	} else if (!strcmp(line, "STATS")) {
+		say_stats(f, fd);
+	} else if (!strncmp(line, "SUBSCRIBE", 9)) {
+		if (f->subscribe) {
+			say(fd, f->subscribe);
+			return true;
+		}
+		snprintf(buf, sizeof(buf), "OK subscribed format=%s\n",
+			 strstr(line, " FORMAT json") ? "json" : "binary");
+		say(fd, buf);
+		send_all(fd, f->data, f->data_len);
+		return !f->close_after_data;
+	} else if (!strncmp(line, "AGG ", 4)) {
+		for (k = 0; k < 3; k++)
+			if (!strncmp(line + 4, agg_keys[k], strlen(agg_keys[k])) &&
+			    line[4 + strlen(agg_keys[k])] == ' ')
+				break;
+		if (k == 3) {
+			say(fd, "ERR unknown AGG key\n");
+			return true;
+		}
+		if (f->agg_reply[k]) {
+			say(fd, f->agg_reply[k]);
+			return true;
+		}
+		snprintf(buf, sizeof(buf), "OK agg key=%s every=50000000\n", agg_keys[k]);
+		say(fd, buf);
+		for (int i = 0; i < FAKE_REPORTS && f->reports[k][i]; i++) {
+			/*
+			 * Report i + 1 once screen i is drawn: magnet-top asks
+			 * STATS right before each, so screens and reports
+			 * pair up however slow the machine is.
+			 */
+			while (i && !f->stop && stats_calls(f) < i)
+				sleep_ms(2);
+			if (f->stop)
+				break;
+			sleep_ms(f->pace_ms);
+			say(fd, f->reports[k][i]);
+		}
+		return !f->close_after_reports;
+	} else if (!strcmp(line, "QUIT")) {
+		say(fd, "OK bye\n");
+		return false;
+	} else {
+		say(fd, "ERR unknown command\n");
+	}
+	return true;
+}
+
+struct fake_conn {
+	struct fake *f;
+	int fd;
+};
+
+static void *fake_conn_main(void *arg)
+{
+	struct fake_conn *fc = arg;
+	struct fake *f = fc->f;
+	char buf[8192];
+	size_t len = 0;
+	int fd = fc->fd;
+
+	free(fc);
+	if (f->refuse) {
+		say(fd, "ERR too many clients\n");
+		shutdown(fd, SHUT_RDWR);
+		return NULL;
+	}
+	for (;;) {
+		ssize_t n = recv(fd, buf + len, sizeof(buf) - 1 - len, 0);
+		char *nl;
+
+		if (n <= 0)
+			break;
+		len += n;
+		while ((nl = memchr(buf, '\n', len))) {
+			*nl = '\0';
+			if (!fake_command(f, fd, buf)) {
+				shutdown(fd, SHUT_RDWR);
+				return NULL;
+			}
+			len -= nl + 1 - buf;
+			memmove(buf, nl + 1, len);
+		}
+	}
+	shutdown(fd, SHUT_RDWR);
+	return NULL;
+}
+
+static void *fake_accept_main(void *arg)
+{
+	struct fake *f = arg;
+
+	while (!f->stop) {
+		struct pollfd pfd = { .fd = f->lfd, .events = POLLIN };
+		struct fake_conn *fc;
+		int fd;
+
+		if (poll(&pfd, 1, 50) <= 0)
+			continue;
+		fd = accept(f->lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		if (f->nconns == FAKE_CONNS) {
+			close(fd);
+			continue;
+		}
+		fc = malloc(sizeof(*fc));
+		fc->f = f;
+		fc->fd = fd;
+		f->fds[f->nconns] = fd;
+		pthread_create(&f->conns[f->nconns++], NULL, fake_conn_main, fc);
+	}
+	return NULL;
+}
+
+static const char default_probes[] =
+	"OK 2 probes\n"
+	"16 kprobe vfs_read nargs=3 hits=1234 missed=0\n"
+	"17 kretprobe tcp_sendmsg nargs=1 hits=99 missed=0\n";
+
+static void fake_init(struct fake *f)
+{
+	memset(f, 0, sizeof(*f));
+	pthread_mutex_init(&f->lock, NULL);
+	f->hello = HELLO_OK "\n";
+	f->probes = default_probes;
+}
+
+static void fake_start(struct fake *f)
+{
+	f->lfd = listen_loopback(f->addr, sizeof(f->addr));
+	ck_assert_int_eq(pthread_create(&f->acceptor, NULL, fake_accept_main, f), 0);
+}
+
+static void fake_stop(struct fake *f)
+{
+	int i;
+
+	f->stop = 1;
+	pthread_join(f->acceptor, NULL);
+	for (i = 0; i < f->nconns; i++) {
+		shutdown(f->fds[i], SHUT_RDWR);
+		pthread_join(f->conns[i], NULL);
+		close(f->fds[i]);
+	}
+	close(f->lfd);
+}
+
+/* ---- running the tools ---- */
+
+struct run {
+	int status;		/* exit status, or 128 + signal */
+	char *out, *err;
+	size_t out_len, err_len;
+};
+
+static void tool_path(char *buf, size_t len, const char *name)
+{
+	const char *b = getenv("MAGNET_BUILD");
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (b) {
+		snprintf(buf, len, "%s/tools/%s", b, name);
+		return;
+	}
+	/* build/tests/unit/test_client -> build/tools/NAME */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	ck_assert_int_gt(n, 0);
+	self[n] = '\0';
+	snprintf(buf, len, "%s/../../tools/%s", dirname(self), name);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	char *s = tu_read_file(path, len);
+
+	s[*len] = '\0';
+	unlink(path);
+	return s;
+}
+
+static void reap(struct run *r, pid_t pid, int timeout_ms)
+{
+	int st, waited = 0;
+
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		if (waited >= timeout_ms) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			ck_abort_msg("tool did not exit within %d ms", timeout_ms);
+		}
+		sleep_ms(5);
+		waited += 5;
+	}
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
+ * Run build/tools/NAME with args (NULL-terminated), stdin /dev/null,
+ * stdout and stderr captured; sig (if not 0) is sent after sig_ms.
+ */
+static void run_sig(struct run *r, const char *name, const char *const *args,
+		    int sig, int sig_ms)
+{
+	char path[PATH_MAX], outp[64], errp[64];
+	const char *argv[32];
+	int ofd = tu_tmpfile(outp), efd = tu_tmpfile(errp), i;
+	pid_t pid;
+
+	tool_path(path, sizeof(path), name);
+	argv[0] = path;
+	for (i = 0; args[i]; i++)
+		argv[i + 1] = args[i];
+	argv[i + 1] = NULL;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		int nfd = open("/dev/null", O_RDONLY);
+
+		setenv("TZ", "UTC", 1);
+		dup2(nfd, 0);
+		dup2(ofd, 1);
+		dup2(efd, 2);
+		execv(path, (char *const *)argv);
+		_exit(127);
+	}
+	close(ofd);
+	close(efd);
+	if (sig) {
+		sleep_ms(sig_ms);
+		kill(pid, sig);
+	}
+	reap(r, pid, 10000);
+	r->out = slurp(outp, &r->out_len);
+	r->err = slurp(errp, &r->err_len);
+}
+
+static void run(struct run *r, const char *name, const char *const *args)
+{
+	run_sig(r, name, args, 0, 0);
+}
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+#define assert_status(r, want)						\
+	ck_assert_msg((r)->status == (want), "exit %d, want %d; stderr: %s", \
+		      (r)->status, (want), (r)->err)
+#define assert_has(s, sub)						\
+	ck_assert_msg(strstr((s), (sub)), "'%s' not in:\n%s", (sub), (s))
+#define assert_before(s, a, b)						\
+	ck_assert_msg(strstr((s), (a)) && strstr((s), (b)) &&		\
+		      strstr((s), (a)) < strstr((s), (b)),		\
+		      "'%s' not before '%s' in:\n%s", (a), (b), (s))
+
+/* ---- magnet-cat ---- */
+
+static __u64 recbuf[1024];
+
+/* Records for the scripts: kprobe, kretprobe, LOST; size returned. */
+static size_t enc_kprobe(void *buf, __u16 id, __u64 ts, __u32 pid)
+{
+	struct mg_record_hdr h = { .event_id = id, .cpu = 1, .abstract_id = 0x42,
+				   .timestamp = ts, .pid = pid, .tgid = pid };
+	__u64 args[2] = { 3, 0x7ffd1000 };
+	ssize_t n = mg_record_encode_kprobe(buf, 4096, &h, args, 2);
+
+	ck_assert_int_gt(n, 0);
+	return n;
+}
+
+static size_t enc_kret(void *buf, __u16 id, __u64 ts)
+{
+	struct mg_record_hdr h = { .event_id = id, .cpu = 0, .timestamp = ts,
+				   .pid = 7, .tgid = 7 };
+	ssize_t n = mg_record_encode_kretprobe(buf, 4096, &h, -11, 900, NULL, 0);
+
+	ck_assert_int_gt(n, 0);
+	return n;
+}
+
+static size_t enc_lost(void *buf, __u64 ts, __u64 full, __u64 big)
+{
+	struct mg_record_hdr h = { .cpu = 1, .timestamp = ts };
+	struct magnet_lost l = { .full = full, .too_big = big };
+	ssize_t n = mg_record_encode_lost(buf, 4096, &h, &l);
+
+	ck_assert_int_gt(n, 0);
+	return n;
+}
+
+/* What mg_print_record makes of records, with a probe table. */
+static char *expect_text(const void *recs, size_t len, const char *table)
+{
+	struct mg_probe_table t;
+	struct mg_print_opts o;
+	const struct magnet_record *r;
+	size_t off = 0, slen;
+	char *s;
+	FILE *f = open_memstream(&s, &slen);
+
+	ck_assert_int_eq(mgc_parse_probes(table, strlen(table), &t, why, sizeof(why)), 0);
+	mg_print_opts_init(&o, NULL, &t);
+	while (mg_record_next(recs, len, &off, &r) == 1)
+		mg_print_record(f, &o, r);
+	fclose(f);
+	mg_probes_free(&t);
+	return s;
+}
+
+/* "B <n>\n" and the bytes, appended to a script. */
+static size_t add_frame(char *script, size_t at, const void *recs, size_t len)
+{
+	at += sprintf(script + at, "B %zu\n", len);
+	memcpy(script + at, recs, len);
+	return at + len;
+}
+
+static char script[16384];
+
+START_TEST(cat_text)
+{
+	const char *args[] = { "-s", NULL, "probe", "==", "vfs_read", "||", "cpu", "==", "0", NULL };
+	struct fake f;
+	struct run r;
+	size_t a, b, c, at;
+	char *want;
+	char *p = (char *)recbuf;
+
+	/* frame 1: two records; D 5; frame 2: a LOST (3 + 4) and one more */
+	a = enc_kprobe(p, 16, 1000000000020ULL, 102);
+	a += enc_kret(p + a, 17, 1000000000030ULL);
+	b = enc_lost(p + a, 1000000000040ULL, 3, 4);
+	c = enc_kprobe(p + a + b, 16, 1000000000050ULL, 103);
+	at = add_frame(script, 0, p, a);
+	at += sprintf(script + at, "D 5\n");
+	at = add_frame(script, at, p + a, b + c);
+
+	fake_init(&f);
+	f.data = script;
+	f.data_len = at;
+	f.close_after_data = true;
+	fake_start(&f);
+	args[1] = f.addr;
+	run(&r, "magnet-cat", args);
+	fake_stop(&f);
+
+	assert_status(&r, 0);
+	want = expect_text(p, a + b + c, default_probes);
+	ck_assert_str_eq(r.out, want);
+	free(want);
+	/* and by hand, so a broken print path cannot agree with itself */
+	assert_has(r.out, "1000.000000020 1 102/102 vfs_read(16) abstract=0x42 args=[0x3,0x7ffd1000]\n");
+	assert_has(r.out, " tcp_sendmsg(17) ");
+	assert_has(r.out, "1000.000000040 1 LOST full=3 too_big=4 ");
+	assert_has(r.err, "magnet-cat: warning: magnetd dropped 5 records");
+	assert_has(r.err, "magnet-cat: 3 records, 7 lost (kernel), 5 dropped (magnetd)\n");
+	assert_has(f.log, "HELLO\nPROBES\nSUBSCRIBE probe == vfs_read || cpu == 0 FORMAT binary\n");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(cat_json)
+{
+	static const char lines[] =
+		"{\"ts\":1,\"cpu\":0,\"pid\":9,\"tgid\":9,\"id\":16,\"event\":\"vfs_read\",\"type\":\"kprobe\",\"abstract\":\"0x1\",\"args\":[]}\n"
+		"{\"ts\":2,\"cpu\":0,\"pid\":0,\"tgid\":0,\"id\":1,\"event\":\"lost\",\"full\":3,\"too_big\":1,\"nesting\":0,\"overwritten\":2}\n"
+		"D 4\n"
+		"{\"ts\":3,\"cpu\":1,\"pid\":9,\"tgid\":9,\"id\":16,\"event\":\"vfs_read\",\"type\":\"kprobe\",\"abstract\":\"0x1\",\"args\":[]}\n";
+	const char *args[] = { "-j", "-s", NULL, NULL };
+	struct fake f;
+	struct run r;
+	char *want, *d;
+
+	fake_init(&f);
+	f.data = lines;
+	f.data_len = strlen(lines);
+	f.close_after_data = true;
+	fake_start(&f);
+	args[2] = f.addr;
+	run(&r, "magnet-cat", args);
+	fake_stop(&f);
+
+	assert_status(&r, 0);
+	/* every JSON line as it came, the D line not among them */
+	want = strdup(lines);
+	d = strstr(want, "D 4\n");
+	memmove(d, d + 4, strlen(d + 4) + 1);
+	ck_assert_str_eq(r.out, want);
+	free(want);
+	assert_has(r.err, "2 records, 6 lost (kernel), 4 dropped (magnetd)");
+	/* JSON needs no names: no PROBES asked */
+	assert_has(f.log, "HELLO\nSUBSCRIBE FORMAT json\n");
+	run_free(&r);
+}
+END_TEST
+
+static size_t count_lines(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* -n stops mid-frame, -t on an idle stream, SIGINT: all exit 0. */
+START_TEST(cat_stops)
+{
+	const char *args_n[] = { "-n", "2", "-s", NULL, NULL };
+	const char *args_t[] = { "-t", "0.3", "-s", NULL, NULL };
+	const char *args_i[] = { "-s", NULL, NULL };
+	char *p = (char *)recbuf;
+	struct fake f;
+	struct run r;
+	size_t a, at;
+	long long t0;
+
+	a = enc_kprobe(p, 16, 1000000000001ULL, 1);
+	a += enc_kprobe(p + a, 16, 1000000000002ULL, 2);
+	a += enc_kprobe(p + a, 16, 1000000000003ULL, 3);
+	at = add_frame(script, 0, p, a);
+
+	fake_init(&f);
+	f.data = script;
+	f.data_len = at;		/* and the connection stays open */
+	fake_start(&f);
+
+	args_n[3] = f.addr;
+	run(&r, "magnet-cat", args_n);
+	assert_status(&r, 0);
+	assert_has(r.out, " 1/1 ");
+	assert_has(r.out, " 2/2 ");
+	ck_assert_ptr_null(strstr(r.out, " 3/3 "));
+	assert_has(r.err, "magnet-cat: 2 records, 0 lost (kernel), 0 dropped (magnetd)");
+	run_free(&r);
+
+	args_t[3] = f.addr;
+	t0 = time(NULL);
+	run(&r, "magnet-cat", args_t);
+	assert_status(&r, 0);
+	ck_assert_int_le(time(NULL) - t0, 3);
+	assert_has(r.err, "3 records, 0 lost");
+	run_free(&r);
+
+	args_i[1] = f.addr;
+	run_sig(&r, "magnet-cat", args_i, SIGINT, 300);
+	assert_status(&r, 0);
+	assert_has(r.err, "3 records, 0 lost");
+	ck_assert_uint_eq(count_lines(r.out), 3);
+	run_free(&r);
+	fake_stop(&f);
+}
+END_TEST
+
+/* A record of a probe added after the start: PROBES is asked again. */
+START_TEST(cat_new_probe_names)
+{
+	static const char later[] =
+		"OK 3 probes\n"
+		"16 kprobe vfs_read nargs=3 hits=1234 missed=0\n"
+		"17 kretprobe tcp_sendmsg nargs=1 hits=99 missed=0\n"
+		"18 kprobe vfs_write nargs=2 hits=1 missed=0\n";
+	const char *args[] = { "-s", NULL, NULL };
+	char *p = (char *)recbuf;
+	struct fake f;
+	struct run r;
+	size_t a, b, at;
+
+	a = enc_kprobe(p, 18, 1000000000001ULL, 5);
+	b = enc_kprobe(p + a, 16, 1000000000002ULL, 6);
+	at = add_frame(script, 0, p, a);
+	at = add_frame(script, at, p + a, b);
+	fake_init(&f);
+	f.probes_refresh = later;
+	f.data = script;
+	f.data_len = at;
+	fake_start(&f);
+	args[1] = f.addr;
+	run_sig(&r, "magnet-cat", args, SIGTERM, 400);
+	fake_stop(&f);
+
+	assert_status(&r, 0);
+	assert_has(r.out, "1000.000000001 1 5/5 vfs_write(18) ");
+	assert_has(r.out, "1000.000000002 1 6/6 vfs_read(16) ");
+	ck_assert_ptr_null(strstr(r.out, "unknown"));
+	/* in order: the held frame first */
+	assert_before(r.out, "vfs_write", "vfs_read");
+	assert_has(f.log, "FORMAT binary\nPROBES\n");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(cat_errors)
+{
+	const char *args[] = { "-s", NULL, "cpu", "2", NULL };
+	const char *argsj[] = { "-j", "-s", NULL, NULL };
+	char *p = (char *)recbuf;
+	struct fake f;
+	struct run r;
+
+	/* ERR to SUBSCRIBE: verbatim, status 2 */
+	fake_init(&f);
+	f.subscribe = "ERR bad filter: expected a comparison operator at column 4\n";
+	fake_start(&f);
+	args[1] = f.addr;
+	run(&r, "magnet-cat", args);
+	fake_stop(&f);
+	assert_status(&r, 2);
+	assert_has(r.err, "ERR bad filter: expected a comparison operator at column 4\n");
+	assert_has(f.log, "SUBSCRIBE cpu 2 FORMAT binary\n");
+	run_free(&r);
+
+	/* the daemon's refusal */
+	fake_init(&f);
+	f.refuse = true;
+	fake_start(&f);
+	args[1] = f.addr;
+	run(&r, "magnet-cat", args);
+	fake_stop(&f);
+	assert_status(&r, 2);
+	assert_has(r.err, "magnet-cat: ERR too many clients\n");
+	run_free(&r);
+
+	/* another protocol version */
+	fake_init(&f);
+	f.hello = "OK magnet 2 node=n\n";
+	fake_start(&f);
+	args[1] = f.addr;
+	run(&r, "magnet-cat", args);
+	fake_stop(&f);
+	assert_status(&r, 2);
+	assert_has(r.err, "speaks protocol version 2; this magnet-cat speaks 1");
+	run_free(&r);
+
+	/* big-endian records, which text and -b cannot decode; -j can */
+	fake_init(&f);
+	f.hello = "OK magnet 1 node=n cpus=1 clock=mono order=be format=1 module=down\n";
+	f.close_after_data = true;
+	fake_start(&f);
+	args[1] = f.addr;
+	run(&r, "magnet-cat", args);
+	assert_status(&r, 2);
+	assert_has(r.err, "big-endian records; this host is little-endian");
+	run_free(&r);
+	argsj[2] = f.addr;
+	run(&r, "magnet-cat", argsj);
+	assert_status(&r, 0);
+	assert_has(r.err, "note: magnet is not loaded on n;");
+	run_free(&r);
+	fake_stop(&f);
+
+	/* a frame with a broken record */
+	memset(p, 0, 64);
+	((struct magnet_record *)p)->size = 12;
+	fake_init(&f);
+	f.data = script;
+	f.data_len = add_frame(script, 0, p, 48);
+	fake_start(&f);
+	args[1] = f.addr;
+	run(&r, "magnet-cat", args);
+	fake_stop(&f);
+	assert_status(&r, 2);
+	assert_has(r.err, "bad record at byte 0 of a 48-byte frame");
+	run_free(&r);
+
+	/* closed inside a frame */
+	fake_init(&f);
+	f.data = "B 96\n0123456789";
+	f.data_len = 15;
+	f.close_after_data = true;
+	fake_start(&f);
+	args[1] = f.addr;
+	run(&r, "magnet-cat", args);
+	fake_stop(&f);
+	assert_status(&r, 2);
+	assert_has(r.err, "closed the connection in the middle of a message");
+	run_free(&r);
+
+	/* nothing listening */
+	fake_init(&f);
+	fake_start(&f);
+	fake_stop(&f);
+	args[1] = f.addr;
+	run(&r, "magnet-cat", args);
+	assert_status(&r, 2);
+	assert_has(r.err, "magnet-cat: cannot connect to 127.0.0.1:");
+	assert_has(r.err, ": Connection refused (is magnetd running?)\n");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(cat_raw)
+{
+	const char *args[] = { "-b", "-s", NULL, NULL };
+	char *p = (char *)recbuf;
+	struct fake f;
+	struct run r;
+	size_t a, b, at;
+
+	a = enc_kprobe(p, 16, 1000000000001ULL, 5);
+	b = enc_lost(p + a, 1000000000002ULL, 1, 0);
+	b += enc_kret(p + a + b, 17, 1000000000003ULL);
+	at = add_frame(script, 0, p, a);
+	at = add_frame(script, at, p + a, b);
+	fake_init(&f);
+	f.data = script;
+	f.data_len = at;
+	f.close_after_data = true;
+	fake_start(&f);
+	args[2] = f.addr;
+	run(&r, "magnet-cat", args);
+	fake_stop(&f);
+	assert_status(&r, 0);
+	ck_assert_uint_eq(r.out_len, a + b);
+	ck_assert_mem_eq(r.out, p, a + b);
+	assert_has(r.err, "2 records, 1 lost (kernel)");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(cat_usage)
+{
+	static const char *const bad[][4] = {
+		{ "-j", "-b", NULL }, { "-n", "0", NULL }, { "-n", "x", NULL },
+		{ "-t", "0", NULL }, { "-t", "1.2345", NULL }, { "-t", "-1", NULL },
+		{ "-x", NULL }, { "cpu\001", NULL },
+	};
+	struct run r;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		run(&r, "magnet-cat", bad[i]);
+		assert_status(&r, 1);
+		assert_has(r.err, "usage: magnet-cat ");
+		ck_assert_uint_eq(r.out_len, 0);
+		run_free(&r);
+	}
+}
+END_TEST
+
+/* ---- magnet-top ---- */
+
+#define REP(key, n, ev) "A " key " " #n " ts=1700000000000000000 " \
+	"interval=1000000000 events=" #ev " bytes=0 keys=" #n " lost=0 " \
+	"evicted=0 evicted_events=0 unkeyed=0 dropped=0\n"
+
+static void top_script(struct fake *f)
+{
+	fake_init(f);
+	f->reports[0][0] = REP("tgid", 2, 5010)
+		"100 5000 0 5000.0 alpha\n200 10 0 10.0 beta\n";
+	f->reports[0][1] = REP("tgid", 2, 7020)
+		"300 7000 0 7000.0 gamma\n100 20 0 20.0 alpha\n";
+	f->reports[1][0] = REP("cgroup", 1, 5010)
+		"4242 5010 0 5010.0 /system.slice/a%20b.service\n";
+	f->reports[1][1] = REP("cgroup", 1, 7020)
+		"4343 7020 0 7020.0 /job42\n";
+	f->reports[2][0] = REP("probe", 1, 5010) "17 5010 0 5010.0 tcp_sendmsg\n";
+	f->reports[2][1] = REP("probe", 2, 7020)
+		"16 7000 0 7000.0 vfs_read\n17 20 0 20.0 tcp_sendmsg\n";
+}
+
+/* The text between the n-th (1-based) and the next "magnet-top - ". */
+static char *block(const char *out, int n)
+{
+	const char *p = out, *end;
+
+	while (n--) {
+		p = strstr(p, "magnet-top - ");
+		ck_assert_ptr_nonnull(p);
+		if (n)
+			p++;
+	}
+	end = strstr(p + 1, "magnet-top - ");
+	return strndup(p, end ? (size_t)(end - p) : strlen(p));
+}
+
+
+START_TEST(top_batch)
+{
+	const char *args[] = { "-b", "-n", "2", "-d", "0.05", "-s", NULL, NULL };
+	struct fake f;
+	struct run r;
+	char *b1, *b2;
+
+	top_script(&f);
+	fake_start(&f);
+	args[6] = f.addr;
+	run(&r, "magnet-top", args);
+	fake_stop(&f);
+	assert_status(&r, 0);
+	ck_assert_uint_eq(r.err_len, 0);
+
+	b1 = block(r.out, 1);
+	b2 = block(r.out, 2);
+	ck_assert_ptr_null(strstr(b2 + 1, "magnet-top - "));
+	assert_has(b1, "magnet-top - 22:13:20 up 1:01:02, node node1, 4 cpus, clock mono, module up\n");
+	assert_has(b1, "records 5010.0/s, kernel lost 10, daemon drops 0, clients 4\n");
+	assert_has(b1, "TOP PROCESSES: 5010 events in 1.00 s, 2 keys\n");
+	assert_has(b1, "       100       5000     5000.0  alpha\n");
+	assert_before(b1, "alpha", "beta");
+	assert_before(b1, "TOP PROCESSES", "TOP JOBS");
+	assert_before(b1, "TOP JOBS", "PROBES");
+	assert_has(b1, "      4242       5010     5010.0  /system.slice/a\\x20b.service\n");
+	/* probes: the busiest of the interval first, hits from PROBES */
+	assert_has(b1, "    17 kretprobe            99       5010     5010.0  tcp_sendmsg\n");
+	assert_before(b1, "tcp_sendmsg\n", "vfs_read\n");
+	ck_assert_ptr_null(strstr(b1, "gamma"));
+
+	assert_has(b2, "kernel lost 13 (+3), daemon drops 1 (+1)");
+	assert_before(b2, "gamma", "alpha");
+	ck_assert_ptr_null(strstr(b2, "beta"));
+	assert_has(b2, "/job42\n");
+	assert_before(b2, "vfs_read\n", "tcp_sendmsg\n");
+	ck_assert_ptr_null(strstr(r.out, "stale"));
+
+	assert_has(f.log, "AGG tgid EVERY 50ms\n");
+	assert_has(f.log, "AGG cgroup EVERY 50ms\n");
+	assert_has(f.log, "AGG probe EVERY 50ms\n");
+	assert_has(f.log, "HELLO\nSTATS\nPROBES\n");
+	free(b1);
+	free(b2);
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(top_machine)
+{
+	const char *args[] = { "-m", "-n", "1", "-d", "0.05", "-s", NULL, NULL };
+	struct fake f;
+	struct run r;
+
+	top_script(&f);
+	fake_start(&f);
+	args[6] = f.addr;
+	run(&r, "magnet-top", args);
+	fake_stop(&f);
+	assert_status(&r, 0);
+	ck_assert_str_eq(r.out,
+		"header\titeration\t1\n"
+		"header\tts\t1700000000000000000\n"
+		"header\tnode\tnode1\n"
+		"header\tcpus\t4\n"
+		"header\tclock\tmono\n"
+		"header\tuptime\t3662\n"
+		"header\tmodule\tup\n"
+		"header\trecords_per_s\t5010.0\n"
+		"header\tkernel_lost\t10\n"
+		"header\tdaemon_dropped\t0\n"
+		"header\tkernel_lost_delta\t-\n"
+		"header\tdaemon_dropped_delta\t-\n"
+		"header\tclients\t4\n"
+		"report\ttgid\t1\t1700000000000000000\t1000000000\t5010\t0\t2\t0\t0\t0\t0\t0\n"
+		"report\tcgroup\t1\t1700000000000000000\t1000000000\t5010\t0\t1\t0\t0\t0\t0\t0\n"
+		"report\tprobe\t1\t1700000000000000000\t1000000000\t5010\t0\t1\t0\t0\t0\t0\t0\n"
+		"process\t100\talpha\t5000\t5000.0\n"
+		"process\t200\tbeta\t10\t10.0\n"
+		"job\t4242\t/system.slice/a\\x20b.service\t5010\t5010.0\n"
+		"probe\t17\ttcp_sendmsg\tkretprobe\t99\t5010\t5010.0\n"
+		"probe\t16\tvfs_read\tkprobe\t1234\t0\t0.0\n"
+		"\n");
+	run_free(&r);
+}
+END_TEST
+
+/* A table that never reports is shown once the wait runs out. */
+START_TEST(top_stale)
+{
+	const char *args[] = { "-n", "1", "-d", "0.05", "-s", NULL, NULL };
+	struct fake f;
+	struct run r;
+
+	top_script(&f);
+	f.reports[1][0] = NULL;
+	f.reports[1][1] = NULL;
+	fake_start(&f);
+	args[5] = f.addr;
+	run(&r, "magnet-top", args);	/* stdout is a file: batch by itself */
+	fake_stop(&f);
+	assert_status(&r, 0);
+	ck_assert_ptr_null(strstr(r.out, "\033"));
+	assert_has(r.out, "TOP JOBS (no report yet)\n");
+	assert_has(r.out, "alpha");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(top_errors)
+{
+	const char *args[] = { "-b", "-n", "5", "-d", "0.05", "-s", NULL, NULL };
+	static const char *const bad[][4] = {
+		{ "-d", "0", NULL }, { "-d", "0.001", NULL }, { "-d", "86401", NULL },
+		{ "-n", "0", NULL }, { "extra", NULL }, { "-z", NULL },
+	};
+	struct fake f;
+	struct run r;
+	size_t i;
+
+	/* the server goes away after its first reports */
+	top_script(&f);
+	f.close_after_reports = true;
+	f.reports[0][1] = f.reports[1][1] = f.reports[2][1] = NULL;
+	fake_start(&f);
+	args[6] = f.addr;
+	run(&r, "magnet-top", args);
+	fake_stop(&f);
+	assert_status(&r, 2);
+	assert_has(r.err, "magnet-top: magnetd at 127.0.0.1:");
+	assert_has(r.err, " closed the connection\n");
+	run_free(&r);
+
+	/* an AGG refused: verbatim */
+	top_script(&f);
+	f.agg_reply[1] = "ERR unknown AGG key 'cgroup' (probe, pid, tgid, comm or cgroup)\n";
+	fake_start(&f);
+	args[6] = f.addr;
+	run(&r, "magnet-top", args);
+	fake_stop(&f);
+	assert_status(&r, 2);
+	assert_has(r.err, "magnet-top: ERR unknown AGG key 'cgroup' (probe, pid, tgid, comm or cgroup)\n");
+	run_free(&r);
+
+	/* a malformed report */
+	top_script(&f);
+	f.reports[0][0] = REP("tgid", 1, 1) "100 1 0 fast alpha\n";
+	fake_start(&f);
+	args[6] = f.addr;
+	run(&r, "magnet-top", args);
+	fake_stop(&f);
+	assert_status(&r, 2);
+	assert_has(r.err, "protocol error from 127.0.0.1:");
+	assert_has(r.err, "AGG entry 1: bad rate in '100 1 0 fast alpha'");
+	run_free(&r);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		run(&r, "magnet-top", bad[i]);
+		assert_status(&r, 1);
+		assert_has(r.err, "usage: magnet-top ");
+		run_free(&r);
+	}
+}
+END_TEST
+
+/* Append what the pty has (within timeout_ms) to out; keep its tail. */
+static size_t pty_read(int fd, char *out, size_t size, size_t len, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	while (poll(&pfd, 1, timeout_ms) > 0) {
+		if (len > size / 2) {
+			memmove(out, out + len - 4096, 4096);
+			len = 4096;
+		}
+		n = read(fd, out + len, size - 1 - len);
+		if (n <= 0)
+			break;
+		len += n;
+		if (timeout_ms)
+			break;
+	}
+	return len;
+}
+
+/* Interactive on a pty: a screen, q quits, the terminal is as it was. */
+static void top_pty(int how)
+{
+	char path[PATH_MAX], addr_arg[64], out[65536];
+	struct winsize ws = { .ws_row = 40, .ws_col = 100 };
+	struct termios before, after;
+	size_t len = 0;
+	struct fake f;
+	struct run r;
+	long long t0;
+	int master;
+	pid_t pid;
+
+	top_script(&f);
+	fake_start(&f);
+	snprintf(addr_arg, sizeof(addr_arg), "%s", f.addr);
+	tool_path(path, sizeof(path), "magnet-top");
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	ck_assert_int_ge(master, 0);
+	ck_assert_int_eq(grantpt(master), 0);
+	ck_assert_int_eq(unlockpt(master), 0);
+	ck_assert_int_eq(ioctl(master, TIOCSWINSZ, &ws), 0);
+	ck_assert_int_eq(tcgetattr(master, &before), 0);
+	ck_assert(before.c_lflag & ICANON);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		int s;
+
+		setsid();
+		s = open(ptsname(master), O_RDWR);
+		dup2(s, 0);
+		dup2(s, 1);
+		dup2(s, 2);
+		execl(path, path, "-d", "0.05", "-s", addr_arg, (char *)NULL);
+		_exit(127);
+	}
+	/* Read the screen until the processes show, then quit. */
+	t0 = now_ms();
+	while (now_ms() - t0 < 8000) {
+		struct pollfd pfd = { .fd = master, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, 50) > 0) {
+			n = read(master, out + len, sizeof(out) - 1 - len);
+			if (n > 0)
+				len += n;
+			out[len] = '\0';
+			if (strstr(out, "alpha"))
+				break;
+		}
+	}
+	out[len] = '\0';
+	ck_assert_msg(strstr(out, "alpha"), "no screen: %s", out);
+	assert_has(out, "\033[H\033[2J");
+	assert_has(out, "\033[?25l");
+	ck_assert_int_eq(tcgetattr(master, &after), 0);
+	ck_assert(!(after.c_lflag & (ICANON | ECHO)));
+	if (how == 'q')
+		ck_assert_int_eq(write(master, "q", 1), 1);
+	else
+		kill(pid, how);
+	/* Keep draining, or a full pty would block the tool. */
+	len = 0;
+	t0 = now_ms();
+	while (waitpid(pid, &r.status, WNOHANG) == 0) {
+		/* A hung-up pty polls ready at once: count real time. */
+		ck_assert_msg(now_ms() - t0 < 5000, "magnet-top did not quit");
+		len = pty_read(master, out, sizeof(out), len, 10);
+		sleep_ms(1);
+	}
+	/* What it wrote last, after it exited: read until EIO. */
+	len = pty_read(master, out, sizeof(out), len, 0);
+	out[len] = '\0';
+	assert_has(out, "\033[?25h");
+	ck_assert_msg(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0,
+		      "status 0x%x", r.status);
+	ck_assert_int_eq(tcgetattr(master, &after), 0);
+	ck_assert_int_eq(after.c_lflag & (ICANON | ECHO), before.c_lflag & (ICANON | ECHO));
+	close(master);
+	fake_stop(&f);
+}
+
+START_TEST(top_term_q)
+{
+	top_pty('q');
+}
+END_TEST
+
+START_TEST(top_term_sigterm)
+{
+	top_pty(SIGTERM);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("client");
+	TCase *tp = tcase_create("parsers");
+	TCase *tc = tcase_create("connection");
+	TCase *te = tcase_create("tools");
+
+	tcase_add_test(tp, split_addr);
+	tcase_add_test(tp, frame_kinds);
+	tcase_add_test(tp, frame_partial_and_bad);
+	tcase_add_test(tp, frame_every_cut);
+	tcase_add_test(tp, unescape);
+	tcase_add_test(tp, escape);
+	tcase_add_test(tp, parse_u64);
+	tcase_add_test(tp, parse_ms);
+	tcase_add_test(tp, hello);
+	tcase_add_test(tp, probes);
+	tcase_add_test(tp, stats);
+	tcase_add_test(tp, agg);
+	tcase_add_test(tp, json_lost);
+	suite_add_tcase(s, tp);
+
+	tcase_add_test(tc, conn_refused);
+	tcase_add_test(tc, conn_trickle);
+	tcase_add_test(tc, conn_cut_and_overlong);
+	tcase_add_test(tc, conn_timeout_and_refusal);
+	suite_add_tcase(s, tc);
+
+	/* Real processes, real sockets, paced reports: seconds, not ms. */
+	tcase_set_timeout(te, 60);
+	tcase_add_test(te, cat_text);
+	tcase_add_test(te, cat_json);
+	tcase_add_test(te, cat_stops);
+	tcase_add_test(te, cat_new_probe_names);
+	tcase_add_test(te, cat_errors);
+	tcase_add_test(te, cat_raw);
+	tcase_add_test(te, cat_usage);
+	tcase_add_test(te, top_batch);
+	tcase_add_test(te, top_machine);
+	tcase_add_test(te, top_stale);
+	tcase_add_test(te, top_errors);
+	tcase_add_test(te, top_term_q);
+	tcase_add_test(te, top_term_sigterm);
+	suite_add_tcase(s, te);
+	return tu_run(s);
+}

@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: GPL-2.0
+# magnetd's clients (docs/protocol.md): magnet-cat and magnet-top, on the
+# client library mgclient, linked statically like every user binary; and
+# their unit test, which runs both against a fake magnetd on loopback.
+MGCLIENT_OBJ := $(BUILD)/tools/client/mgclient.o
+MAGNET_CLIENT_BINS := $(BUILD)/tools/magnet-cat $(BUILD)/tools/magnet-top
+
+$(MAGNET_CLIENT_BINS): $(BUILD)/tools/%: $(BUILD)/tools/client/%.o \
+		       $(MGCLIENT_OBJ) $(LIBMAGNET)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
+
+USER_BINS += $(MAGNET_CLIENT_BINS)
+GUEST_FILES += $(BUILD)/tools/magnet-cat:/magnet/bin/magnet-cat \
+	       $(BUILD)/tools/magnet-top:/magnet/bin/magnet-top
+
+$(BUILD)/tests/unit/test_client.o: CFLAGS += -Itools/client
+
+# The binaries are run by the test, not linked into it: order-only.
+$(BUILD)/tests/unit/test_client: $(BUILD)/tests/unit/test_client.o \
+				 $(BUILD)/tests/unit/testutil.o $(MGCLIENT_OBJ) \
+				 $(LIBMAGNET) | $(MAGNET_CLIENT_BINS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CHECK_LIBS)
+
+UNIT_TESTS += $(BUILD)/tests/unit/test_client

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mgclient: the client side of magnetd's protocol (docs/protocol.md), for
+ * magnet-cat and magnet-top.
+ *
+ * Two layers:
+ *
+ *  - pure functions over bytes: address splitting, message framing (where
+ *    one reply or piece of data ends), %XX unescaping and the parsers of
+ *    the HELLO, PROBES, STATS and AGG texts. They do no I/O and keep no
+ *    state, so the unit tests feed them every malformed input directly;
+ *
+ *  - a connection: a socket and a receive buffer that hands out whole
+ *    messages, blocking with a timeout or, for programs that watch several
+ *    connections, driven from their own poll loop (mgc_fill, mgc_next).
+ *
+ * Errors are negative errno values with a sentence for people in an error
+ * buffer (the connection's err, or the parsers' why): -EPROTO for a server
+ * that breaks the protocol, -EMSGSIZE for input over a limit below.
+ */
+#ifndef MAGNET_CLIENT_MGCLIENT_H
+#define MAGNET_CLIENT_MGCLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "probes.h"
+
+#define MGC_DEFAULT_HOST	"127.0.0.1"
+#define MGC_DEFAULT_PORT	"8650"
+#define MGC_DEFAULT_SERVER	MGC_DEFAULT_HOST ":" MGC_DEFAULT_PORT
+#define MGC_PROTO_VERSION	1
+
+/* A command line the server accepts: 4096 bytes before the '\n'. */
+#define MGC_CMD_MAX		4096
+/*
+ * Longest line taken from the server. Replies are short, but a JSON
+ * record prints every byte of a 4 KiB capture as two hex digits.
+ */
+#define MGC_LINE_MAX		65536
+/* Largest binary frame, and lines of one table or AGG report. */
+#define MGC_FRAME_MAX		(64U << 20)
+#define MGC_TABLE_MAX		(1U << 20)
+/* An error sentence, its NUL included. */
+#define MGC_ERR_MAX		512
+/* "[host]:port" of any address, its NUL included. */
+#define MGC_SERVER_MAX		300
+
+/* ---- addresses ---- */
+
+/*
+ * Split "HOST:PORT", "[IPV6]:PORT", "HOST", "[IPV6]", a bare IPv6 address
+ * ("::1", more than one ':') or ":PORT"; NULL or "" is the default. A
+ * missing part is the default's. PORT is a decimal 1..65535. host and port
+ * are NUL-terminated (host without brackets). 0, or -EINVAL with why.
+ */
+int mgc_split_addr(const char *spec, char *host, size_t hostlen,
+		   char *port, size_t portlen, char *why, size_t whylen);
+
+/* ---- messages ---- */
+
+enum mgc_msg_kind {
+	MGC_MSG_OK,	/* "OK ...", and n table lines if its 2nd word is a number */
+	MGC_MSG_ERR,	/* "ERR <reason>" */
+	MGC_MSG_FRAME,	/* "B <n>" and n bytes of binary records */
+	MGC_MSG_DROP,	/* "D <n>": n records dropped for this client */
+	MGC_MSG_AGG,	/* "A <key> <n> ..." and n entry lines */
+	MGC_MSG_LINE,	/* any other data line: a JSON record */
+};
+
+/*
+ * One message. text is its first line (line_len bytes, '\n' excluded);
+ * body what follows it: a table's or report's n lines (each ending in
+ * '\n', body_len bytes in all), or a frame's bytes. all/all_len is the
+ * whole message, first line included: what the parsers below take.
+ */
+struct mgc_msg {
+	enum mgc_msg_kind kind;
+	const char *text;
+	size_t line_len;
+	const char *body;
+	size_t body_len;
+	const char *all;
+	size_t all_len;
+	__u64 n;		/* table lines, report entries, frame bytes, drops */
+};
+
+/*
+ * Frame the message at the start of buf. Returns the bytes it spans (> 0)
+ * with *m pointing into buf; 0 when buf holds only part of it; -EPROTO or
+ * -EMSGSIZE with why. Which lines follow the first is decided by the first
+ * alone (the protocol's rule), so a reply need not be matched to its
+ * command to be framed.
+ */
+ssize_t mgc_frame(const char *buf, size_t len, struct mgc_msg *m,
+		  char *why, size_t whylen);
+
+/* ---- text helpers ---- */
+
+/*
+ * Decode len bytes of a %XX-escaped word into out (outlen bytes, NUL
+ * added). Returns the decoded length, or -EINVAL for a '%' not followed by
+ * two hex digits or encoding a NUL, -ENOSPC when out is too small.
+ */
+ssize_t mgc_unescape(const char *in, size_t len, char *out, size_t outlen);
+
+/*
+ * Escape s for a terminal or a tab-separated field into buf: '\' as "\\",
+ * spaces, control bytes and bytes that are not printable UTF-8 as "\xNN"
+ * (as magnet-ctl's text and -m output). Cut to fit buf. Returns buf.
+ */
+const char *mgc_escape(char *buf, size_t len, const char *s);
+
+/* Strict decimal: digits only, no sign, no overflow. 0 or -EINVAL. */
+int mgc_parse_u64(const char *s, size_t len, __u64 *v);
+
+/*
+ * Seconds for a command line option, "10", "0.5", "1.25" (at most 3
+ * decimals, at most 10^9 s), into *ms. 0 or -EINVAL.
+ */
+int mgc_parse_ms(const char *s, long long *ms);
+
+/* ---- key=value words ---- */
+
+struct mgc_kv {
+	char *key;
+	char *value;
+};
+
+/* Words "k=v k=v ..." split into a private copy. */
+struct mgc_kvs {
+	size_t n;
+	struct mgc_kv *v;
+	char *text;
+};
+
+/*
+ * Parse blank-separated key=value words (len bytes). A word without '=',
+ * or with an empty key, is an error. 0, -EPROTO with why, or -ENOMEM.
+ */
+int mgc_kvs_parse(struct mgc_kvs *kv, const char *s, size_t len,
+		  char *why, size_t whylen);
+/* The first value of key, or NULL. */
+const char *mgc_kvs_get(const struct mgc_kvs *kv, const char *key);
+void mgc_kvs_free(struct mgc_kvs *kv);
+
+/* ---- replies ---- */
+
+/*
+ * "OK magnet 1 node=... cpus=... clock=... order=... format=... module=..."
+ * Every documented key is required; unknown keys are kept in kv only.
+ */
+struct mgc_hello {
+	unsigned int version;
+	const char *node;	/* these point into kv */
+	const char *clock;	/* "mono" or "tsc" */
+	unsigned int cpus;
+	unsigned int format;	/* record format version */
+	bool big_endian;	/* order=be */
+	bool module_up;
+	struct mgc_kvs kv;
+};
+
+/*
+ * Parse a HELLO reply line (len bytes, no '\n'). A version other than
+ * MGC_PROTO_VERSION parses, with the version set and nothing else: the
+ * caller decides what to say. 0, -EPROTO with why, -ENOMEM.
+ */
+int mgc_parse_hello(const char *line, size_t len, struct mgc_hello *h,
+		    char *why, size_t whylen);
+void mgc_hello_free(struct mgc_hello *h);
+
+/*
+ * A PROBES reply, "OK <n> probes" and n lines "<id> <type> <name> nargs=
+ * hits= missed=", into a probe table of lib/probes.h (target: the
+ * unescaped name; no capture columns). The line count must be n.
+ * 0, -EPROTO with why, -ENOMEM.
+ */
+int mgc_parse_probes(const char *text, size_t len, struct mg_probe_table *t,
+		     char *why, size_t whylen);
+
+struct mgc_stats_cpu {
+	__u32 cpu;
+	__u64 written, bytes, lost_full, lost_too_big, lost_nesting;
+	__u64 overwritten, read, read_lost;
+};
+
+/* A STATS reply: the daemon's counters and the per-CPU lines. */
+struct mgc_stats {
+	bool module_up;
+	__u64 uptime, reloads, clients, subscribers, aggregators;
+	__u64 read, read_bytes, read_lost, queue_dropped, sent;
+	__u64 client_dropped, cut_off, refused;
+	__u64 trace_files, trace_bytes, trace_dropped, trace_errors;
+	size_t ncpus;
+	struct mgc_stats_cpu *cpu;
+	struct mgc_kvs kv;	/* the OK line's words, known or not */
+};
+
+/* "OK <n> cpus k=v ..." and n lines. 0, -EPROTO with why, -ENOMEM. */
+int mgc_parse_stats(const char *text, size_t len, struct mgc_stats *s,
+		    char *why, size_t whylen);
+void mgc_stats_free(struct mgc_stats *s);
+
+struct mgc_agg_entry {
+	char *value;		/* unescaped key value */
+	__u64 id;		/* value as a number, keys other than comm */
+	__u64 events;
+	__u64 bytes;
+	double rate;		/* events per second */
+	char *label;		/* unescaped; "-" for none */
+};
+
+/* An AGG report. */
+struct mgc_agg {
+	char key[16];		/* probe, pid, tgid, comm, cgroup */
+	bool numeric;		/* values are numbers: every key but comm */
+	__u64 ts, interval, events, bytes, keys, lost;
+	__u64 evicted, evicted_events, unkeyed, dropped;
+	size_t n;
+	struct mgc_agg_entry *v;
+	struct mgc_kvs kv;	/* the header's words, known or not */
+	char *strings;		/* storage of values and labels */
+};
+
+/*
+ * Parse "A <key> <n> ts=... dropped=..." and its n entry lines
+ * "<value> <events> <bytes> <rate> <label>". 0, -EPROTO with why, -ENOMEM.
+ */
+int mgc_parse_agg(const char *text, size_t len, struct mgc_agg *a,
+		  char *why, size_t whylen);
+void mgc_agg_free(struct mgc_agg *a);
+
+/*
+ * A JSON record line of SUBSCRIBE ... FORMAT json: is it a LOST record?
+ * If so, returns true with *lost the records it reports lost (the sum of
+ * its reasons). The schema is magnet-dump -j's: fixed key order, no blanks.
+ */
+bool mgc_json_lost(const char *line, size_t len, __u64 *lost);
+
+/* ---- a connection ---- */
+
+struct mgc_conn {
+	int fd;
+	char server[MGC_SERVER_MAX];	/* "host:port", for messages */
+	char err[MGC_ERR_MAX];		/* why the last call failed */
+	bool eof;			/* the server closed its side */
+	char *buf;			/* received, not yet handed out: */
+	size_t cap, off, len;		/* buf[off, off + len) */
+	__u64 *frame;			/* 8-aligned copy of the last frame */
+	size_t frame_cap;
+};
+
+/*
+ * Connect to spec (mgc_split_addr's forms) with getaddrinfo, trying every
+ * address it gives, each for up to timeout_ms (-1: the system's). The
+ * socket is non-blocking. 0, or a negative errno with err set, e.g.
+ * "cannot connect to 127.0.0.1:8650: Connection refused (is magnetd
+ * running?)". mgc_close is needed either way.
+ */
+int mgc_connect(struct mgc_conn *c, const char *spec, int timeout_ms);
+void mgc_close(struct mgc_conn *c);
+
+/*
+ * Send lines (each ending in '\n'; several pipeline commands), waiting
+ * while the socket is full. 0 or a negative errno with err set.
+ */
+int mgc_send(struct mgc_conn *c, const char *lines);
+
+/*
+ * One read of what the socket has, never blocking: > 0 bytes taken, 0 when
+ * the server has closed (eof set), -EAGAIN when nothing is there, other
+ * negative errno values with err set.
+ */
+ssize_t mgc_fill(struct mgc_conn *c);
+
+/*
+ * The next whole message already received: 1 with *m; 0 when none is
+ * complete yet (or, with eof set, none will be); negative with err set for
+ * a protocol error, or a connection closed inside a message. *m is valid
+ * until the next mgc_fill or mgc_recv; a frame's body is 8-byte aligned.
+ */
+int mgc_next(struct mgc_conn *c, struct mgc_msg *m);
+
+/*
+ * Wait up to timeout_ms (-1: forever) for the next message: 1 with *m, 0
+ * when the server closed the connection between messages (err says so),
+ * -ETIMEDOUT, -EINTR when a signal interrupted the wait, other negative
+ * errno values with err set.
+ */
+int mgc_recv(struct mgc_conn *c, struct mgc_msg *m, int timeout_ms);
+
+/*
+ * Send one command and wait for its reply, an OK or ERR message: 1 with
+ * *m; data arriving first is a protocol error (use it before SUBSCRIBE and
+ * AGG, or on a connection without them). 0 or negative as mgc_recv.
+ */
+int mgc_command(struct mgc_conn *c, const char *cmd, struct mgc_msg *m,
+		int timeout_ms);
+
+#endif /* MAGNET_CLIENT_MGCLIENT_H */
