@@ -10,3 +10,9 @@ $(BUILD)/tests/vm/nltest: $(BUILD)/tests/vm/nltest.o
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
 USER_BINS += $(BUILD)/tests/vm/nltest
 GUEST_FILES += $(BUILD)/tests/vm/nltest:/magnet/bin/nltest
+
+$(BUILD)/tests/vm/mdtest: $(BUILD)/tests/vm/mdtest.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
+USER_BINS += $(BUILD)/tests/vm/mdtest
+GUEST_FILES += $(BUILD)/tests/vm/mdtest:/magnet/bin/mdtest

@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mdtest: the VM suite's magnetd client. It speaks the protocol of
+ * docs/protocol.md over a real TCP connection to a real magnetd and checks
+ * what comes back against ground truth it makes itself (its own children
+ * call getpid() an exact number of times). Exit 0 means every check held;
+ * a failure says which and why, and exits 1.
+ *
+ *   mdtest cmd LINE...           send each LINE, print each reply (tables
+ *                                whole) on stdout
+ *   mdtest account N             a binary subscriber, filtered on a child's
+ *                                tgid: records + kernel LOST + D drops == N,
+ *                                and records == N
+ *   mdtest fanout S N            S JSON subscribers and one that never
+ *                                reads: each of the S gets all N records of
+ *                                the child, the stalled one is cut off
+ *   mdtest agg CGA CGB NA NB     two children in cgroups CGA and CGB (paths
+ *                                under /sys/fs/cgroup) fire NA and NB: AGG
+ *                                tgid and AGG cgroup count exactly that
+ *   mdtest stalled               connect, SUBSCRIBE, never read (until
+ *                                killed); prints "subscribed"
+ *
+ * The probe must be a kprobe on __x64_sys_getpid (added by the caller).
+ * MDTEST_ADDR overrides 127.0.0.1:8650.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/magnet.h>
+
+#define TIMEOUT_NS	(60ULL * 1000000000ULL)
+
+struct conn {
+	int fd;
+	char buf[1 << 19];	/* a binary frame is up to a read buffer */
+	size_t len;
+	bool eof;
+};
+
+__attribute__((format(printf, 1, 2), noreturn))
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("mdtest: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void conn_open_rcvbuf(struct conn *c, int rcvbuf)
+{
+	const char *addr = getenv("MDTEST_ADDR");
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(8650) };
+	char host[64] = "127.0.0.1";
+
+	if (addr) {
+		const char *colon = strrchr(addr, ':');
+
+		if (!colon || colon - addr >= (long)sizeof(host))
+			die("MDTEST_ADDR: want HOST:PORT");
+		memcpy(host, addr, colon - addr);
+		host[colon - addr] = '\0';
+		sin.sin_port = htons(atoi(colon + 1));
+	}
+	inet_pton(AF_INET, host, &sin.sin_addr);
+	memset(c, 0, sizeof(*c));
+	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Before connect, so the first window advertised is already small. */
+	if (c->fd >= 0 && rcvbuf)
+		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	if (c->fd < 0 || connect(c->fd, (void *)&sin, sizeof(sin)))
+		die("connect %s:%u: %s", host, ntohs(sin.sin_port), strerror(errno));
+}
+
+static void conn_open(struct conn *c)
+{
+	conn_open_rcvbuf(c, 0);
+}
+
+static void conn_send(struct conn *c, const char *line)
+{
+	size_t len = strlen(line);
+
+	if (write(c->fd, line, len) != (ssize_t)len || write(c->fd, "\n", 1) != 1)
+		die("send: %s", strerror(errno));
+}
+
+/* Read more; false at EOF. */
+static bool fill(struct conn *c, int timeout_ms)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+	ssize_t n;
+
+	if (c->len == sizeof(c->buf))
+		die("a line longer than %zu bytes", sizeof(c->buf));
+	if (poll(&p, 1, timeout_ms) <= 0)
+		return true;
+	n = read(c->fd, c->buf + c->len, sizeof(c->buf) - c->len);
+	if (n <= 0) {
+		c->eof = true;
+		return false;
+	}
+	c->len += n;
+	return true;
+}
+
+static void take(struct conn *c, size_t n)
+{
+	memmove(c->buf, c->buf + n, c->len - n);
+	c->len -= n;
+}
+
+/* The next line into out (NUL-terminated, no '\n'); false at EOF. */
+static bool get_line(struct conn *c, char *out, size_t size)
+{
+	uint64_t end = now_ns() + TIMEOUT_NS;
+
+	for (;;) {
+		char *nl = memchr(c->buf, '\n', c->len);
+
+		if (nl) {
+			size_t n = nl - c->buf;
+
+			if (n >= size)
+				die("line of %zu bytes", n);
+			memcpy(out, c->buf, n);
+			out[n] = '\0';
+			take(c, n + 1);
+			return true;
+		}
+			if (c->eof || !fill(c, 100))
+			return false;
+		if (now_ns() > end)
+			die("no line within %llu s", TIMEOUT_NS / 1000000000ULL);
+	}
+}
+
+/* Send a command, expect "OK..." (returned in out). */
+static void command(struct conn *c, const char *line, char *out, size_t size)
+{
+	conn_send(c, line);
+	if (!get_line(c, out, size))
+		die("'%s': connection closed", line);
+	if (strncmp(out, "OK", 2))
+		die("'%s': %s", line, out);
+}
+
+static int cmd_cmd(int argc, char **argv)
+{
+	struct conn c;
+	char line[8192];
+
+	conn_open(&c);
+	for (int i = 0; i < argc; i++) {
+		unsigned long n;
+		char word[32];
+
+		conn_send(&c, argv[i]);
+		if (!get_line(&c, line, sizeof(line)))
+			die("'%s': connection closed", argv[i]);
+		puts(line);
+		/* "OK <n> probes|cpus": n table lines follow. */
+		if (sscanf(line, "OK %lu %31s", &n, word) == 2 &&
+		    (!strcmp(word, "probes") || !strcmp(word, "cpus")))
+			while (n-- && get_line(&c, line, sizeof(line)))
+				puts(line);
+	}
+	close(c.fd);
+	return 0;
+}
+
+/* A child that fires n getpid() once told to, and then waits. */
+struct child {
+	pid_t pid;
+	int go[2];
+};
+
+static void child_start(struct child *ch, int n, const char *cgroup,
+			unsigned int linger_ms)
+{
+	if (pipe(ch->go))
+		die("pipe");
+	ch->pid = fork();
+	if (ch->pid < 0)
+		die("fork");
+	if (!ch->pid) {
+		char c;
+
+		close(ch->go[1]);
+		if (read(ch->go[0], &c, 1) != 1)
+			_exit(2);
+		for (int i = 0; i < n; i++)
+			syscall(SYS_getpid);
+		/* Stay: the daemon resolves comm and cgroup while we live. */
+		usleep(linger_ms * 1000);
+		_exit(0);
+	}
+	close(ch->go[0]);
+	/* The parent moves it: the child must make no getpid() but its n. */
+	if (cgroup) {
+		char path[512];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/cgroup.procs", cgroup);
+		f = fopen(path, "w");
+		if (!f || fprintf(f, "%d\n", ch->pid) < 0 || fclose(f))
+			die("moving %d into %s", ch->pid, path);
+	}
+}
+
+static void child_go(struct child *ch)
+{
+	if (write(ch->go[1], "x", 1) != 1)
+		die("cannot start the child");
+	close(ch->go[1]);
+}
+
+static void child_wait(struct child *ch)
+{
+	int st;
+
+	if (waitpid(ch->pid, &st, 0) != ch->pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		die("child %d failed", ch->pid);
+}
+
+/* Binary frames: count the child's records, LOST totals, D drops. */
+struct tally {
+	uint64_t records, other, lost, dropped;
+};
+
+static void read_binary(struct conn *c, pid_t tgid, struct tally *t, uint64_t want)
+{
+	uint64_t end = now_ns() + TIMEOUT_NS;
+	char line[256];
+
+	while (t->records + t->lost + t->dropped < want) {
+		unsigned long n;
+
+		if (now_ns() > end)
+			die("binary: %llu records, %llu lost, %llu dropped after %llu s; want %llu",
+			    (unsigned long long)t->records, (unsigned long long)t->lost,
+			    (unsigned long long)t->dropped, TIMEOUT_NS / 1000000000ULL,
+			    (unsigned long long)want);
+		if (!get_line(c, line, sizeof(line)))
+			die("binary: connection closed");
+		if (sscanf(line, "D %lu", &n) == 1) {
+			t->dropped += n;
+			continue;
+		}
+		if (sscanf(line, "B %lu", &n) != 1)
+			die("binary: unexpected line '%s'", line);
+		while (c->len < n)
+			if (!fill(c, 1000) && c->len < n)
+				die("binary: frame cut short");
+		for (size_t off = 0; off < n;) {
+			struct magnet_record r;
+
+			memcpy(&r, c->buf + off, sizeof(r));
+			if (r.size < MAGNET_RECORD_HEADER || r.size % 8 || off + r.size > n)
+				die("binary: bad record size %u at %zu of %lu", r.size, off, n);
+			if (r.event_id == MAGNET_EVENT_LOST) {
+				struct magnet_lost l;
+
+				memcpy(&l, c->buf + off + MAGNET_RECORD_HEADER, sizeof(l));
+				t->lost += l.full + l.too_big + l.nesting + l.overwritten;
+			} else if (r.tgid == (uint32_t)tgid) {
+				t->records++;
+			} else {
+				t->other++;
+			}
+			off += r.size;
+		}
+		take(c, n);
+	}
+}
+
+static int cmd_account(int n)
+{
+	struct tally t = { 0 };
+	struct child ch;
+	char line[512];
+	struct conn c;
+
+	child_start(&ch, n, NULL, 0);
+	conn_open(&c);
+	snprintf(line, sizeof(line), "SUBSCRIBE tgid == %d FORMAT binary", ch.pid);
+	command(&c, line, line, sizeof(line));
+	child_go(&ch);
+	read_binary(&c, ch.pid, &t, n);		/* while it fires */
+	child_wait(&ch);
+	printf("account: fired %d, delivered %llu, kernel lost %llu, daemon dropped %llu, other tgids %llu\n",
+	       n, (unsigned long long)t.records, (unsigned long long)t.lost,
+	       (unsigned long long)t.dropped, (unsigned long long)t.other);
+	if (t.other)
+		die("the filter let %llu other records through", (unsigned long long)t.other);
+	if (t.records + t.lost + t.dropped != (uint64_t)n)
+		die("accounting: %llu + %llu + %llu != %d", (unsigned long long)t.records,
+		    (unsigned long long)t.lost, (unsigned long long)t.dropped, n);
+	if (t.records != (uint64_t)n)
+		die("records lost with a ring large enough: %llu of %d",
+		    (unsigned long long)t.records, n);
+	/* Nothing more may come: the count is exact, not at least. */
+	if (fill(&c, 500) && c.len)
+		die("%zu bytes after the last expected record", c.len);
+	close(c.fd);
+	return 0;
+}
+
+/*
+ * S binary subscribers on the child's tgid, and one JSON subscriber to
+ * everything that never reads. The readers' records (40 bytes each) fit
+ * their queues, so each must get all of them however slowly it reads; the
+ * stalled one's JSON overflows its queue and must be cut off.
+ */
+static int cmd_fanout(int s, int n)
+{
+	struct conn *cs = calloc(s + 1, sizeof(*cs));
+	char line[512];
+	struct child ch;
+	uint64_t end;
+
+	if (!cs)
+		die("out of memory");
+	child_start(&ch, n, NULL, 0);
+	conn_open_rcvbuf(&cs[s], 4096);
+	command(&cs[s], "SUBSCRIBE", line, sizeof(line));
+	for (int i = 0; i < s; i++) {
+		conn_open(&cs[i]);
+		snprintf(line, sizeof(line), "SUBSCRIBE tgid == %d FORMAT binary", ch.pid);
+		command(&cs[i], line, line, sizeof(line));
+	}
+	child_go(&ch);
+	for (int i = 0; i < s; i++) {
+		struct tally t = { 0 };
+
+		read_binary(&cs[i], ch.pid, &t, n);
+		if (t.records != (uint64_t)n || t.other)
+			die("fanout: subscriber %d got %llu of %d records (lost %llu, dropped %llu, other %llu)",
+			    i, (unsigned long long)t.records, n, (unsigned long long)t.lost,
+			    (unsigned long long)t.dropped, (unsigned long long)t.other);
+	}
+	child_wait(&ch);
+	printf("fanout: %d subscribers got all %d records each\n", s, n);
+
+	/*
+	 * Now overflow the stalled one (its queue, and the socket buffers
+	 * the kernel may grow to megabytes): a flood from another process,
+	 * which the readers' filter leaves out.
+	 */
+	{
+		pid_t flood = fork();
+
+		if (flood < 0)
+			die("fork");
+		if (!flood) {
+			uint64_t stop = now_ns() + 3000000000ULL;
+
+			while (now_ns() < stop)
+				for (int i = 0; i < 1000; i++)
+					syscall(SYS_getpid);
+			_exit(0);
+		}
+		waitpid(flood, NULL, 0);
+	}
+	/* Still not reading: longer than the daemon's timeout (1 s here). */
+	sleep(3);
+	end = now_ns() + TIMEOUT_NS;
+	for (;;) {
+		struct pollfd p = { .fd = cs[s].fd, .events = POLLIN };
+		char buf[65536];
+		ssize_t r;
+
+		if (now_ns() > end)
+			die("the stalled subscriber was never cut off");
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		r = read(cs[s].fd, buf, sizeof(buf));
+		if (r == 0 || (r < 0 && errno == ECONNRESET))
+			break;
+		if (r < 0)
+			die("stalled: read: %s", strerror(errno));
+	}
+	printf("fanout: the stalled subscriber was cut off\n");
+	return 0;
+}
+
+static int cmd_agg(const char *cga, const char *cgb, int na, int nb)
+{
+	uint64_t keys[2], counts[2] = { 0 }, cgk[2], cgc[2] = { 0 };
+	char labels[2][256], cglabels[2][256], path[512], line[512];
+	struct child a, b;
+	struct conn ct, cc;
+	struct stat st;
+
+	child_start(&a, na, cga, 3000);
+	child_start(&b, nb, cgb, 3000);
+	keys[0] = a.pid;
+	keys[1] = b.pid;
+	snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", cga);
+	if (stat(path, &st))
+		die("%s: %s", path, strerror(errno));
+	cgk[0] = st.st_ino;
+	snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", cgb);
+	if (stat(path, &st))
+		die("%s: %s", path, strerror(errno));
+	cgk[1] = st.st_ino;
+
+	conn_open(&ct);
+	conn_open(&cc);
+	/* Only the two children: the filter applies to AGG too. */
+	snprintf(line, sizeof(line), "SUBSCRIBE tgid == %d || tgid == %d", a.pid, b.pid);
+	command(&ct, line, line, sizeof(line));
+	command(&ct, "AGG tgid EVERY 200ms", line, sizeof(line));
+	snprintf(line, sizeof(line), "SUBSCRIBE tgid == %d || tgid == %d", a.pid, b.pid);
+	command(&cc, line, line, sizeof(line));
+	command(&cc, "AGG cgroup EVERY 200ms", line, sizeof(line));
+	child_go(&a);
+	child_go(&b);
+
+	/* Reports and JSON records interleave; agg_collect skips records. */
+	{
+		struct conn *cx[2] = { &ct, &cc };
+		uint64_t *kx[2] = { keys, cgk }, *nx[2] = { counts, cgc };
+		char (*lx[2])[256] = { labels, cglabels };
+
+		for (int i = 0; i < 2; i++) {
+			uint64_t end = now_ns() + TIMEOUT_NS, total = 0;
+
+			while (total < (uint64_t)(na + nb)) {
+				unsigned long long n, v, ev, bytes;
+				char key[32], label[256];
+				double rate;
+
+				if (now_ns() > end)
+					die("agg %s: counted %llu of %d", i ? "cgroup" : "tgid",
+					    (unsigned long long)total, na + nb);
+				if (!get_line(cx[i], line, sizeof(line)))
+					die("agg: connection closed");
+				/*
+				 * A subscribed record, or records of it dropped
+				 * while the other connection was being read:
+				 * AGG counts before output, drops do not matter.
+				 */
+				if (line[0] == '{' || line[0] == 'D')
+					continue;
+				if (sscanf(line, "A %31s %llu", key, &n) != 2)
+					die("agg: unexpected line '%s'", line);
+				if (strstr(line, " unkeyed=") && !strstr(line, " unkeyed=0 "))
+					die("agg: records not keyed: %s", line);
+				while (n) {
+					if (!get_line(cx[i], line, sizeof(line)))
+						die("agg: connection closed");
+					if (line[0] == '{' || line[0] == 'D')
+						continue;
+					n--;
+					if (sscanf(line, "%llu %llu %llu %lf %255s", &v, &ev, &bytes,
+						   &rate, label) != 5)
+						die("agg: bad entry '%s'", line);
+					for (int k = 0; k < 2; k++)
+						if (kx[i][k] == v) {
+							nx[i][k] += ev;
+							total += ev;
+							snprintf(lx[i][k], 256, "%s", label);
+						}
+				}
+			}
+		}
+	}
+	child_wait(&a);
+	child_wait(&b);
+	printf("agg tgid: %d=%llu (%s) %d=%llu (%s)\n", a.pid, (unsigned long long)counts[0],
+	       labels[0], b.pid, (unsigned long long)counts[1], labels[1]);
+	printf("agg cgroup: %llu=%llu (%s) %llu=%llu (%s)\n", (unsigned long long)cgk[0],
+	       (unsigned long long)cgc[0], cglabels[0], (unsigned long long)cgk[1],
+	       (unsigned long long)cgc[1], cglabels[1]);
+	if (counts[0] != (uint64_t)na || counts[1] != (uint64_t)nb)
+		die("agg tgid: want %d and %d", na, nb);
+	if (cgc[0] != (uint64_t)na || cgc[1] != (uint64_t)nb)
+		die("agg cgroup: want %d and %d", na, nb);
+	snprintf(path, sizeof(path), "/%s", cga);
+	if (strcmp(cglabels[0], path))
+		die("agg cgroup: label '%s', want '%s'", cglabels[0], path);
+	if (strcmp(labels[0], "mdtest"))
+		die("agg tgid: label '%s', want the comm 'mdtest'", labels[0]);
+	return 0;
+}
+
+static int cmd_stalled(void)
+{
+	char line[256];
+	struct conn c;
+
+	conn_open(&c);
+	command(&c, "SUBSCRIBE", line, sizeof(line));
+	puts("subscribed");
+	fflush(stdout);
+	for (;;)
+		pause();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (argc >= 3 && !strcmp(argv[1], "cmd"))
+		return cmd_cmd(argc - 2, argv + 2);
+	if (argc == 3 && !strcmp(argv[1], "account"))
+		return cmd_account(atoi(argv[2]));
+	if (argc == 4 && !strcmp(argv[1], "fanout"))
+		return cmd_fanout(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 6 && !strcmp(argv[1], "agg"))
+		return cmd_agg(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]));
+	if (argc == 2 && !strcmp(argv[1], "stalled"))
+		return cmd_stalled();
+	fprintf(stderr, "usage: mdtest cmd LINE... | account N | fanout S N | agg CGA CGB NA NB | stalled\n");
+	return 1;
+}

@@ -1,0 +1,117 @@
+#!/bin/sh
+# magnetd end to end (issue 4): what it says without the module, the
+# allowlist rule, one reader per ring, exact accounting through a real
+# subscriber, 50 subscribers and a stalled one, AGG per tgid and cgroup
+# against ground truth, module unload and reload under it, SIGTERM leaving
+# a complete trace.
+. ./lib.sh
+
+log=/tmp/magnetd.log
+trace=/tmp/mdtrace
+
+# Pid of the daemon answering on $1 (default port), once it serves.
+wait_up() { # [port]
+	i=0
+	until MDTEST_ADDR=127.0.0.1:${1:-8650} mdtest cmd HELLO >/tmp/hello 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "magnetd did not come up: $(cat $log)"
+		sleep 0.1
+	done
+}
+
+stat_of() { # key: from the STATS OK line
+	mdtest cmd STATS | head -n 1 | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+magnetd -f 2>/tmp/err
+[ $? = 1 ] || fail "without the module: want exit 1"
+grep -q "magnet module not loaded" /tmp/err || fail "without the module: $(cat /tmp/err)"
+echo "no module: $(cat /tmp/err)"
+
+load buf_size=4M
+magnet-ctl probe add kprobe __x64_sys_getpid >/dev/null || fail "probe add"
+
+magnetd -f -l 0.0.0.0:8650 2>/tmp/err
+[ $? = 1 ] || fail "0.0.0.0 without an allowlist: want exit 1"
+grep -q "allowlist" /tmp/err || fail "0.0.0.0 without an allowlist: $(cat /tmp/err)"
+echo "refused: $(cat /tmp/err)"
+
+# Its output goes to the log, never to the suite's pipe; a failing test
+# must not leave it running (it would hold the module).
+echo "trace = $trace" >/tmp/magnetd.conf
+magnetd -f -c /tmp/magnetd.conf >$log 2>&1 &
+pid=$!
+trap 'rc=$?; kill $pid 2>/dev/null; wait $pid 2>/dev/null
+	[ $rc = 0 ] || sed "s/^/magnetd.log: /" $log' EXIT
+wait_up
+grep -q "module=up" /tmp/hello || fail "HELLO: $(cat /tmp/hello)"
+echo "hello: $(cat /tmp/hello)"
+
+# A second daemon, started the background way: its parent reports the
+# child's failure (the rings have one reader) with the reason.
+magnetd -l 127.0.0.1:8651 2>/tmp/err
+[ $? = 1 ] || fail "a second magnetd: want exit 1"
+grep -q "already has a reader" /tmp/err || fail "a second magnetd: $(cat /tmp/err)"
+
+mdtest cmd PROBES | grep -q "kprobe __x64_sys_getpid" || fail "PROBES: $(mdtest cmd PROBES)"
+mdtest cmd FOO "SUBSCRIBE cpu ==" "AGG pid EVERY 5ms" HELLO >/tmp/out || fail "errors"
+[ "$(grep -c '^ERR' /tmp/out)" = 3 ] || fail "want 3 ERR replies: $(cat /tmp/out)"
+grep -q "^ERR bad filter: .*column" /tmp/out || fail "filter error: $(cat /tmp/out)"
+tail -n 1 /tmp/out | grep -q "^OK magnet 1" || fail "the connection did not survive errors"
+
+timeout 120 mdtest account 20000 || fail "account"
+# A smaller client queue and timeout, by SIGHUP, for the stalled client.
+printf 'trace = %s\nclient_queue = 1M\nclient_timeout = 1s\n' $trace >/tmp/magnetd.conf
+kill -HUP $pid
+i=0
+until grep -q "reloaded the configuration" $log; do
+	i=$((i + 1))
+	[ $i -lt 50 ] || fail "no reload: $(cat $log)"
+	sleep 0.1
+done
+timeout 120 mdtest fanout 50 10000 || fail "fanout"
+[ "$(stat_of cut_off)" = 1 ] || fail "STATS cut_off: $(mdtest cmd STATS | head -n 1)"
+rss=$(awk '/^VmHWM/ { print $2 }' /proc/$pid/status)
+echo "magnetd peak RSS: ${rss} kB"
+[ "$rss" -lt 131072 ] || fail "magnetd peak RSS ${rss} kB, over 128 MiB"
+
+mkdir -p /sys/fs/cgroup/jobA /sys/fs/cgroup/jobB
+timeout 120 mdtest agg jobA jobB 3000 5000 || fail "agg"
+
+# Unload and reload under the daemon: SIGUSR1 lets go of the rings.
+kill -USR1 $pid
+i=0
+until rmmod magnet 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "rmmod kept failing after SIGUSR1"
+	sleep 0.1
+done
+grep -q "released the rings" $log || fail "no release in the log: $(cat $log)"
+load buf_size=4M
+magnet-ctl probe add kprobe __x64_sys_getpid >/dev/null || fail "probe add after reload"
+i=0
+until [ "$(stat_of reloads)" = 1 ] && [ "$(stat_of module)" = up ]; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "magnetd did not reopen the rings: $(cat $log)"
+	sleep 0.1
+done
+echo "reloaded: $(grep 'reading the rings again' $log)"
+mdtest account 1000 || fail "account after reload"
+
+# SIGTERM: drained, flushed, a trace magnet-dump decodes whole.
+mgtest fire-n 5000 >/dev/null &
+fpid=$!
+wait $fpid
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc = 0 ] || fail "magnetd exit $rc after SIGTERM: $(cat $log)"
+n=$(magnet-dump -j $trace/magnetd-000000.mgt | grep -c "\"tgid\":$fpid,") ||
+	fail "magnet-dump of the trace"
+[ "$n" = 5000 ] || fail "the trace holds $n of 5000 records"
+magnet-dump --stats $trace/magnetd-000000.mgt >/tmp/st || fail "trace stats"
+echo "trace: $n of 5000 records of the last workload; $(grep -c . /tmp/st) stats lines"
+grep -q "stopped: read" $log || fail "no stop summary: $(cat $log)"
+unload
+echo "log:"
+sed 's/^/  /' $log
