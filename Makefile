@@ -3,7 +3,7 @@
 # magnet top-level build.
 #   make            module (kmod/magnet.ko) and all user space
 #   make check      unit tests, then the VM suite (boots Debian's kernel in QEMU)
-#   make demo       the main job: boot the VM, load magnet, fire probes, show records
+#   make demo       the main job: a live node (magnet + magnetd) in magnet-top
 #   make bench      the benchmark table (native ring + in-VM comparisons)
 #   V=1             show full commands
 

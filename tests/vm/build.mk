@@ -31,8 +31,11 @@ vm_guest_hosts = $(foreach p,$(GUEST_FILES),$(firstword $(subst :, ,$(p))))
 vm-guest-files: module user
 	$(Q)$(if $(strip $(vm_guest_hosts)),$(MAKE) -s $(vm_guest_hosts))
 
+# The whole suite in one guest: about 6 minutes under TCG on 2 cores; the
+# limit leaves room for a slow machine, well inside CI's 90 minutes.
+VM_SUITE_TIMEOUT ?= 1500
 vm-check: vm-guest-files
-	$(Q)$(VM_RUN) -- /magnet/tests/vm/suite $(VM_TESTS)
+	$(Q)$(VM_RUN) --timeout $(VM_SUITE_TIMEOUT) -- /magnet/tests/vm/suite $(VM_TESTS)
 
 vm-shell: vm-guest-files
 	$(Q)$(VM_RUN) -i -- sh

@@ -19,6 +19,8 @@
  *                                tgid and AGG cgroup count exactly that
  *   mdtest stalled               connect, SUBSCRIBE, never read (until
  *                                killed); prints "subscribed"
+ *   mdtest send N                a workload: N sends of 100 bytes over TCP
+ *                                on 127.0.0.1 (the demo's network job)
  *
  * The probe must be a kprobe on __x64_sys_getpid (added by the caller).
  * MDTEST_ADDR overrides 127.0.0.1:8650.
@@ -524,6 +526,28 @@ static int cmd_stalled(void)
 	return 0;
 }
 
+static int cmd_send(int n)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	char msg[100] = { 0 };
+	int lfd, cfd, afd;
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1) ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &len))
+		die("listen on 127.0.0.1: %s", strerror(errno));
+	cfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (cfd < 0 || connect(cfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    (afd = accept(lfd, NULL, NULL)) < 0)
+		die("connect: %s", strerror(errno));
+	for (int i = 0; i < n; i++)
+		if (send(cfd, msg, sizeof(msg), 0) != sizeof(msg) ||
+		    recv(afd, msg, sizeof(msg), MSG_WAITALL) != sizeof(msg))
+			die("send/recv: %s", strerror(errno));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -537,6 +561,8 @@ int main(int argc, char **argv)
 		return cmd_agg(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]));
 	if (argc == 2 && !strcmp(argv[1], "stalled"))
 		return cmd_stalled();
-	fprintf(stderr, "usage: mdtest cmd LINE... | account N | fanout S N | agg CGA CGB NA NB | stalled\n");
+	if (argc == 3 && !strcmp(argv[1], "send"))
+		return cmd_send(atoi(argv[2]));
+	fprintf(stderr, "usage: mdtest cmd LINE... | account N | fanout S N | agg CGA CGB NA NB | stalled | send N\n");
 	return 1;
 }
