@@ -8,11 +8,11 @@ DAEMON_OBJS := $(BUILD)/daemon/expr.o $(BUILD)/daemon/proto.o \
 	$(BUILD)/daemon/config.o $(BUILD)/daemon/log.o $(BUILD)/daemon/notify.o
 DAEMON_UNIT_TESTS := $(BUILD)/tests/unit/test_expr $(BUILD)/tests/unit/test_proto \
 	$(BUILD)/tests/unit/test_agg $(BUILD)/tests/unit/test_tracewr \
-	$(BUILD)/tests/unit/test_config
+	$(BUILD)/tests/unit/test_config $(BUILD)/tests/unit/test_chunkq
 
 $(BUILD)/tests/unit/test_expr.o $(BUILD)/tests/unit/test_proto.o \
 $(BUILD)/tests/unit/test_agg.o $(BUILD)/tests/unit/test_tracewr.o \
-$(BUILD)/tests/unit/test_config.o: \
+$(BUILD)/tests/unit/test_config.o $(BUILD)/tests/unit/test_chunkq.o: \
 	CFLAGS += -Idaemon
 # The shipped example config must load, and give exactly the defaults.
 $(BUILD)/tests/unit/test_config.o: \
@@ -21,9 +21,10 @@ $(BUILD)/tests/unit/test_config.o: \
 $(BUILD)/tests/unit/test_expr: $(BUILD)/daemon/expr.o
 $(BUILD)/tests/unit/test_proto: $(BUILD)/daemon/proto.o
 $(BUILD)/tests/unit/test_agg: $(BUILD)/daemon/agg.o
-$(BUILD)/tests/unit/test_tracewr: $(BUILD)/daemon/tracewr.o
+$(BUILD)/tests/unit/test_tracewr: $(BUILD)/daemon/tracewr.o $(BUILD)/daemon/chunkq.o
 $(BUILD)/tests/unit/test_config: $(BUILD)/daemon/config.o $(BUILD)/daemon/log.o \
 	$(BUILD)/daemon/notify.o
+$(BUILD)/tests/unit/test_chunkq: $(BUILD)/daemon/chunkq.o
 
 $(DAEMON_UNIT_TESTS): %: %.o $(BUILD)/tests/unit/testutil.o $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")

@@ -28,15 +28,24 @@ struct mg_chunkq {
 	_Atomic int sleeping;
 	alignas(64) unsigned char *ring;
 	size_t size;
+	size_t max_need;	/* framing included: half the ring, or all */
 	int efd;
 };
 
 int mg_chunkq_create(size_t bytes, struct mg_chunkq **out)
 {
+	return mg_chunkq_create_flags(bytes, 0, out);
+}
+
+int mg_chunkq_create_flags(size_t bytes, unsigned int flags,
+			   struct mg_chunkq **out)
+{
+	bool whole = flags & MG_CHUNKQ_WHOLE;
 	struct mg_chunkq *q;
 
 	bytes &= ~(size_t)7;
-	if (bytes < MG_CHUNKQ_MIN)
+	if (flags & ~(MG_CHUNKQ_WHOLE | MG_CHUNKQ_PREFAULT) ||
+	    bytes < (whole ? 2 * MG_CHUNKQ_OVERHEAD : MG_CHUNKQ_MIN))
 		return -EINVAL;
 	q = aligned_alloc(64, (sizeof(*q) + 63) & ~(size_t)63);
 	if (!q)
@@ -53,7 +62,15 @@ int mg_chunkq_create(size_t bytes, struct mg_chunkq **out)
 		free(q);
 		return err;
 	}
+	if (flags & MG_CHUNKQ_PREFAULT)
+		memset(q->ring, 0, bytes);
 	q->size = bytes;
+	/*
+	 * Half the ring: an empty ring always takes the chunk, a pad frame
+	 * included. The whole ring: what does not fit now is the producer's
+	 * loss to count, like a full ring.
+	 */
+	q->max_need = whole ? bytes : bytes / 2;
 	*out = q;
 	return 0;
 }
@@ -81,7 +98,7 @@ int mg_chunkq_put(struct mg_chunkq *q, __u32 cpu, const void *data,
 	size_t off = tail % q->size, need = MG_CHUNKQ_OVERHEAD + len, pad = 0;
 	size_t used;
 
-	if (!len || len % 8 || need > q->size / 2 || cpu == PAD_CPU)
+	if (!len || len % 8 || need > q->max_need || cpu == PAD_CPU)
 		return -EINVAL;
 	if (off + need > q->size)
 		pad = q->size - off;
@@ -99,13 +116,8 @@ int mg_chunkq_put(struct mg_chunkq *q, __u32 cpu, const void *data,
 	if (used > atomic_load_explicit(&q->peak, memory_order_relaxed))
 		atomic_store_explicit(&q->peak, used, memory_order_relaxed);
 	atomic_store(&q->tail, tail);			/* seq_cst: see chunkq.h */
-	if (atomic_load(&q->sleeping) && atomic_exchange(&q->sleeping, 0)) {
-		__u64 one = 1;
-
-		/* Non-blocking; a full counter means a wakeup is pending. */
-		if (write(q->efd, &one, sizeof(one)) < 0)
-			return 0;
-	}
+	if (atomic_load(&q->sleeping) && atomic_exchange(&q->sleeping, 0))
+		mg_chunkq_wake(q);
 	return 0;
 }
 
@@ -150,6 +162,15 @@ int mg_chunkq_fd(const struct mg_chunkq *q)
 	return q->efd;
 }
 
+void mg_chunkq_wake(struct mg_chunkq *q)
+{
+	__u64 one = 1;
+
+	/* Non-blocking; a full counter means a wakeup is pending. */
+	if (write(q->efd, &one, sizeof(one)) < 0)
+		return;
+}
+
 bool mg_chunkq_arm(struct mg_chunkq *q)
 {
 	__u64 v;
@@ -167,10 +188,21 @@ bool mg_chunkq_arm(struct mg_chunkq *q)
 
 size_t mg_chunkq_used(const struct mg_chunkq *q)
 {
-	return atomic_load(&q->tail) - atomic_load(&q->head);
+	/*
+	 * head first: a tail loaded later is never behind it, while a head
+	 * loaded after tail may be past it (the consumer went on meanwhile).
+	 */
+	__u64 head = atomic_load(&q->head);
+
+	return atomic_load(&q->tail) - head;
 }
 
 size_t mg_chunkq_peak(const struct mg_chunkq *q)
 {
 	return atomic_load(&q->peak);
+}
+
+size_t mg_chunkq_size(const struct mg_chunkq *q)
+{
+	return q->size;
 }

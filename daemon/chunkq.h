@@ -26,12 +26,28 @@ struct mg_chunkq;
 
 /* bytes (>= MG_CHUNKQ_MIN, rounded down to 8) allocated here, once. */
 int mg_chunkq_create(size_t bytes, struct mg_chunkq **out);
+
+/*
+ * mg_chunkq_create_flags: MG_CHUNKQ_WHOLE lets a chunk take up to the whole
+ * ring (bytes - 8) and the ring be as small as 2 * MG_CHUNKQ_OVERHEAD, for
+ * a producer that drops and counts what does not fit rather than sizing
+ * the ring to its chunks (the trace writer): a chunk over half the ring
+ * then gets -ENOBUFS when it does not fit where the ring's free space is,
+ * even in an empty ring whose end is too short for it. MG_CHUNKQ_PREFAULT
+ * touches the ring now, so no put takes its page faults.
+ */
+#define MG_CHUNKQ_WHOLE		(1U << 0)
+#define MG_CHUNKQ_PREFAULT	(1U << 1)
+
+int mg_chunkq_create_flags(size_t bytes, unsigned int flags,
+			   struct mg_chunkq **out);
+
 void mg_chunkq_free(struct mg_chunkq *q);
 
 /*
- * Producer: queue len bytes (a multiple of 8, at most half the ring) of
- * cpu. 0, -ENOBUFS when full (nothing queued), -EINVAL for a chunk the
- * ring can never hold.
+ * Producer: queue len bytes (a multiple of 8, at most half the ring, or
+ * all of it with MG_CHUNKQ_WHOLE) of cpu. 0, -ENOBUFS when full (nothing
+ * queued), -EINVAL for a chunk the ring can never hold.
  */
 int mg_chunkq_put(struct mg_chunkq *q, __u32 cpu, const void *data,
 		  size_t len);
@@ -54,8 +70,19 @@ int mg_chunkq_fd(const struct mg_chunkq *q);
  */
 bool mg_chunkq_arm(struct mg_chunkq *q);
 
+/*
+ * Any thread: make the fd readable now, for a consumer that also sleeps on
+ * conditions of its own. Store the condition first; the consumer checks
+ * it after mg_chunkq_arm, so either it sees the condition or its poll sees
+ * this wakeup.
+ */
+void mg_chunkq_wake(struct mg_chunkq *q);
+
 /* Bytes in use now, and the most ever (framing included). */
 size_t mg_chunkq_used(const struct mg_chunkq *q);
 size_t mg_chunkq_peak(const struct mg_chunkq *q);
+
+/* The ring's size: bytes as created, rounded down to 8. */
+size_t mg_chunkq_size(const struct mg_chunkq *q);
 
 #endif /* MAGNET_DAEMON_CHUNKQ_H */

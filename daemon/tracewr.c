@@ -1,20 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Trace writer: a single-producer single-consumer byte ring between the
- * collection thread and a writer thread that appends to rotating trace
- * files. See tracewr.h.
+ * Trace writer: a chunk queue (chunkq.h) between the collection thread and
+ * a writer thread that appends to rotating trace files. See tracewr.h.
  *
- * The ring. head (the writer's) and tail (the producer's) count bytes ever
- * consumed and queued; an entry at tail % size is an 8-byte frame (u32 len,
- * u32 cpu) and len data bytes, contiguous: when the end of the ring is too
- * short the producer fills it with a pad frame (cpu PAD_CPU) and starts
- * again at 0. The producer publishes tail (release), the writer head, so
- * each reads the other's bytes only once they are complete.
+ * The queue is made with MG_CHUNKQ_WHOLE: a chunk may take all of it, not
+ * only half, since tracewr.h sizes nothing to the chunks and promises that
+ * whatever does not fit is a counted drop. MG_CHUNKQ_PREFAULT keeps page
+ * faults out of the puts.
  *
- * Waking. The writer sets `sleeping` and checks the ring again before it
- * polls the eventfd; the producer stores tail and then reads `sleeping`,
- * both sequentially consistent, so one of them sees the other: no lost
- * wakeup, and a put makes a system call only when the writer sleeps.
+ * Waking. The writer sleeps in poll on the queue's fd after mg_chunkq_arm,
+ * so a put makes a system call only to wake it. Stop and hold are stored
+ * before mg_chunkq_wake and checked after arm, so a writer going to sleep
+ * either sees them or is woken by them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,14 +24,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "chunkq.h"
 #include "record.h"
 #include "tracewr.h"
 
-#define PAD_CPU		0xffffffffU
+_Static_assert(MG_TRACEWR_CHUNK_OVERHEAD == MG_CHUNKQ_OVERHEAD,
+	       "tracewr.h documents the queue's framing");
+
 #define ERRNO_KINDS	256	/* errno values told apart when logging */
 #define MAX_SKIP	(1U << 20)	/* taken names skipped in one go */
 
@@ -56,20 +55,15 @@ struct walk {
 
 struct mg_tracewr {
 	/* The producer's. */
-	alignas(64) _Atomic __u64 tail;
-	_Atomic __u64 drop_chunks, drop_bytes, drop_records, queued_chunks;
-	_Atomic __u64 queue_peak;
+	alignas(64) _Atomic __u64 drop_chunks, drop_bytes, drop_records;
+	_Atomic __u64 queued_chunks;
 
 	/* The writer's. */
-	alignas(64) _Atomic __u64 head;
-	_Atomic int sleeping;
-	_Atomic __u64 files, bytes, chunks, records;
+	alignas(64) _Atomic __u64 files, bytes, chunks, records;
 	_Atomic __u64 write_errors, err_chunks, err_bytes, err_records;
 
 	/* Shared, read-mostly. */
-	alignas(64) char *ring;
-	size_t size;
-	int efd;
+	alignas(64) struct mg_chunkq *q;
 	_Atomic int stop;
 	_Atomic int hold;
 
@@ -187,15 +181,6 @@ static __u64 realtime_of(const struct mg_trace_info *in, __u64 ts)
 		       r * 1000000 / in->tsc_khz;
 	}
 	return realtime_now();
-}
-
-static void wake(struct mg_tracewr *w)
-{
-	__u64 one = 1;
-
-	/* Non-blocking; a full counter means a wakeup is pending anyway. */
-	if (write(w->efd, &one, sizeof(one)) < 0)
-		return;
 }
 
 int mg_tracewr_path(const struct mg_tracewr *w, unsigned int seq, char *buf,
@@ -375,21 +360,18 @@ static void park(struct mg_tracewr *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
-static void sleep_on_empty(struct mg_tracewr *w, __u64 head)
+static void sleep_on_empty(struct mg_tracewr *w)
 {
-	struct pollfd p = { .fd = w->efd, .events = POLLIN };
-	__u64 v;
+	struct pollfd p = { .fd = mg_chunkq_fd(w->q), .events = POLLIN };
 
-	atomic_store(&w->sleeping, 1);
-	if (atomic_load(&w->tail) == head && !atomic_load(&w->stop) &&
-	    !atomic_load(&w->hold)) {
-		while (poll(&p, 1, -1) < 0 && errno == EINTR)
-			;
-	}
-	atomic_store(&w->sleeping, 0);
-	/* Reset the counter; EAGAIN when nothing was written. */
-	if (read(w->efd, &v, sizeof(v)) < 0)
+	/* Not armed: a chunk came in since the peek. */
+	if (!mg_chunkq_arm(w->q))
 		return;
+	/* After arm: a stop or hold stored before its wake is seen here. */
+	if (atomic_load(&w->stop) || atomic_load(&w->hold))
+		return;
+	while (poll(&p, 1, -1) < 0 && errno == EINTR)
+		;
 }
 
 static void *writer_main(void *arg)
@@ -397,32 +379,23 @@ static void *writer_main(void *arg)
 	struct mg_tracewr *w = arg;
 
 	for (;;) {
-		__u64 head, tail, off;
-		__u32 len, cpu;
+		const void *data;
+		size_t len;
+		__u32 cpu;
 		int stopping;
 
 		if (atomic_load(&w->hold) && !atomic_load(&w->stop))
 			park(w);
+		/* Before the peek: every put before close is then seen. */
 		stopping = atomic_load(&w->stop);
-		head = atomic_load_explicit(&w->head, memory_order_relaxed);
-		tail = atomic_load(&w->tail);
-		if (head == tail) {
+		if (mg_chunkq_peek(w->q, &cpu, &data, &len)) {
 			if (stopping)
 				break;
-			sleep_on_empty(w, head);
+			sleep_on_empty(w);
 			continue;
 		}
-		off = head % w->size;
-		len = get32(w->ring + off);
-		cpu = get32(w->ring + off + 4);
-		if (cpu == PAD_CPU) {
-			head += w->size - off;
-		} else {
-			write_chunk(w, cpu, (unsigned char *)w->ring + off +
-				    MG_TRACEWR_CHUNK_OVERHEAD, len);
-			head += MG_TRACEWR_CHUNK_OVERHEAD + len;
-		}
-		atomic_store_explicit(&w->head, head, memory_order_release);
+		write_chunk(w, cpu, data, len);
+		mg_chunkq_pop(w->q);
 	}
 	/* The last file always gets the trailer, even an empty trace. */
 	if (w->fd >= 0 || !open_file(w))
@@ -436,11 +409,9 @@ static void *writer_main(void *arg)
 
 static void destroy(struct mg_tracewr *w)
 {
-	if (w->efd >= 0)
-		close(w->efd);
+	mg_chunkq_free(w->q);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
-	free(w->ring);
 	free(w->dir);
 	free(w->prefix);
 	free((void *)w->info.probes);
@@ -472,12 +443,9 @@ int mg_tracewr_open(const char *dir, const char *prefix, size_t max_file_bytes,
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->efd = -1;
 	w->fd = -1;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
-	w->size = max_queue_bytes & ~(size_t)7;
-	w->ring = malloc(w->size);
 	w->dir = strdup(dir);
 	w->prefix = strdup(prefix);
 	w->pcpu = calloc(info->ncpus, sizeof(*w->pcpu));
@@ -487,14 +455,12 @@ int mg_tracewr_open(const char *dir, const char *prefix, size_t max_file_bytes,
 		if (probes)
 			memcpy(probes, info->probes, info->probes_len);
 	}
-	if (!w->ring || !w->dir || !w->prefix || !w->pcpu || !w->scratch ||
+	if (!w->dir || !w->prefix || !w->pcpu || !w->scratch ||
 	    (info->probes_len && !probes)) {
 		free(probes);
 		destroy(w);
 		return -ENOMEM;
 	}
-	/* Fault the ring in now, not in the first puts. */
-	memset(w->ring, 0, w->size);
 	w->info = *info;
 	w->info.probes = probes;
 	w->header_len = hlen;
@@ -505,9 +471,9 @@ int mg_tracewr_open(const char *dir, const char *prefix, size_t max_file_bytes,
 		destroy(w);
 		return -EINVAL;
 	}
-	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (w->efd < 0) {
-		err = -errno;
+	err = mg_chunkq_create_flags(max_queue_bytes, MG_CHUNKQ_WHOLE |
+				     MG_CHUNKQ_PREFAULT, &w->q);
+	if (err) {
 		destroy(w);
 		return err;
 	}
@@ -527,19 +493,14 @@ int mg_tracewr_open(const char *dir, const char *prefix, size_t max_file_bytes,
 int mg_tracewr_put(struct mg_tracewr *w, __u32 cpu, const void *data,
 		   size_t len)
 {
-	size_t need = MG_TRACEWR_CHUNK_OVERHEAD + len, off, pad, used;
-	__u64 tail, head;
-	__u32 frame[2];
-
 	if (!len || len % MAGNET_RECORD_ALIGN || len > MG_TRACEWR_MAX_CHUNK ||
 	    cpu >= w->info.ncpus || !data)
 		return -EINVAL;
-	tail = atomic_load_explicit(&w->tail, memory_order_relaxed);
-	head = atomic_load_explicit(&w->head, memory_order_acquire);
-	used = tail - head;
-	off = tail % w->size;
-	pad = w->size - off < need ? w->size - off : 0;
-	if (need > w->size || need + pad > w->size - used) {
+	/*
+	 * The format holds the chunk, so any refusal (-EINVAL too: larger
+	 * than the whole queue) is a queue without room for it.
+	 */
+	if (mg_chunkq_put(w->q, cpu, data, len)) {
 		atomic_fetch_add_explicit(&w->drop_chunks, 1,
 					  memory_order_relaxed);
 		atomic_fetch_add_explicit(&w->drop_bytes, len,
@@ -549,26 +510,7 @@ int mg_tracewr_put(struct mg_tracewr *w, __u32 cpu, const void *data,
 					  memory_order_relaxed);
 		return -ENOBUFS;
 	}
-	if (pad) {
-		frame[0] = 0;
-		frame[1] = PAD_CPU;
-		memcpy(w->ring + off, frame, sizeof(frame));
-		tail += pad;
-		off = 0;
-	}
-	frame[0] = len;
-	frame[1] = cpu;
-	memcpy(w->ring + off, frame, sizeof(frame));
-	memcpy(w->ring + off + MG_TRACEWR_CHUNK_OVERHEAD, data, len);
-	tail += need;
-	atomic_store(&w->tail, tail);
 	atomic_fetch_add_explicit(&w->queued_chunks, 1, memory_order_relaxed);
-	used = tail - head;
-	if (used > atomic_load_explicit(&w->queue_peak, memory_order_relaxed))
-		atomic_store_explicit(&w->queue_peak, used,
-				      memory_order_relaxed);
-	if (atomic_load(&w->sleeping))
-		wake(w);
 	return 0;
 }
 
@@ -580,7 +522,7 @@ int mg_tracewr_close(struct mg_tracewr *w, const struct mg_trailer *trailer)
 		atomic_store(&w->stop, 1);
 		pthread_cond_broadcast(&w->cond);
 		pthread_mutex_unlock(&w->lock);
-		wake(w);
+		mg_chunkq_wake(w->q);
 		pthread_join(w->thread, NULL);
 		w->final = NULL;
 		w->closed = true;
@@ -599,7 +541,6 @@ void mg_tracewr_free(struct mg_tracewr *w)
 void mg_tracewr_stats(const struct mg_tracewr *w, struct mg_tracewr_stats *st)
 {
 	struct mg_tracewr *m = (struct mg_tracewr *)w;
-	__u64 head, tail;
 
 	memset(st, 0, sizeof(*st));
 	st->files = atomic_load(&m->files);
@@ -614,11 +555,9 @@ void mg_tracewr_stats(const struct mg_tracewr *w, struct mg_tracewr_stats *st)
 	st->err_bytes = atomic_load(&m->err_bytes);
 	st->err_records = atomic_load(&m->err_records);
 	st->queued_chunks = atomic_load(&m->queued_chunks);
-	st->queue_bytes = w->size;
-	head = atomic_load(&m->head);
-	tail = atomic_load(&m->tail);
-	st->queue_used = tail > head ? tail - head : 0;
-	st->queue_peak = atomic_load(&m->queue_peak);
+	st->queue_bytes = mg_chunkq_size(w->q);
+	st->queue_used = mg_chunkq_used(w->q);
+	st->queue_peak = mg_chunkq_peak(w->q);
 }
 
 void mg_tracewr_test_hold(struct mg_tracewr *w, bool hold)
@@ -626,7 +565,7 @@ void mg_tracewr_test_hold(struct mg_tracewr *w, bool hold)
 	pthread_mutex_lock(&w->lock);
 	atomic_store(&w->hold, hold);
 	if (hold) {
-		wake(w);
+		mg_chunkq_wake(w->q);
 		while (!w->parked && !w->exited)
 			pthread_cond_wait(&w->cond, &w->lock);
 	} else {

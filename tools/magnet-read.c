@@ -9,7 +9,6 @@
  * the reads inside io_submit, which the same loop handles.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -24,17 +23,13 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
 
 #include "record.h"
+#include "sensor.h"
 #include "stats.h"
 #include "trace.h"
 
 #define PROG		"magnet-read"
-#define DEFAULT_DIR	"/sys/kernel/debug/magnet"
 #define MIN_BUF		(2 * MAGNET_RECORD_MAX)
 /* How long one wait may last, so signals and -t are noticed promptly. */
 #define WAIT_SLICE_NS	(100 * 1000000LL)
@@ -72,8 +67,7 @@ struct reader {
 	__u64 total_records;
 	bool failed;			/* stop now, exit 2 */
 	bool corrupt;			/* a CPU sent bad records: exit 2 */
-	char clock[16];
-	unsigned int tsc_khz;		/* from magnet/version, 0 if absent */
+	struct mg_sensor_version version;	/* none: 0s, clock "mono" */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -89,7 +83,7 @@ static void usage(void)
 "usage: " PROG " -o FILE [-d DIR] [-b BYTES] [-w BYTES] [-c RECORDS] [-T MS]\n"
 "                   [-t SECONDS] [-n RECORDS]\n"
 "  -o FILE     trace file to write, \"-\" for stdout\n"
-"  -d DIR      magnet directory (default " DEFAULT_DIR ")\n"
+"  -d DIR      magnet directory (default " MG_SENSOR_DIR ")\n"
 "  -b BYTES    read buffer per CPU (default 256K, at least %d)\n"
 "  -w BYTES    read condition: byte watermark (default 64K or half a\n"
 "              smaller ring, 0 = off)\n"
@@ -161,171 +155,56 @@ static int parse_size(const char *s, unsigned long long *v)
 	return 0;
 }
 
-static long long now_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static __u64 trace_clock_now(const char *clock)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	if (!strcmp(clock, "tsc"))
-		return __rdtsc();
-#endif
-	return now_ns(CLOCK_MONOTONIC);
-}
-
-/* Whole small text file (a debugfs control file), NUL-terminated. */
-static char *read_text(const char *dir, const char *name, size_t *lenp)
-{
-	char path[PATH_MAX];
-	size_t len = 0, cap = 4096;
-	char *buf;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	buf = malloc(cap);
-	while (buf) {
-		ssize_t n;
-
-		if (len + 1 == cap) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		if (!n)
-			break;
-		len += n;
-	}
-	close(fd);
-	if (buf) {
-		buf[len] = '\0';
-		if (lenp)
-			*lenp = len;
-	}
-	return buf;
-}
-
 static const char *dir_hint(const struct reader *rd)
 {
 	return rd->default_dir ?
 	       ": is magnet.ko loaded and debugfs mounted?" : "";
 }
 
-static int cmp_cpu(const void *a, const void *b)
-{
-	const struct cpu_file *x = a, *y = b;
-
-	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
-}
-
 /* Find the cpuN files; N need not be contiguous. */
 static void scan_dir(struct reader *rd)
 {
-	struct dirent *de;
-	unsigned int cap = 0;
-	DIR *d = opendir(rd->dir);
+	unsigned int *cpus, n, i;
+	int ret = mg_sensor_cpus(rd->dir, &cpus, &n);
 
-	if (!d) {
-		if (errno == ENOENT)
-			die("%s not found%s", rd->dir, dir_hint(rd));
-		if (errno == EACCES || errno == EPERM)
-			die("%s: permission denied: run as root", rd->dir);
-		die("%s: %s", rd->dir, strerror(errno));
-	}
-	while ((de = readdir(d))) {
-		const char *p = de->d_name;
-		unsigned long n;
-		char *end;
-
-		if (strncmp(p, "cpu", 3) || !isdigit((unsigned char)p[3]))
-			continue;
-		errno = 0;
-		n = strtoul(p + 3, &end, 10);
-		if (*end || errno || n >= MG_TRACE_MAX_CPUS)
-			continue;
-		if (rd->ncpus == cap) {
-			cap = cap ? 2 * cap : 16;
-			rd->cpus = realloc(rd->cpus, cap * sizeof(*rd->cpus));
-			if (!rd->cpus)
-				die("out of memory");
-		}
-		memset(&rd->cpus[rd->ncpus], 0, sizeof(*rd->cpus));
-		rd->cpus[rd->ncpus].cpu = n;
-		rd->cpus[rd->ncpus].fd = -1;
-		rd->ncpus++;
-	}
-	closedir(d);
-	if (!rd->ncpus)
+	/* -ENOENT stands for both a missing directory and one without cpuN. */
+	if (ret == -ENOENT && !access(rd->dir, F_OK))
 		die("no cpuN files in %s%s", rd->dir, dir_hint(rd));
-	qsort(rd->cpus, rd->ncpus, sizeof(*rd->cpus), cmp_cpu);
-	rd->max_cpu = rd->cpus[rd->ncpus - 1].cpu;
+	if (ret == -ENOENT)
+		die("%s not found%s", rd->dir, dir_hint(rd));
+	if (ret == -EACCES || ret == -EPERM)
+		die("%s: permission denied: run as root", rd->dir);
+	if (ret == -ENOMEM)
+		die("out of memory");
+	if (ret)
+		die("%s: %s", rd->dir, strerror(-ret));
+	rd->cpus = calloc(n, sizeof(*rd->cpus));
+	if (!rd->cpus)
+		die("out of memory");
+	for (i = 0; i < n; i++) {
+		rd->cpus[i].cpu = cpus[i];
+		rd->cpus[i].fd = -1;
+	}
+	rd->ncpus = n;
+	rd->max_cpu = cpus[n - 1];
+	free(cpus);
 }
 
 /* magnet/version: refuse a record format this build does not know. */
 static void check_version(struct reader *rd)
 {
-	char *text = read_text(rd->dir, "version", NULL), *line;
-
-	snprintf(rd->clock, sizeof(rd->clock), "mono");
-	if (!text)
+	/* Without a readable version file: clock mono, format unchecked. */
+	if (mg_sensor_version(rd->dir, &rd->version))
 		return;
-	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		unsigned int v;
-		char clock[16];
-
-		if (sscanf(line, "format %u", &v) == 1 &&
-		    v != MAGNET_FORMAT_VERSION)
-			die("%s/version: record format %u, this " PROG " supports %d",
-			    rd->dir, v, MAGNET_FORMAT_VERSION);
-		if (sscanf(line, "clock %15s", clock) == 1)
-			snprintf(rd->clock, sizeof(rd->clock), "%s", clock);
-		if (sscanf(line, "tsc_khz %u", &v) == 1)
-			rd->tsc_khz = v;
-	}
-	free(text);
-}
-
-/* Ring size of cpu from magnet/buffers ("cpu size mode used reader"), or 0. */
-static unsigned long ring_size(const char *buffers, unsigned int cpu)
-{
-	const char *line;
-
-	for (line = buffers; line && *line; line = strchr(line, '\n')) {
-		unsigned long size;
-		unsigned int n;
-
-		if (*line == '\n')
-			line++;
-		if (sscanf(line, "%u\t%lu", &n, &size) == 2 && n == cpu)
-			return size;
-	}
-	return 0;
+	/* 0: the file names no format, which is not a mismatch. */
+	if (rd->version.format && rd->version.format != MAGNET_FORMAT_VERSION)
+		die("%s/version: record format %u, this " PROG " supports %d",
+		    rd->dir, rd->version.format, MAGNET_FORMAT_VERSION);
 }
 
 static void open_cpus(struct reader *rd)
 {
-	char *buffers = read_text(rd->dir, "buffers", NULL);
+	char *buffers = mg_sensor_read(rd->dir, "buffers", NULL);
 	unsigned int i;
 
 	for (i = 0; i < rd->ncpus; i++) {
@@ -354,7 +233,7 @@ static void open_cpus(struct reader *rd)
 		 * rings, an explicit -w does not.
 		 */
 		attr = rd->attr;
-		size = ring_size(buffers, c->cpu);
+		size = mg_sensor_ring_size(buffers, c->cpu);
 		if (size && attr.watermark_bytes > size / 2) {
 			if (rd->watermark_set)
 				die("cpu%u: -w %llu is more than half the ring (%lu bytes)",
@@ -396,31 +275,14 @@ static void open_output(struct reader *rd, const char *path)
 
 static void write_header(struct reader *rd)
 {
-	struct mg_trace_info info = { 0 };
-	struct utsname uts;
-	__u64 c1, c2;
+	struct mg_trace_info info;
+	size_t probes_len = 0;
 	char *probes;
 	int err;
 
-	probes = read_text(rd->dir, "probes", &info.probes_len);
-	info.probes = probes;
-	info.ncpus = rd->max_cpu + 1;
-	info.record_version = MAGNET_FORMAT_VERSION;
-	snprintf(info.clock, sizeof(info.clock), "%s", rd->clock);
-	/*
-	 * Only a tsc trace needs the frequency; a mono trace keeps the field
-	 * 0, so it stays readable by readers from before the field existed.
-	 */
-	if (!strcmp(rd->clock, "tsc"))
-		info.tsc_khz = rd->tsc_khz;
-	gethostname(info.hostname, sizeof(info.hostname) - 1);
-	if (!uname(&uts))
-		snprintf(info.release, sizeof(info.release), "%s", uts.release);
-	/* Bracket the wall-clock sample to pair it with the trace clock. */
-	c1 = trace_clock_now(rd->clock);
-	info.start_realtime_ns = now_ns(CLOCK_REALTIME);
-	c2 = trace_clock_now(rd->clock);
-	info.start_clock_ns = c1 + (c2 - c1) / 2;
+	probes = mg_sensor_read(rd->dir, "probes", &probes_len);
+	mg_sensor_trace_info(&info, &rd->version, rd->max_cpu + 1, probes,
+			     probes_len);
 	err = mg_trace_write_header(rd->out, &info);
 	free(probes);
 	if (err)
@@ -558,7 +420,8 @@ static bool stop_requested(const struct reader *rd)
 		return true;
 	if (rd->limit_records && rd->total_records >= (__u64)rd->limit_records)
 		return true;
-	return rd->deadline_ns && now_ns(CLOCK_MONOTONIC) >= rd->deadline_ns;
+	return rd->deadline_ns &&
+	       (long long)mg_now_ns(CLOCK_MONOTONIC) >= rd->deadline_ns;
 }
 
 static bool should_stop(const struct reader *rd)
@@ -598,7 +461,8 @@ static void run(struct reader *rd)
 		long long slice = WAIT_SLICE_NS;
 
 		if (rd->deadline_ns) {
-			long long left = rd->deadline_ns - now_ns(CLOCK_MONOTONIC);
+			long long left = rd->deadline_ns -
+					 (long long)mg_now_ns(CLOCK_MONOTONIC);
 
 			if (left < slice)
 				slice = left > 0 ? left : 0;
@@ -614,7 +478,7 @@ static void run(struct reader *rd)
  */
 static void shutdown_reads(struct reader *rd)
 {
-	long long end = now_ns(CLOCK_MONOTONIC) + REAP_NS;
+	long long end = (long long)mg_now_ns(CLOCK_MONOTONIC) + REAP_NS;
 	unsigned int i;
 
 	for (i = 0; i < rd->ncpus; i++) {
@@ -628,7 +492,7 @@ static void shutdown_reads(struct reader *rd)
 			complete(rd, &ev, true);
 	}
 	while (any_busy(rd)) {
-		long long left = end - now_ns(CLOCK_MONOTONIC);
+		long long left = end - (long long)mg_now_ns(CLOCK_MONOTONIC);
 
 		if (left <= 0)
 			break;
@@ -650,7 +514,7 @@ static void finish(struct reader *rd)
 	unsigned int i;
 	__u64 c1, c2;
 
-	stats = read_text(rd->dir, "stats", &len);
+	stats = mg_sensor_read(rd->dir, "stats", &len);
 	if (stats && mg_stats_parse(stats, len, &ks, &nks))
 		msg("%s/stats: cannot parse; kernel counters not recorded",
 		    rd->dir);
@@ -660,9 +524,9 @@ static void finish(struct reader *rd)
 	tr.cpu = calloc(rd->ncpus, sizeof(*tr.cpu));
 	if (!tr.cpu)
 		die("out of memory");
-	c1 = trace_clock_now(rd->clock);
-	tr.stop_realtime_ns = now_ns(CLOCK_REALTIME);
-	c2 = trace_clock_now(rd->clock);
+	c1 = mg_trace_clock_now(rd->version.clock);
+	tr.stop_realtime_ns = mg_now_ns(CLOCK_REALTIME);
+	c2 = mg_trace_clock_now(rd->version.clock);
 	tr.stop_clock_ns = c1 + (c2 - c1) / 2;
 
 	for (i = 0; i < rd->ncpus; i++) {
@@ -717,7 +581,7 @@ static void finish(struct reader *rd)
 int main(int argc, char **argv)
 {
 	struct reader rd = {
-		.dir = DEFAULT_DIR,
+		.dir = MG_SENSOR_DIR,
 		.default_dir = true,
 		.out = -1,
 		.bufsize = 256 * 1024,
@@ -796,7 +660,7 @@ int main(int argc, char **argv)
 		    r == -EAGAIN ? " (raise /proc/sys/fs/aio-max-nr)" : "");
 	write_header(&rd);
 	if (rd.deadline_ns)
-		rd.deadline_ns += now_ns(CLOCK_MONOTONIC);
+		rd.deadline_ns += (long long)mg_now_ns(CLOCK_MONOTONIC);
 
 	run(&rd);
 	shutdown_reads(&rd);
