@@ -42,7 +42,7 @@ MAGNETD_OBJS := $(BUILD)/daemon/magnetd.o $(BUILD)/daemon/server.o \
 
 $(MAGNETD_OBJS): CFLAGS += -Idaemon -Itools/ctl
 
-$(MAGNETD): $(MAGNETD_OBJS) $(DAEMON_OBJS) $(LIBMAGNET) $(CTL_LIB)
+$(MAGNETD): $(MAGNETD_OBJS) $(DAEMON_OBJS) $(CTL_LIB) $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CTL_LIBS) -laio -lpthread
 

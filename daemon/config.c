@@ -918,15 +918,28 @@ static void long_name(const struct key *k, char buf[64])
 /*
  * One option of argv, named name as the user wrote it. Pass 0 takes -c
  * and -h, which decide what else happens; pass 1, after the file, the
- * others.
+ * others. Its value: "" for a flag, else the one attached to it (NULL for
+ * none) or the next word of argv, argv[++*i].
  */
 static int take(struct load *ld, int pass, const struct key *k,
-		const char *name, const char *val, char *err, size_t errlen)
+		const char *name, const char *attached, int argc, char **argv,
+		int *i, char *err, size_t errlen)
 {
 	bool first = k->type == K_CONFIG || k->type == K_HELP;
 	char why[MG_CONFIG_ERR_MAX];
+	const char *val;
 	int ret;
 
+	if (k->flags & F_NOARG) {
+		val = "";
+	} else if (attached) {
+		val = attached;
+	} else if (*i + 1 < argc) {
+		val = argv[++*i];
+	} else {
+		seterr(err, errlen, "%s: missing value", name);
+		return -EINVAL;
+	}
 	if (first != (pass == 0))
 		return 0;
 	ret = set_key(ld, k, val, true, why, sizeof(why));
@@ -946,7 +959,6 @@ static int walk_args(struct load *ld, int pass, int argc, char **argv,
 	char e[ECHO_MAX + 4], name[64];
 	bool dashdash = false;
 	const struct key *k;
-	const char *val;
 	int i, ret;
 
 	for (i = 1; i < argc; i++) {
@@ -973,21 +985,12 @@ static int walk_args(struct load *ld, int pass, int argc, char **argv,
 				return -EINVAL;
 			}
 			long_name(k, name);
-			if (k->flags & F_NOARG) {
-				if (eq) {
-					seterr(err, errlen, "%s takes no value", name);
-					return -EINVAL;
-				}
-				val = "";
-			} else if (eq) {
-				val = eq + 1;
-			} else if (i + 1 < argc) {
-				val = argv[++i];
-			} else {
-				seterr(err, errlen, "%s: missing value", name);
+			if ((k->flags & F_NOARG) && eq) {
+				seterr(err, errlen, "%s takes no value", name);
 				return -EINVAL;
 			}
-			ret = take(ld, pass, k, name, val, err, errlen);
+			ret = take(ld, pass, k, name, eq ? eq + 1 : NULL,
+				   argc, argv, &i, err, errlen);
 			if (ret)
 				return ret;
 			continue;
@@ -1000,17 +1003,8 @@ static int walk_args(struct load *ld, int pass, int argc, char **argv,
 				return -EINVAL;
 			}
 			snprintf(name, sizeof(name), "-%c", *a);
-			if (k->flags & F_NOARG) {
-				val = "";
-			} else if (a[1]) {
-				val = a + 1;
-			} else if (i + 1 < argc) {
-				val = argv[++i];
-			} else {
-				seterr(err, errlen, "%s: missing value", name);
-				return -EINVAL;
-			}
-			ret = take(ld, pass, k, name, val, err, errlen);
+			ret = take(ld, pass, k, name, a[1] ? a + 1 : NULL,
+				   argc, argv, &i, err, errlen);
 			if (ret)
 				return ret;
 			if (!(k->flags & F_NOARG))

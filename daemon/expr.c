@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "util.h"
 
 enum node_kind { N_TRUE, N_CMP, N_NOT, N_AND, N_OR };
 
@@ -124,17 +125,6 @@ static bool is_name(char c)
 	return is_alpha(c) || is_digit(c) || c == '.';
 }
 
-static int hexval(char c)
-{
-	if (is_digit(c))
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int lex_number(struct parser *p)
 {
 	const char *s = p->s;
@@ -146,11 +136,11 @@ static int lex_number(struct parser *p)
 	if (s[i] == '0' && i + 1 < p->len && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
 		base = 16;
 		i += 2;
-		if (i >= p->len || hexval(s[i]) < 0)
+		if (i >= p->len || mg_hexval(s[i]) < 0)
 			return fail(p, i, "expected a hex digit");
 	}
 	for (; i < p->len; i++) {
-		d = base == 16 ? hexval(s[i]) : (is_digit(s[i]) ? s[i] - '0' : -1);
+		d = base == 16 ? mg_hexval(s[i]) : (is_digit(s[i]) ? s[i] - '0' : -1);
 		if (d < 0)
 			break;
 		if (v > (UINT64_MAX - d) / base)

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-# libmagnet: record codec, trace files, printing, the sensor directory.
+# libmagnet: record codec, trace files, printing, the sensor directory,
+# small helpers (hex, UTF-8, the tools' fatal errors).
 # Static only: every user binary is linked statically for the initramfs.
 LIBMAGNET_SRCS := lib/record.c lib/probes.c lib/stats.c lib/trace.c lib/print.c \
-	lib/sensor.c
+	lib/sensor.c lib/util.c
 LIBMAGNET_OBJS := $(LIBMAGNET_SRCS:%.c=$(BUILD)/%.o)
 LIBMAGNET := $(BUILD)/libmagnet.a
 

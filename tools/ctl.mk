@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # magnet-ctl: the generic-netlink control tool (tools/ctl/, docs/magnet-ctl.md),
-# linked statically with libnl-genl-3 and libnl-3; and its unit test.
+# linked statically with libnl-genl-3, libnl-3 and libmagnet; and its unit
+# test.
 #
 # Everything but main.o is libmagnetctl.a, so that magnetd runs the same
 # command lines in-process with ctl_exec() (tools/ctl/ctl.h). A user:
 #     $(X): CFLAGS += $(CTL_CFLAGS)          (for #include "ctl.h")
-#     link with $(CTL_LIB) $(CTL_LIBS)       (after its own objects)
+#     link with $(CTL_LIB) $(LIBMAGNET) $(CTL_LIBS) (after its own objects)
 CTL_SRCS := $(addprefix tools/ctl/, main.c exec.c args.c nl.c print.c \
 	probe.c filter.c sample.c buffer.c stats.c monitor.c)
 CTL_OBJS := $(CTL_SRCS:%.c=$(BUILD)/%.o)
@@ -31,7 +32,7 @@ $(CTL_LIB): $(CTL_LIB_OBJS)
 	$(Q)$(AR) rcs $@ $^
 
 # Linked through the library, so that it is known to be complete.
-$(MAGNET_CTL): $(BUILD)/tools/ctl/main.o $(CTL_LIB)
+$(MAGNET_CTL): $(BUILD)/tools/ctl/main.o $(CTL_LIB) $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CTL_LIBS)
 
@@ -50,7 +51,7 @@ $(CTL_TEST_MAIN): tools/ctl/main.c | $(BUILD)
 $(BUILD)/tests/unit/test_ctl.o: CFLAGS += $(NL_CFLAGS) -Itools/ctl
 
 $(BUILD)/tests/unit/test_ctl: $(BUILD)/tests/unit/test_ctl.o $(CTL_TEST_MAIN) \
-			      $(CTL_LIB)
+			      $(CTL_LIB) $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CTL_LIBS) $(CHECK_LIBS) \
 		-Wl,--wrap=ctl_nl_open,--wrap=ctl_nl_close

@@ -14,6 +14,7 @@
 #include "print.h"
 #include "record.h"
 #include "trace.h"
+#include "util.h"
 
 #define PROG	"magnet-dump"
 
@@ -58,13 +59,8 @@ static void die(int code, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fputs(PROG ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(code);
+	mg_vdie(PROG, code, fmt, ap);
 }
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *v)

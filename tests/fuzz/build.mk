@@ -12,7 +12,7 @@
 # reproduce with build/tests/fuzz/fuzz_proto FILE.
 FUZZ_CC ?= clang
 FUZZ_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
-	-D_GNU_SOURCE -Iinclude/uapi -Iinclude -Idaemon -g -O1 \
+	-D_GNU_SOURCE -Iinclude/uapi -Iinclude -Ilib -Idaemon -g -O1 \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_DIR := $(BUILD)/tests/fuzz
 FUZZ_PROTO := $(FUZZ_DIR)/fuzz_proto
@@ -22,7 +22,7 @@ FUZZ_PROTO_SRCS := tests/fuzz/fuzz_proto.c daemon/proto.c daemon/expr.c
 FUZZ_PROTO_OPTS := -dict=tests/fuzz/proto.dict -max_len=12288 -timeout=10
 FUZZ_SECONDS ?= 15
 
-$(FUZZ_PROTO): $(FUZZ_PROTO_SRCS) daemon/proto.h daemon/expr.h \
+$(FUZZ_PROTO): $(FUZZ_PROTO_SRCS) daemon/proto.h daemon/expr.h lib/util.h \
 	       include/uapi/linux/magnet.h tests/fuzz/build.mk
 	@command -v $(FUZZ_CC) >/dev/null || \
 		{ echo "$(FUZZ_CC) not found: run tools/bootstrap" >&2; exit 1; }

@@ -1169,6 +1169,16 @@ static void run(struct run *r, const char *name, const char *const *args)
 	run_sig(r, name, args, 0, 0);
 }
 
+/* Run build/tools/NAME on a fake magnetd, started and then stopped for it. */
+static void run_fake(struct run *r, struct fake *f, const char *name,
+		     const char **args, int addr_at)
+{
+	fake_start(f);
+	args[addr_at] = f->addr;
+	run(r, name, args);
+	fake_stop(f);
+}
+
 static void run_free(struct run *r)
 {
 	free(r->out);
@@ -1272,10 +1282,7 @@ START_TEST(cat_text)
 	f.data = script;
 	f.data_len = at;
 	f.close_after_data = true;
-	fake_start(&f);
-	args[1] = f.addr;
-	run(&r, "magnet-cat", args);
-	fake_stop(&f);
+	run_fake(&r, &f, "magnet-cat", args, 1);
 
 	assert_status(&r, 0);
 	want = expect_text(p, a + b + c, default_probes);
@@ -1308,10 +1315,7 @@ START_TEST(cat_json)
 	f.data = lines;
 	f.data_len = strlen(lines);
 	f.close_after_data = true;
-	fake_start(&f);
-	args[2] = f.addr;
-	run(&r, "magnet-cat", args);
-	fake_stop(&f);
+	run_fake(&r, &f, "magnet-cat", args, 2);
 
 	assert_status(&r, 0);
 	/* every JSON line as it came, the D line not among them */
@@ -1434,10 +1438,7 @@ START_TEST(cat_errors)
 	/* ERR to SUBSCRIBE: verbatim, status 2 */
 	fake_init(&f);
 	f.subscribe = "ERR bad filter: expected a comparison operator at column 4\n";
-	fake_start(&f);
-	args[1] = f.addr;
-	run(&r, "magnet-cat", args);
-	fake_stop(&f);
+	run_fake(&r, &f, "magnet-cat", args, 1);
 	assert_status(&r, 2);
 	assert_has(r.err, "ERR bad filter: expected a comparison operator at column 4\n");
 	assert_has(f.log, "SUBSCRIBE cpu 2 FORMAT binary\n");
@@ -1446,10 +1447,7 @@ START_TEST(cat_errors)
 	/* the daemon's refusal */
 	fake_init(&f);
 	f.refuse = true;
-	fake_start(&f);
-	args[1] = f.addr;
-	run(&r, "magnet-cat", args);
-	fake_stop(&f);
+	run_fake(&r, &f, "magnet-cat", args, 1);
 	assert_status(&r, 2);
 	assert_has(r.err, "magnet-cat: ERR too many clients\n");
 	run_free(&r);
@@ -1457,10 +1455,7 @@ START_TEST(cat_errors)
 	/* another protocol version */
 	fake_init(&f);
 	f.hello = "OK magnet 2 node=n\n";
-	fake_start(&f);
-	args[1] = f.addr;
-	run(&r, "magnet-cat", args);
-	fake_stop(&f);
+	run_fake(&r, &f, "magnet-cat", args, 1);
 	assert_status(&r, 2);
 	assert_has(r.err, "speaks protocol version 2; this magnet-cat speaks 1");
 	run_free(&r);
@@ -1488,10 +1483,7 @@ START_TEST(cat_errors)
 	fake_init(&f);
 	f.data = script;
 	f.data_len = add_frame(script, 0, p, 48);
-	fake_start(&f);
-	args[1] = f.addr;
-	run(&r, "magnet-cat", args);
-	fake_stop(&f);
+	run_fake(&r, &f, "magnet-cat", args, 1);
 	assert_status(&r, 2);
 	assert_has(r.err, "bad record at byte 0 of a 48-byte frame");
 	run_free(&r);
@@ -1501,10 +1493,7 @@ START_TEST(cat_errors)
 	f.data = "B 96\n0123456789";
 	f.data_len = 15;
 	f.close_after_data = true;
-	fake_start(&f);
-	args[1] = f.addr;
-	run(&r, "magnet-cat", args);
-	fake_stop(&f);
+	run_fake(&r, &f, "magnet-cat", args, 1);
 	assert_status(&r, 2);
 	assert_has(r.err, "closed the connection in the middle of a message");
 	run_free(&r);
@@ -1539,10 +1528,7 @@ START_TEST(cat_raw)
 	f.data = script;
 	f.data_len = at;
 	f.close_after_data = true;
-	fake_start(&f);
-	args[2] = f.addr;
-	run(&r, "magnet-cat", args);
-	fake_stop(&f);
+	run_fake(&r, &f, "magnet-cat", args, 2);
 	assert_status(&r, 0);
 	ck_assert_uint_eq(r.out_len, a + b);
 	ck_assert_mem_eq(r.out, p, a + b);
@@ -1617,10 +1603,7 @@ START_TEST(top_batch)
 	char *b1, *b2;
 
 	top_script(&f);
-	fake_start(&f);
-	args[6] = f.addr;
-	run(&r, "magnet-top", args);
-	fake_stop(&f);
+	run_fake(&r, &f, "magnet-top", args, 6);
 	assert_status(&r, 0);
 	ck_assert_uint_eq(r.err_len, 0);
 
@@ -1664,10 +1647,7 @@ START_TEST(top_machine)
 	struct run r;
 
 	top_script(&f);
-	fake_start(&f);
-	args[6] = f.addr;
-	run(&r, "magnet-top", args);
-	fake_stop(&f);
+	run_fake(&r, &f, "magnet-top", args, 6);
 	assert_status(&r, 0);
 	ck_assert_str_eq(r.out,
 		"header\titeration\t1\n"
@@ -1733,10 +1713,7 @@ START_TEST(top_errors)
 	top_script(&f);
 	f.close_after_reports = true;
 	f.reports[0][1] = f.reports[1][1] = f.reports[2][1] = NULL;
-	fake_start(&f);
-	args[6] = f.addr;
-	run(&r, "magnet-top", args);
-	fake_stop(&f);
+	run_fake(&r, &f, "magnet-top", args, 6);
 	assert_status(&r, 2);
 	assert_has(r.err, "magnet-top: magnetd at 127.0.0.1:");
 	assert_has(r.err, " closed the connection\n");
@@ -1745,10 +1722,7 @@ START_TEST(top_errors)
 	/* an AGG refused: verbatim */
 	top_script(&f);
 	f.agg_reply[1] = "ERR unknown AGG key 'cgroup' (probe, pid, tgid, comm or cgroup)\n";
-	fake_start(&f);
-	args[6] = f.addr;
-	run(&r, "magnet-top", args);
-	fake_stop(&f);
+	run_fake(&r, &f, "magnet-top", args, 6);
 	assert_status(&r, 2);
 	assert_has(r.err, "magnet-top: ERR unknown AGG key 'cgroup' (probe, pid, tgid, comm or cgroup)\n");
 	run_free(&r);
@@ -1756,10 +1730,7 @@ START_TEST(top_errors)
 	/* a malformed report */
 	top_script(&f);
 	f.reports[0][0] = REP("tgid", 1, 1) "100 1 0 fast alpha\n";
-	fake_start(&f);
-	args[6] = f.addr;
-	run(&r, "magnet-top", args);
-	fake_stop(&f);
+	run_fake(&r, &f, "magnet-top", args, 6);
 	assert_status(&r, 2);
 	assert_has(r.err, "protocol error from 127.0.0.1:");
 	assert_has(r.err, "AGG entry 1: bad rate in '100 1 0 fast alpha'");

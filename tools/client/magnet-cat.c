@@ -19,6 +19,7 @@
 #include "mgclient.h"
 #include "print.h"
 #include "record.h"
+#include "util.h"
 
 #define PROG		"magnet-cat"
 /* How long the daemon may take to answer HELLO, PROBES or SUBSCRIBE. */
@@ -85,21 +86,8 @@ static void die(int code, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fputs(PROG ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(code);
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	mg_vdie(PROG, code, fmt, ap);
 }
 
 /* The filter words, joined; the SUBSCRIBE line around them. */
@@ -384,7 +372,7 @@ static void run(struct cat *k, const sigset_t *waitmask)
 		if (fflush(stdout))
 			out_error();
 		if (k->deadline_ms) {
-			long long left = k->deadline_ms - mono_ms();
+			long long left = k->deadline_ms - mgc_mono_ms();
 
 			if (left <= 0)
 				break;
@@ -416,8 +404,8 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	static struct cat k;
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigset_t block, waitmask;
+	static const int sigs[] = { SIGINT, SIGTERM, 0 };
+	sigset_t waitmask;
 	long long ms = 0;
 	struct mgc_msg m;
 	int opt;
@@ -438,11 +426,8 @@ int main(int argc, char **argv)
 			k.mode = opt == 'j' ? OUT_JSON : OUT_RAW;
 			break;
 		case 'n':
-			if (mgc_parse_u64(optarg, strlen(optarg), &v) || !v) {
-				fprintf(stderr, PROG ": -n needs a count from 1, not '%s'\n",
-					optarg);
+			if (mgc_opt_count(PROG, 'n', optarg, &v))
 				usage();
-			}
 			k.limit = v;
 			break;
 		case 't':
@@ -467,12 +452,7 @@ int main(int argc, char **argv)
 	 * are blocked, and let through only while ppoll waits, so one that
 	 * comes between the check and the wait is not lost.
 	 */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &waitmask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	mgc_catch_signals(sigs, on_signal, &waitmask);
 
 	if (mgc_connect(&k.c, k.server, REPLY_TIMEOUT_MS))
 		die(2, "%s", k.c.err);
@@ -486,7 +466,7 @@ int main(int argc, char **argv)
 	mg_print_opts_init(&k.po, NULL, &k.probes);
 	k.po.tsc = !strcmp(k.hello.clock, "tsc");
 	if (ms)
-		k.deadline_ms = mono_ms() + ms;
+		k.deadline_ms = mgc_mono_ms() + ms;
 	run(&k, &waitmask);
 	/* Held frames wait only for names: without them they still print. */
 	put_held(&k);

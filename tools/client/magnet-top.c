@@ -25,6 +25,7 @@
 #include <sys/ioctl.h>
 
 #include "mgclient.h"
+#include "util.h"
 
 #define PROG		"magnet-top"
 #define REPLY_TIMEOUT_MS	10000
@@ -121,21 +122,8 @@ static void die(int code, const char *fmt, ...)
 	va_list ap;
 
 	term_restore();
-	fflush(stdout);
-	fputs(PROG ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(code);
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	mg_vdie(PROG, code, fmt, ap);
 }
 
 /* ---- talking to magnetd ---- */
@@ -659,7 +647,7 @@ static int wait_reports(struct top *t, long long deadline,
 		if (resized && t->mode == MODE_TERM && t->iteration)
 			draw(t);
 		resized = 0;
-		left = deadline - mono_ms();
+		left = deadline - mgc_mono_ms();
 		if (left <= 0)
 			return 0;
 		for (k = 0; k < NTABLES; k++) {
@@ -721,9 +709,9 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	static struct top t;
-	struct sigaction sa = { .sa_handler = on_signal };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGWINCH, 0 };
 	bool batch = false, machine = false, keys = false;
-	sigset_t block, waitmask;
+	sigset_t waitmask;
 	long long last;
 	int opt, k, r;
 	__u64 v;
@@ -745,11 +733,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'n':
-			if (mgc_parse_u64(optarg, strlen(optarg), &v) || !v) {
-				fprintf(stderr, PROG ": -n needs a count from 1, not '%s'\n",
-					optarg);
+			if (mgc_opt_count(PROG, 'n', optarg, &v))
 				usage();
-			}
 			t.iterations = v;
 			break;
 		case 'b':
@@ -773,19 +758,12 @@ int main(int argc, char **argv)
 	keys = t.mode == MODE_TERM && isatty(STDIN_FILENO);
 
 	/* As magnet-cat: blocked, and delivered only while ppoll waits. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGWINCH);
-	sigprocmask(SIG_BLOCK, &block, &waitmask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGWINCH, &sa, NULL);
+	mgc_catch_signals(sigs, on_signal, &waitmask);
 
 	start(&t);
 	if (t.mode == MODE_TERM)
 		term_setup(keys);
-	last = mono_ms();
+	last = mgc_mono_ms();
 	for (;;) {
 		/* Half an interval more, and a little for the network. */
 		r = wait_reports(&t, last + t.interval_ms * 3 / 2 + 500,
@@ -795,7 +773,7 @@ int main(int argc, char **argv)
 		poll_info(&t);
 		t.iteration++;
 		draw(&t);
-		last = mono_ms();
+		last = mgc_mono_ms();
 		for (k = 0; k < NTABLES; k++)
 			t.t[k].fresh = false;
 		if (t.iterations && t.iteration >= t.iterations)

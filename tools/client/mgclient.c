@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <linux/magnet.h>
 
 #include "mgclient.h"
+#include "util.h"
 
 /* First receive buffer; it doubles up to MGC_BUF_MAX for large messages. */
 #define MGC_BUF_MIN		(256U << 10)
@@ -146,6 +148,41 @@ int mgc_parse_ms(const char *s, long long *ms)
 		fp *= 10;
 	*ms = ip * 1000 + fp;
 	return 0;
+}
+
+int mgc_opt_count(const char *prog, char opt, const char *arg, __u64 *v)
+{
+	if (mgc_parse_u64(arg, strlen(arg), v) || !*v) {
+		fprintf(stderr, "%s: -%c needs a count from 1, not '%s'\n",
+			prog, opt, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- for the programs ---- */
+
+long long mgc_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+void mgc_catch_signals(const int *sigs, void (*handler)(int),
+		       sigset_t *waitmask)
+{
+	struct sigaction sa = { .sa_handler = handler };
+	sigset_t block;
+	size_t i;
+
+	sigemptyset(&block);
+	for (i = 0; sigs[i]; i++)
+		sigaddset(&block, sigs[i]);
+	sigprocmask(SIG_BLOCK, &block, waitmask);
+	for (i = 0; sigs[i]; i++)
+		sigaction(sigs[i], &sa, NULL);
 }
 
 /* ---- addresses ---- */
@@ -328,17 +365,6 @@ ssize_t mgc_frame(const char *buf, size_t len, struct mgc_msg *m,
 
 /* ---- text helpers ---- */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 ssize_t mgc_unescape(const char *in, size_t len, char *out, size_t outlen)
 {
 	size_t i, o = 0;
@@ -351,8 +377,8 @@ ssize_t mgc_unescape(const char *in, size_t len, char *out, size_t outlen)
 
 			if (len - i < 3)
 				return -EINVAL;
-			hi = hexval(in[i + 1]);
-			lo = hexval(in[i + 2]);
+			hi = mg_hexval(in[i + 1]);
+			lo = mg_hexval(in[i + 2]);
 			if (hi < 0 || lo < 0 || (!hi && !lo))
 				return -EINVAL;
 			c = hi << 4 | lo;
@@ -373,34 +399,11 @@ ssize_t mgc_unescape(const char *in, size_t len, char *out, size_t outlen)
 /* A valid UTF-8 sequence of a printable code point (>= U+00A0): its length. */
 static size_t utf8_printable(const unsigned char *s)
 {
-	unsigned int cp, n, i;
+	unsigned int cp;
+	size_t n = mg_utf8_decode(s, &cp);
 
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/*
-	 * Overlong forms, surrogates, and the C1 controls (U+0080..U+009F,
-	 * which some terminals obey as escapes) are escaped like bytes.
-	 */
-	if (cp < 0xa0 || (n == 3 && cp < 0x800) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
+	/* The C1 controls (U+0080..U+009F) some terminals obey as escapes. */
+	return n && cp >= 0xa0 ? n : 0;
 }
 
 const char *mgc_escape(char *buf, size_t len, const char *str)

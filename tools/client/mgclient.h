@@ -22,6 +22,7 @@
 #define MAGNET_CLIENT_MGCLIENT_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <linux/types.h>
@@ -121,6 +122,25 @@ int mgc_parse_u64(const char *s, size_t len, __u64 *v);
  * decimals, at most 10^9 s), into *ms. 0 or -EINVAL.
  */
 int mgc_parse_ms(const char *s, long long *ms);
+
+/*
+ * The COUNT of a program's option -opt: a decimal from 1. 0, or -EINVAL
+ * after "prog: -opt needs a count from 1, not 'arg'" on stderr.
+ */
+int mgc_opt_count(const char *prog, char opt, const char *arg, __u64 *v);
+
+/* ---- for the programs ---- */
+
+/* CLOCK_MONOTONIC in ms. */
+long long mgc_mono_ms(void);
+
+/*
+ * Catch sigs (a list ending in 0) with handler, and block them: *waitmask
+ * is the mask from before, for ppoll to let them through only while it
+ * waits, so that one coming between a check and the wait is not lost.
+ */
+void mgc_catch_signals(const int *sigs, void (*handler)(int),
+		       sigset_t *waitmask);
 
 /* ---- key=value words ---- */
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "util.h"
 
 #define PR_DEPTH	16
 
@@ -46,37 +47,6 @@ void pr_end(void)
 	fflush(ctl_outf);
 }
 
-/* Valid UTF-8 sequence at s: its length, or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-	unsigned int cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* JSON string literal; bytes that are not UTF-8 become \u00XX. */
 static void json_string(FILE *f, const char *str)
 {
@@ -84,6 +54,7 @@ static void json_string(FILE *f, const char *str)
 
 	putc('"', f);
 	while (*s) {
+		unsigned int cp;
 		size_t n;
 
 		if (*s == '"' || *s == '\\') {
@@ -96,7 +67,7 @@ static void json_string(FILE *f, const char *str)
 			s++;
 		} else if (*s < 0x20 || *s == 0x7f) {
 			fprintf(f, "\\u%04x", *s++);
-		} else if ((n = utf8_len(s))) {
+		} else if ((n = mg_utf8_decode(s, &cp))) {
 			fwrite(s, 1, n, f);
 			s += n;
 		} else {
