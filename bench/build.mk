@@ -3,14 +3,16 @@
 # The benchmark (bench/run): not part of `make` / `make all` / CI.
 #
 #   make bench        build the bench binaries, then run bench/run: native
-#                     ring core timings here, the probe-cost and drain-rate
-#                     comparisons with ftrace in the VM; prints one table and
-#                     writes it to $(BUILD)/bench/results.txt
+#                     ring core timings here, the probe-cost, drain-rate and
+#                     consumer-cost (magnetd, magnet-read, ftrace-read)
+#                     comparisons in the VM; prints one table and writes it
+#                     to $(BUILD)/bench/results.txt
 #   make bench-bins   only build them
 #
 # BENCH_BINS are built only by these targets. BENCH_GUEST_FILES are the
 # HOST:GUEST pairs bench/run gives tests/vm/run with --file (bench/run adds
-# magnet-read, which tools/build.mk builds).
+# magnet-read, magnet-ctl, magnetd, magnet-cat and mdtest, which `user`
+# builds).
 BENCH_DIR := $(BUILD)/bench
 
 # The ring core once more, at -O2 whatever CFLAGS says: the bench times the

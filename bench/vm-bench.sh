@@ -6,16 +6,18 @@
 # "bench: key=value" (bench/run formats them) and the tools' own output.
 #
 # Needs in the guest: /magnet/magnet.ko, magnet-read, ftrace-read and
-# loadgen in PATH, debugfs and tracefs mounted, 2 CPUs. The workload runs on
-# CPU 0, the readers on CPU 1.
+# loadgen in PATH (row 4 also magnet-ctl; row 5 magnetd, magnet-cat and
+# mdtest), debugfs and tracefs mounted, 2 CPUs. The workload runs on CPU 0,
+# the readers on CPU 1. The sections are numbered as bench/run's table rows
+# (row 1 is native); $BENCH_ROWS lists the ones to run (default "2 3 4 5").
 #
-# 1. Probe cost: ns per getpid() (loadgen getpid $BENCH_ITER, pinned), with
+# 2. Probe cost: ns per getpid() (loadgen getpid $BENCH_ITER, pinned), with
 #    (a) no probe, (b) magnet (kprobe:__x64_sys_getpid, 40-byte records)
 #    drained by magnet-read to /dev/null, (c) ftrace (p:getpid
 #    __x64_sys_getpid, no args: 20-byte events) drained by ftrace-read to
 #    /dev/null. $BENCH_REPS rounds of a, b, c interleaved, so drift of the
 #    host hits all three alike; the table takes the medians.
-# 2. Drain rate: a flood for $BENCH_DUR seconds on CPU 0, drained by each
+# 3. Drain rate: a flood for $BENCH_DUR seconds on CPU 0, drained by each
 #    tracer's reader on CPU 1 into /dev/null:
 #      small: getpid with 3 args: magnet kprobe:__x64_sys_getpid:3 (64-byte
 #             records), ftrace p:getpid __x64_sys_getpid $arg1..3 (44 bytes:
@@ -35,6 +37,8 @@
 #    probe lets the load reach), then paced at one rate for both tracers
 #    (90% of the slower unpaced rate), so their losses compare at the same
 #    offered load.
+# 4. Control plane, and 5. consumers (magnetd vs magnet-read vs
+#    ftrace-read): see their sections below.
 #
 # Both tracers get the same ring per CPU ($BENCH_BUF bytes: magnet
 # buf_size, ftrace buffer_size_kb), the same loss policy (magnet's default
@@ -47,6 +51,10 @@ ITER=${BENCH_ITER:-2000000}
 REPS=${BENCH_REPS:-3}
 DUR=${BENCH_DUR:-5}
 BUF=${BENCH_BUF:-1048576}
+RATE=${BENCH_RATE:-100000}
+CDUR=${BENCH_CONS_DUR:-4}
+CREPS=${BENCH_CONS_REPS:-3}
+ROWS=${BENCH_ROWS:-2 3 4 5}
 T=/sys/kernel/tracing
 M=/sys/kernel/debug/magnet
 KO=/magnet/magnet.ko
@@ -56,6 +64,7 @@ TMP=/tmp/bench
 
 out() { echo "bench: $1=$2"; }
 die() { echo "vm-bench: $*"; dmesg | tail -n 20; exit 1; }
+want() { case " $ROWS " in *" $1 "*) return 0 ;; esac; return 1; }
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 mkdir -p $TMP
@@ -67,6 +76,8 @@ out iter "$ITER"
 out reps "$REPS"
 out dur "$DUR"
 out buf "$BUF"
+out cons_dur "$CDUR"
+out cons_reps "$CREPS"
 
 # ---- tracer setup -------------------------------------------------------
 
@@ -148,45 +159,47 @@ reader_stop() { # tracer prefix
 	fi
 }
 
-# ---- 1. probe cost --------------------------------------------------------
+# ---- 2. probe cost --------------------------------------------------------
 
 getpid_ns() {
 	taskset $W loadgen getpid $ITER | sed -n 's/.*ns_per_op=//p'
 }
 
-none_runs= magnet_runs= ftrace_runs=
-r=1
-while [ $r -le "$REPS" ]; do
-	v=$(getpid_ns); none_runs="$none_runs $v"
-	out cost_none_$r "$v"
+if want 2; then
+	none_runs= magnet_runs= ftrace_runs=
+	r=1
+	while [ $r -le "$REPS" ]; do
+		v=$(getpid_ns); none_runs="$none_runs $v"
+		out cost_none_$r "$v"
 
-	magnet_on kprobe:__x64_sys_getpid
-	reader_start magnet /dev/null
-	v=$(getpid_ns); magnet_runs="$magnet_runs $v"
-	out cost_magnet_$r "$v"
-	sleep 0.5
-	reader_stop magnet cost_magnet_$r
-	magnet_counts cost_magnet_$r
-	magnet_off
+		magnet_on kprobe:__x64_sys_getpid
+		reader_start magnet /dev/null
+		v=$(getpid_ns); magnet_runs="$magnet_runs $v"
+		out cost_magnet_$r "$v"
+		sleep 0.5
+		reader_stop magnet cost_magnet_$r
+		magnet_counts cost_magnet_$r
+		magnet_off
 
-	ftrace_on 'p:getpid __x64_sys_getpid' getpid
-	reader_start ftrace /dev/null
-	v=$(getpid_ns); ftrace_runs="$ftrace_runs $v"
-	out cost_ftrace_$r "$v"
-	sleep 0.5
-	reader_stop ftrace cost_ftrace_$r
-	ftrace_counts cost_ftrace_$r getpid
-	ftrace_off getpid
-	r=$((r + 1))
-done
-# shellcheck disable=SC2086
-out cost_none "$(median $none_runs)"
-# shellcheck disable=SC2086
-out cost_magnet "$(median $magnet_runs)"
-# shellcheck disable=SC2086
-out cost_ftrace "$(median $ftrace_runs)"
+		ftrace_on 'p:getpid __x64_sys_getpid' getpid
+		reader_start ftrace /dev/null
+		v=$(getpid_ns); ftrace_runs="$ftrace_runs $v"
+		out cost_ftrace_$r "$v"
+		sleep 0.5
+		reader_stop ftrace cost_ftrace_$r
+		ftrace_counts cost_ftrace_$r getpid
+		ftrace_off getpid
+		r=$((r + 1))
+	done
+	# shellcheck disable=SC2086
+	out cost_none "$(median $none_runs)"
+	# shellcheck disable=SC2086
+	out cost_magnet "$(median $magnet_runs)"
+	# shellcheck disable=SC2086
+	out cost_ftrace "$(median $ftrace_runs)"
+fi
 
-# ---- 2. drain rate --------------------------------------------------------
+# ---- 3. drain rate --------------------------------------------------------
 
 # One flood: the reader on CPU 1 into /dev/null, the load on CPU 0.
 flood() { # tracer prefix load...
@@ -238,12 +251,14 @@ compare() { # size magnet-probes ftrace-event ftrace-name load...
 	ftrace_off "$fname"
 }
 
-compare small kprobe:__x64_sys_getpid:3 \
-	'p:getpid __x64_sys_getpid a=$arg1 b=$arg2 c=$arg3' getpid \
-	getpid-for "$DUR"
-compare large kprobe:write_full:3:4000@1 \
-	'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w \
-	write-for "$DUR" 4000 /dev/full
+if want 3; then
+	compare small kprobe:__x64_sys_getpid:3 \
+		'p:getpid __x64_sys_getpid a=$arg1 b=$arg2 c=$arg3' getpid \
+		getpid-for "$DUR"
+	compare large kprobe:write_full:3:4000@1 \
+		'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w \
+		write-for "$DUR" 4000 /dev/full
+fi
 
 # ---- 4. control plane: filtered vs recorded, sampling ---------------------
 #
@@ -280,12 +295,237 @@ ctl_cost() { # label, then the magnet-ctl setup commands as "a b c;d e"
 	out ctl_${label}_json "$(tr -d '\n' <$TMP/ctl.json)"
 }
 
-if command -v magnet-ctl >/dev/null; then
+if want 4 && command -v magnet-ctl >/dev/null; then
+	if ! want 2; then	# row 4's costs are over row 2's baseline
+		none_runs=
+		r=1
+		while [ $r -le "$REPS" ]; do
+			none_runs="$none_runs $(getpid_ns)"
+			r=$((r + 1))
+		done
+		# shellcheck disable=SC2086
+		out cost_none "$(median $none_runs)"
+	fi
 	ctl_cost recorded ""
 	ctl_cost filtered "filter add gp tgid 1"
 	ctl_cost every10 "sample set gp every 10"
 	ctl_cost every100 "sample set gp every 100"
 	ctl_cost every1000 "sample set gp every 1000"
+fi
+
+# ---- 5. consumers: magnetd's cost vs magnet-read's and ftrace-read's ----
+#
+# The load of row 3's small flood (getpid with 3 args: magnet 64-byte
+# records, ftrace 44-byte events) on CPU 0 for $BENCH_CONS_DUR seconds,
+# paced at $BENCH_RATE getpid/s and unpaced, consumed on CPU 1 by one of
+# these at a time (module or kprobe event set up afresh for each, so
+# counters start at 0), $BENCH_CONS_REPS rounds of all eight runs
+# interleaved (the table takes the median CPU per record: TCG's timings
+# drift with the host's load):
+#   mread   magnet-read -o $TMP/c.trace (tmpfs)
+#   mdtrace magnetd -f --trace $TMP/mdtrace (tmpfs), no client: the same
+#           work as magnet-read (drain every ring, write a trace)
+#   mdsub   magnetd -f, no trace, one binary subscriber
+#           (magnet-cat -b > /dev/null, also on CPU 1)
+#   ftrace  ftrace-read -o $TMP/c.trace (tmpfs) on trace_pipe_raw
+# Every consumer keeps its defaults (magnet-read and magnetd both: 256 KiB
+# read buffer, 64 KiB watermark, 100 ms latency). CPU: utime+stime of the
+# whole process (all threads) from /proc/PID/stat, in clock ticks
+# (USER_HZ, 100/s), from just before the load starts until the consumer has
+# gone idle after it (its CPU time stopped growing), so start-up and
+# shut-down are not counted; the sum of the threads' /proc/PID/task/*/
+# schedstat run times (ns) is kept as a cross-check. Delivered: magnet-read's
+# summary records; magnetd's STATS read - trace_dropped (records handed to
+# the trace); magnet-cat's summary records; ftrace-read's events. Lost: the
+# kernel's (magnet stats lost_*, or ftrace dropped events + overrun) and the
+# consumer's (magnetd: trace_dropped, queue_dropped, client_dropped), of
+# the probe hits, all counted once the consumer is idle again. (Not probe
+# hits - delivered: a stray getpid() of a tool between the count and the
+# consumer's stop would count.) Also the CPU time of all kworkers in the
+# same window: magnet's AIO reads are copied into the reader's memory by an
+# unbound workqueue's kworker (kmod/fs.c), which the reader's own times do
+# not include; ftrace-read's read() copies in the reader.
+
+cpu_ticks() { # pid: utime + stime of the whole process
+	sed 's/^.*) //' /proc/$1/stat | awk '{ print $12 + $13 }'
+}
+
+sched_ns() { # pid: the sum of its threads' run times
+	cat /proc/$1/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+# utime + stime of every kworker: magnet's AIO reads are copied into the
+# reader's memory by an unbound workqueue's kworker, not by the reader.
+kw_ticks() {
+	for f in /proc/[0-9]*/stat; do
+		read -r l <"$f" 2>/dev/null && echo "$l"
+	done | awk '$2 ~ /^\(kworker\// { sub(/^.*\) /, ""); t += $12 + $13 } END { printf "%.0f\n", t }'
+}
+
+cpu_of() { # pids: "ticks ns" of each, on one line
+	for p; do printf '%s %s ' "$(cpu_ticks $p)" "$(sched_ns $p)"; done
+}
+
+# Not in the table, to tell where a consumer's time goes: utime, stime,
+# context switches (all threads), read and write system calls.
+diag_of() { # pid
+	sed 's/^.*) //' /proc/$1/stat | awk '{ printf "%s %s ", $12, $13 }'
+	cat /proc/$1/task/*/status | awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 }
+		END { printf "%.0f ", s }'
+	awk '/^syscr:/ { r = $2 } /^syscw:/ { w = $2 } END { printf "%.0f %.0f ", r, w }' /proc/$1/io
+}
+
+diag_out() { # prefix name before after: the differences
+	echo "$3 $4" | awk -v p="$1_$2" '{ split("utime stime ctxsw syscr syscw", k)
+		for (i = 1; i <= 5; i++) printf "bench: %s_%s=%.0f\n", p, k[i], $(i + 5) - $i }'
+}
+
+# Wait until the consumers' CPU time stops growing (at most 10 s).
+settle() { # pids
+	prev=$(cpu_of "$@")
+	i=0
+	while [ $i -lt 20 ]; do
+		sleep 0.5
+		cur=$(cpu_of "$@")
+		[ "$(echo "$cur" | awk '{ for (i = 1; i <= NF; i += 2) t += $i; print t }')" = \
+		  "$(echo "$prev" | awk '{ for (i = 1; i <= NF; i += 2) t += $i; print t }')" ] && return
+		prev=$cur
+		i=$((i + 1))
+	done
+	echo "vm-bench: consumers $* still busy after 10 s"
+}
+
+md_start() { # magnetd options...
+	taskset $R magnetd -f "$@" >$TMP/magnetd.log 2>&1 &
+	DPID=$!
+	i=0
+	until mdtest cmd HELLO >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 100 ] && kill -0 $DPID 2>/dev/null ||
+			{ cat $TMP/magnetd.log; die "magnetd did not come up"; }
+		sleep 0.1
+	done
+}
+
+md_stop() {
+	kill -TERM $DPID
+	wait $DPID || { cat $TMP/magnetd.log; die "magnetd failed"; }
+	sed 's/^/magnetd.log: /' $TMP/magnetd.log
+}
+
+md_stats() { # prefix: magnetd's STATS counters
+	mdtest cmd STATS >$TMP/stats.out || die "STATS"
+	head -n 1 $TMP/stats.out | tr ' ' '\n' | awk -v p="$1" -F= '
+		$1 ~ /^(read|read_lost|queue_dropped|sent|client_dropped|trace_files|trace_bytes|trace_dropped|trace_errors)$/ {
+			print "bench: " p "_md_" $1 "=" $2 }'
+}
+
+# One consumer on one load: prefix, consumer, then loadgen's arguments.
+consume() { # prefix consumer load...
+	p=$1 c=$2
+	shift 2
+	rm -rf $TMP/c.trace $TMP/mdtrace
+	CPID= DPID=
+	case $c in
+	mread)
+		magnet_on kprobe:__x64_sys_getpid:3
+		taskset $R magnet-read -o $TMP/c.trace 2>$TMP/cons.err &
+		CPID=$! ;;
+	mdtrace)
+		magnet_on kprobe:__x64_sys_getpid:3
+		mkdir -p $TMP/mdtrace
+		md_start --trace $TMP/mdtrace ;;
+	mdsub)
+		magnet_on kprobe:__x64_sys_getpid:3
+		md_start
+		taskset $R magnet-cat -b >/dev/null 2>$TMP/cons.err &
+		CPID=$!
+		i=0
+		until mdtest cmd STATS | head -n 1 | grep -q ' subscribers=1 '; do
+			i=$((i + 1))
+			[ $i -lt 100 ] || { cat $TMP/cons.err; die "magnet-cat did not subscribe"; }
+			sleep 0.1
+		done ;;
+	ftrace)
+		ftrace_on 'p:getpid __x64_sys_getpid a=$arg1 b=$arg2 c=$arg3' getpid
+		taskset $R ftrace-read -o $TMP/c.trace 2>$TMP/cons.err &
+		CPID=$! ;;
+	esac
+	sleep 0.5
+	[ -z "$CPID" ] || kill -0 $CPID 2>/dev/null || { cat $TMP/cons.err; die "$c did not start"; }
+	pids="$DPID $CPID"
+	[ -z "$DPID" ] || ddiag=$(diag_of $DPID)
+	[ -z "$CPID" ] || cdiag=$(diag_of $CPID)
+	kw0=$(kw_ticks)
+	# shellcheck disable=SC2086
+	before=$(cpu_of $pids)
+	taskset $W loadgen "$@" >$TMP/load.out || die "loadgen $*"
+	# shellcheck disable=SC2086
+	settle $pids
+	# shellcheck disable=SC2086
+	after=$(cpu_of $pids)
+	out ${p}_kwticks $(($(kw_ticks) - kw0))
+	[ -z "$DPID" ] || diag_out $p daemon "$ddiag" "$(diag_of $DPID)"
+	[ -z "$CPID" ] || diag_out $p consumer "$cdiag" "$(diag_of $CPID)"
+	# The kernel's counts now, while the consumer still runs: what
+	# happens while it stops is not part of the run.
+	if [ $c = ftrace ]; then
+		ftrace_counts $p getpid
+	else
+		magnet_counts $p
+	fi
+	awk -v p="$p" '{ for (i = 1; i <= NF; i++) if ($i ~ /^(ops|secs)=/) print "bench: " p "_" $i }' \
+		$TMP/load.out
+	# ticks and ns of the first pid (the daemon, or the only consumer),
+	# then of the client.
+	echo "$before $after" | awk -v p="$p" -v n="$(echo $pids | wc -w)" '{
+		for (i = 1; i <= 2 * n; i++) d[i] = $(i + 2 * n) - $i
+		printf "bench: %s_ticks=%.0f\nbench: %s_ns=%.0f\n", p, d[1], p, d[2]
+		if (n == 2) printf "bench: %s_cticks=%.0f\nbench: %s_cns=%.0f\n", p, d[3], p, d[4] }'
+	[ -z "$DPID" ] || md_stats $p
+	if [ -n "$CPID" ]; then
+		kill -INT $CPID
+		wait $CPID || { cat $TMP/cons.err; df /tmp; die "$c failed"; }
+		cat $TMP/cons.err
+	fi
+	[ -z "$DPID" ] || md_stop
+	case $c in
+	mread)
+		magnet_read_counts $p $TMP/cons.err ;;
+	mdsub)
+		sed -n 's/^magnet-cat: \([0-9]*\) records, \([0-9]*\) lost.*, \([0-9]*\) dropped.*/\1 \2 \3/p' \
+			$TMP/cons.err | awk -v p="$p" '{ printf "bench: %s_drained=%s\nbench: %s_cat_lost=%s\nbench: %s_cat_dropped=%s\n",
+				p, $1, p, $2, p, $3 }' ;;
+	ftrace)
+		ftrace_read_counts $p $TMP/cons.err ;;
+	esac
+	if [ $c = ftrace ]; then
+		ftrace_off getpid
+	else
+		magnet_off
+	fi
+	rm -rf $TMP/c.trace $TMP/mdtrace
+}
+
+if want 5; then
+	if command -v magnetd >/dev/null && command -v magnet-cat >/dev/null &&
+		command -v mdtest >/dev/null; then
+		out cons_rate "$RATE"
+		out cons_hz 100
+		r=1
+		while [ $r -le "$CREPS" ]; do
+			for c in mread mdtrace mdsub ftrace; do
+				consume cons_paced_${c}_$r $c getpid-for "$CDUR" "$RATE"
+			done
+			for c in mread mdtrace mdsub ftrace; do
+				consume cons_flood_${c}_$r $c getpid-for "$CDUR"
+			done
+			r=$((r + 1))
+		done
+		out cons_done 1
+	else
+		echo "vm-bench: row 5 needs magnetd, magnet-cat and mdtest in PATH; skipped"
+	fi
 fi
 
 out done 1

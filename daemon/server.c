@@ -821,7 +821,7 @@ static void feed_agg(struct mg_server *s, struct client *c)
 
 static void feed_binary(struct mg_server *s, struct client *c)
 {
-	size_t i, n = 0, bytes = 0, fit = 0, fitbytes = 0;
+	size_t i, n = 0, room, fit, bytes = 0, run;
 	char hdr[32];
 	int hl;
 
@@ -834,23 +834,30 @@ static void feed_binary(struct mg_server *s, struct client *c)
 		drop_for(s, c, n);
 		return;
 	}
-	for (i = 0; i < n; i++)
-		bytes += s->pick[i]->size;
-	/* What fits goes; the rest of the chunk is dropped for this client. */
-	for (i = 0; i < n; i++) {
-		size_t next = fitbytes + s->pick[i]->size;
-
-		hl = snprintf(hdr, sizeof(hdr), "B %zu\n", next);
-		if (hl + next > obuf_room(s, c))
+	/*
+	 * What fits goes; the rest of the chunk is dropped for this client.
+	 * The header is sized for the largest frame once, not per record.
+	 */
+	room = obuf_room(s, c);
+	hl = snprintf(hdr, sizeof(hdr), "B %zu\n", (size_t)s->maxrecs * MAGNET_RECORD_MAX);
+	for (fit = 0; fit < n; fit++) {
+		if (hl + bytes + s->pick[fit]->size > room)
 			break;
-		fit++;
-		fitbytes = next;
+		bytes += s->pick[fit]->size;
 	}
 	if (fit) {
-		hl = snprintf(hdr, sizeof(hdr), "B %zu\n", fitbytes);
+		hl = snprintf(hdr, sizeof(hdr), "B %zu\n", bytes);
 		obuf_put(&c->out, hdr, hl);
-		for (i = 0; i < fit; i++)
-			obuf_put(&c->out, s->pick[i], s->pick[i]->size);
+		/* Matching records are mostly adjacent: copy them in runs. */
+		for (i = 0; i < fit; i += run) {
+			const char *p = (const char *)s->pick[i];
+			size_t len = s->pick[i]->size;
+
+			for (run = 1; i + run < fit &&
+			     (const char *)s->pick[i + run] == p + len; run++)
+				len += s->pick[i + run]->size;
+			obuf_put(&c->out, p, len);
+		}
 		s->sent += fit;
 	}
 	drop_for(s, c, n - fit);

@@ -445,6 +445,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": -b writes binary records: redirect stdout to a file or a pipe\n");
 		usage();
 	}
+	/* Records arrive in frames of up to a read buffer: write in big pieces. */
+	if (k.mode == OUT_RAW)
+		setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	build_command(&k, argc - optind, argv + optind);
 
 	/*
