@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cpu.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
@@ -76,17 +77,35 @@ static void mg_stats_add(struct mg_ring_stats *to, const struct mg_ring_stats *f
 	to->lost_too_big += from->lost_too_big;
 	to->lost_nesting += from->lost_nesting;
 	to->overwritten += from->overwritten;
+	to->discarded += from->discarded;
 }
 
+/*
+ * A resize holds mg_resize_lock from the swap until the old rings' counts
+ * are in base: taking it here keeps every counter monotonic.
+ */
 void mg_buffer_stats(struct mg_cpu_buf *buf, struct mg_ring_stats *st)
 {
 	struct mg_ring_stats now;
 
-	rcu_read_lock_sched();
-	mg_ring_stats(rcu_dereference_sched(buf->ring), &now);
-	rcu_read_unlock_sched();
+	mutex_lock(&mg_resize_lock);
+	mg_ring_stats(rcu_dereference_protected(buf->ring, lockdep_is_held(&mg_resize_lock)),
+		      &now);
 	*st = buf->base;
+	mutex_unlock(&mg_resize_lock);
 	mg_stats_add(st, &now);
+}
+
+struct mg_carry {
+	struct mg_ring *to;
+	const struct mg_ring *from;
+};
+
+static void mg_carry_pending(void *arg)
+{
+	const struct mg_carry *c = arg;
+
+	mg_ring_carry_pending(c->to, c->from);
 }
 
 unsigned long mg_buffers_size(void)
@@ -150,13 +169,28 @@ int mg_buffers_resize(unsigned long size, enum mg_ring_mode mode)
 		fresh[cpu] = rcu_replace_pointer(mg_bufs[cpu]->ring, fresh[cpu], true);
 	/* Writers run with preemption off: this waits for all of them. */
 	synchronize_rcu();
+	/*
+	 * Losses not yet reported in-band move to the new ring, whose next
+	 * record reports them; its writers run on its CPU, so the add runs
+	 * there too (local_t is only safe on its own CPU). Unread records go
+	 * with the old ring: they are counted as discarded.
+	 */
+	cpus_read_lock();
 	for_each_possible_cpu(cpu) {
+		struct mg_carry c = {
+			.to = rcu_dereference_protected(mg_bufs[cpu]->ring, true),
+			.from = fresh[cpu],
+		};
 		struct mg_ring_stats old;
 
+		if (!cpu_online(cpu) || smp_call_function_single(cpu, mg_carry_pending, &c, 1))
+			mg_carry_pending(&c);	/* offline: no writer runs there */
 		irq_work_sync(&mg_bufs[cpu]->wake_work);
 		mg_ring_stats(fresh[cpu], &old);
+		old.discarded += mg_ring_avail_records(fresh[cpu]);
 		mg_stats_add(&mg_bufs[cpu]->base, &old);
 	}
+	cpus_read_unlock();
 	mg_size = size;
 	mg_mode = mode;
 out_free:
@@ -226,7 +260,6 @@ void mg_buffers_exit(void)
 		if (!buf)
 			continue;
 		irq_work_sync(&buf->wake_work);
-		mg_fs_buf_exit(buf);
 		mg_ring_free(rcu_dereference_protected(buf->ring, 1));
 		kfree(buf);
 	}

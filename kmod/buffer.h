@@ -22,6 +22,7 @@ struct mg_cpu_buf {
 	wait_queue_head_t wait;
 	struct fasync_struct *fasync;
 	struct irq_work wake_work;	/* writers never wake anyone directly */
+	spinlock_t arm_lock;		/* merges the armed read conditions */
 	spinlock_t aio_lock;
 	struct list_head aio_pending;
 	struct delayed_work aio_work;

@@ -79,6 +79,8 @@ static bool mg_ready(struct mg_cpu_buf *buf, struct mg_ring *rb, size_t count, u
 
 	if (!bytes)
 		return false;
+	if (mg_ring_half_full(rb))
+		return true;
 	if (wb && bytes >= wb)
 		return true;
 	if (wr && mg_ring_avail_records(rb) >= wr)
@@ -88,19 +90,54 @@ static bool mg_ready(struct mg_cpu_buf *buf, struct mg_ring *rb, size_t count, u
 	return deadline && ktime_get_ns() >= deadline;
 }
 
-/* Ask the writers for a notify once the read condition holds. */
+static u64 mg_min_nonzero(u64 a, u64 b)
+{
+	return !a ? b : !b ? a : min(a, b);
+}
+
+/*
+ * Ask the writers for a notify once the read condition holds. The ring has
+ * one armed condition and one notify, which wakes every waiter of the file
+ * (a blocked read, poll, SIGIO, queued AIO reads); each re-checks its own
+ * condition and re-arms before sleeping again (mg_wait_ready). While armed,
+ * a new condition is merged with the armed one (the smaller of each
+ * watermark: true whenever either is), so no waiter's condition replaces a
+ * laxer one it does not know about. A merge with a condition a writer has
+ * just disarmed only costs a spurious wake-up.
+ */
 static void mg_arm(struct mg_cpu_buf *buf, struct mg_ring *rb, size_t count, u64 deadline)
 {
 	u64 wb = min_t(u64, READ_ONCE(buf->attr.watermark_bytes), count);
 	u64 wr = READ_ONCE(buf->attr.watermark_records);
+	unsigned long flags;
 
 	if ((!wb && !wr) || (deadline && ktime_get_ns() >= deadline)) {
 		wb = 0;
 		wr = 1;		/* any record will do now */
 	}
+	spin_lock_irqsave(&buf->arm_lock, flags);
+	if (READ_ONCE(rb->wake_armed)) {
+		wb = mg_min_nonzero(wb, rb->wake_bytes);
+		wr = mg_min_nonzero(wr, rb->wake_records);
+	}
 	WRITE_ONCE(rb->wake_bytes, wb);
 	WRITE_ONCE(rb->wake_records, wr);
 	mg_ring_arm(rb);
+	spin_unlock_irqrestore(&buf->arm_lock, flags);
+}
+
+/*
+ * The wait condition of a blocked reader: re-armed each time it is about to
+ * sleep, since a notify is one-shot and the condition may have become
+ * false again after it (overwrite mode drops records, another reader of
+ * the same file consumed them).
+ */
+static bool mg_wait_ready(struct mg_cpu_buf *buf, struct mg_ring *rb, size_t count, u64 deadline)
+{
+	if (mg_ready(buf, rb, count, deadline))
+		return true;
+	mg_arm(buf, rb, count, deadline);
+	return mg_ready(buf, rb, count, deadline);
 }
 
 static unsigned long mg_copy_iter(void *ctx, const void *src, unsigned long len)
@@ -131,14 +168,24 @@ static long mg_consume(struct mg_cpu_buf *buf, struct iov_iter *iter)
 	return total ? total : ret;
 }
 
+/*
+ * -EAGAIN from the ring (overwrite mode, writers kept voiding the read):
+ * drop the lock, let others run, and try again unless a signal is pending.
+ */
 static long mg_consume_locked(struct mg_cpu_buf *buf, struct iov_iter *iter)
 {
 	long ret;
 
-	mutex_lock(&buf->read_lock);
-	ret = mg_consume(buf, iter);
-	mutex_unlock(&buf->read_lock);
-	return ret;
+	for (;;) {
+		mutex_lock(&buf->read_lock);
+		ret = mg_consume(buf, iter);
+		mutex_unlock(&buf->read_lock);
+		if (ret != -EAGAIN)
+			return ret;
+		if (signal_pending(current))
+			return -ERESTARTSYS;
+		cond_resched();
+	}
 }
 
 static void mg_aio_free(struct mg_aio_req *req)
@@ -161,40 +208,83 @@ static long mg_aio_copy(struct mg_cpu_buf *buf, struct mg_aio_req *req)
 	return ret;
 }
 
-/* Completes queued AIO reads, oldest first, as their condition holds. */
+/* Takes the first cancelled request off the queue, if any. */
+static struct mg_aio_req *mg_aio_take_cancelled(struct mg_cpu_buf *buf)
+{
+	struct mg_aio_req *req;
+
+	lockdep_assert_held(&buf->aio_lock);
+	list_for_each_entry(req, &buf->aio_pending, node) {
+		if (req->cancelled) {
+			list_del(&req->node);
+			req->queued = false;
+			return req;
+		}
+	}
+	return NULL;
+}
+
+static void mg_aio_complete(struct mg_aio_req *req, long ret)
+{
+	req->iocb->ki_complete(req->iocb, ret);
+	mg_aio_free(req);
+}
+
+/*
+ * Completes queued AIO reads: cancelled ones at once, wherever they are in
+ * the queue; the others oldest first, as their condition holds. The ring
+ * is looked up afresh while a request is queued: a queued request pins the
+ * file, and so the ring; once the last one completes, the file may be
+ * released and the ring replaced.
+ */
 static void mg_aio_work(struct work_struct *work)
 {
 	struct mg_cpu_buf *buf = container_of(to_delayed_work(work), struct mg_cpu_buf, aio_work);
-	struct mg_ring *rb = mg_reader_ring(buf);
 	struct mg_aio_req *req;
+	struct mg_ring *rb;
 	long ret;
 
 	for (;;) {
 		spin_lock_irq(&buf->aio_lock);
-		req = list_first_entry_or_null(&buf->aio_pending, struct mg_aio_req, node);
-		if (req && !req->cancelled && !mg_ready(buf, rb, req->count, req->deadline)) {
+		req = mg_aio_take_cancelled(buf);
+		if (req) {
 			spin_unlock_irq(&buf->aio_lock);
-			mg_arm(buf, rb, req->count, req->deadline);
-			if (mg_ready(buf, rb, req->count, req->deadline))
-				continue;	/* a writer beat the arming */
-			if (req->deadline) {
-				s64 left = req->deadline - ktime_get_ns();
-
-				if (left > 0)
-					mod_delayed_work(mg_aio_wq, &buf->aio_work,
-							 nsecs_to_jiffies(left) + 1);
-			}
-			return;
+			mg_aio_complete(req, -ECANCELED);
+			continue;
 		}
+		req = list_first_entry_or_null(&buf->aio_pending, struct mg_aio_req, node);
 		if (!req) {
 			spin_unlock_irq(&buf->aio_lock);
+			return;
+		}
+		rb = mg_reader_ring(buf);
+		if (!mg_ready(buf, rb, req->count, req->deadline)) {
+			size_t count = req->count;
+			u64 deadline = req->deadline;
+
+			spin_unlock_irq(&buf->aio_lock);
+			/*
+			 * Only this work completes requests (a work item never
+			 * runs twice at once), so @req stays queued and pins
+			 * the file and its ring. A cancel meanwhile kicks the
+			 * work at once; queue_delayed_work() leaves that kick
+			 * alone, where mod_delayed_work() would defer it.
+			 */
+			if (mg_wait_ready(buf, rb, count, deadline))
+				continue;	/* a writer beat the arming */
+			if (deadline) {
+				s64 left = deadline - ktime_get_ns();
+
+				queue_delayed_work(mg_aio_wq, &buf->aio_work,
+						   left > 0 ? nsecs_to_jiffies(left) + 1 : 0);
+			}
 			return;
 		}
 		list_del(&req->node);
 		req->queued = false;
 		spin_unlock_irq(&buf->aio_lock);
 
-		ret = req->cancelled ? -ECANCELED : mg_aio_copy(buf, req);
+		ret = mg_aio_copy(buf, req);
 		if (!ret) {
 			/* A synchronous read took the records first: wait on. */
 			spin_lock_irq(&buf->aio_lock);
@@ -203,8 +293,7 @@ static void mg_aio_work(struct work_struct *work)
 			spin_unlock_irq(&buf->aio_lock);
 			continue;
 		}
-		req->iocb->ki_complete(req->iocb, ret);
-		mg_aio_free(req);
+		mg_aio_complete(req, ret);
 	}
 }
 
@@ -251,7 +340,7 @@ static ssize_t mg_aio_read(struct mg_cpu_buf *buf, struct kiocb *iocb, struct io
 	req->count = count;
 	req->deadline = deadline;
 	iocb->private = req;
-	kiocb_set_cancel_fn(iocb, mg_aio_cancel);
+	kiocb_set_cancel_fn(iocb, mg_aio_cancel);	/* a libaio request: see mg_is_libaio() */
 
 	spin_lock_irq(&buf->aio_lock);
 	if (req->cancelled) {
@@ -267,6 +356,23 @@ static ssize_t mg_aio_read(struct mg_cpu_buf *buf, struct kiocb *iocb, struct io
 	return -EIOCBQUEUED;
 }
 
+/*
+ * Only libaio requests can be queued here: io_cancel() reaches them through
+ * kiocb_set_cancel_fn(). Other asynchronous submitters (io_uring) cannot
+ * cancel a request a driver holds, so they are served like a synchronous
+ * read in their own context (io_uring runs blocking reads in its io-wq
+ * workers, which it signals to cancel). Kernels without IOCB_AIO_RW cannot
+ * tell them apart: every request is served synchronously there.
+ */
+static bool mg_is_libaio(const struct kiocb *iocb)
+{
+#ifdef IOCB_AIO_RW
+	return iocb->ki_flags & IOCB_AIO_RW;
+#else
+	return false;
+#endif
+}
+
 static ssize_t mg_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct file *filp = iocb->ki_filp;
@@ -280,7 +386,7 @@ static ssize_t mg_read_iter(struct kiocb *iocb, struct iov_iter *to)
 
 	if (!count)
 		return 0;
-	if (!is_sync_kiocb(iocb))
+	if (!is_sync_kiocb(iocb) && mg_is_libaio(iocb))
 		return mg_aio_read(buf, iocb, to, deadline);
 	for (;;) {
 		if (mg_ready(buf, rb, count, deadline) || (nonblock && mg_ring_avail_bytes(rb))) {
@@ -290,15 +396,15 @@ static ssize_t mg_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		}
 		if (nonblock)
 			return -EAGAIN;
-		mg_arm(buf, rb, count, deadline);
 		if (deadline && ktime_get_ns() < deadline) {
 			u64 left = deadline - ktime_get_ns();
 
 			ret = wait_event_interruptible_timeout(buf->wait,
-					mg_ready(buf, rb, count, deadline),
+					mg_wait_ready(buf, rb, count, deadline),
 					nsecs_to_jiffies(left) + 1);
 		} else {
-			ret = wait_event_interruptible(buf->wait, mg_ready(buf, rb, count, deadline));
+			ret = wait_event_interruptible(buf->wait,
+					mg_wait_ready(buf, rb, count, deadline));
 		}
 		if (ret < 0)
 			return -ERESTARTSYS;
@@ -311,12 +417,7 @@ static __poll_t mg_poll(struct file *filp, poll_table *wait)
 	struct mg_ring *rb = mg_reader_ring(buf);
 
 	poll_wait(filp, &buf->wait, wait);
-	if (mg_ready(buf, rb, SIZE_MAX, 0))
-		return EPOLLIN | EPOLLRDNORM;
-	mg_arm(buf, rb, SIZE_MAX, 0);
-	if (mg_ready(buf, rb, SIZE_MAX, 0))
-		return EPOLLIN | EPOLLRDNORM;
-	return 0;
+	return mg_wait_ready(buf, rb, SIZE_MAX, 0) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 static int mg_fasync(int fd, struct file *filp, int on)
@@ -340,8 +441,10 @@ static long mg_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 			return -EFAULT;
 		if (attr.flags)
 			return -EINVAL;		/* no flags defined yet */
-		if (attr.watermark_bytes > mg_reader_ring(buf)->size / 2)
-			return -EINVAL;		/* could never be reached */
+		/* Either could never be reached: half the ring satisfies any read. */
+		if (attr.watermark_bytes > mg_reader_ring(buf)->size / 2 ||
+		    attr.watermark_records > mg_reader_ring(buf)->size / 2 / MAGNET_RECORD_HEADER)
+			return -EINVAL;
 		mutex_lock(&buf->read_lock);
 		buf->attr = attr;
 		mutex_unlock(&buf->read_lock);
@@ -402,6 +505,7 @@ static const struct file_operations mg_data_fops = {
 	.poll = mg_poll,
 	.fasync = mg_fasync,
 	.unlocked_ioctl = mg_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,	/* struct magnet_read_attr has one layout */
 	.llseek = no_llseek,
 };
 
@@ -423,15 +527,10 @@ void mg_fs_buf_init(struct mg_cpu_buf *buf)
 	init_waitqueue_head(&buf->wait);
 	init_irq_work(&buf->wake_work, mg_wake);
 	spin_lock_init(&buf->aio_lock);
+	spin_lock_init(&buf->arm_lock);
 	INIT_LIST_HEAD(&buf->aio_pending);
 	INIT_DELAYED_WORK(&buf->aio_work, mg_aio_work);
 	buf->attr = mg_default_attr;
-}
-
-void mg_fs_buf_exit(struct mg_cpu_buf *buf)
-{
-	cancel_delayed_work_sync(&buf->aio_work);
-	WARN_ON_ONCE(!list_empty(&buf->aio_pending));
 }
 
 /* ---- control files ---- */
@@ -450,11 +549,13 @@ static int mg_stats_show(struct seq_file *m, void *v)
 	struct mg_ring_stats st;
 	unsigned int cpu;
 
-	seq_puts(m, "cpu\twritten\tbytes\tlost_full\tlost_too_big\tlost_nesting\toverwritten\n");
+	seq_puts(m, "cpu\twritten\tbytes\tlost_full\tlost_too_big\tlost_nesting\toverwritten"
+		 "\tdiscarded\n");
 	for_each_possible_cpu(cpu) {
 		mg_buffer_stats(mg_bufs[cpu], &st);
-		seq_printf(m, "%u\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\n", cpu, st.written, st.bytes,
-			   st.lost_full, st.lost_too_big, st.lost_nesting, st.overwritten);
+		seq_printf(m, "%u\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\n", cpu, st.written,
+			   st.bytes, st.lost_full, st.lost_too_big, st.lost_nesting, st.overwritten,
+			   st.discarded);
 	}
 	return 0;
 }
@@ -493,43 +594,79 @@ static const struct file_operations mg_probes_fops = {
 	.release = single_release,
 };
 
+/*
+ * The directory (and the AIO workqueue) first: this is what fails when
+ * debugfs is off, absent, or already has a "magnet". The files come last,
+ * from mg_fs_publish(), once nothing else in the module's init can fail: a
+ * file opened during a load that then fails would keep the module's text
+ * in use after it is freed.
+ */
 int mg_fs_init(void)
 {
-	char name[16];
-	unsigned int cpu;
+	int ret;
 
 	mg_aio_wq = alloc_workqueue("magnet_aio", WQ_UNBOUND | WQ_HIGHPRI, 0);
 	if (!mg_aio_wq)
 		return -ENOMEM;
-
 	mg_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	if (IS_ERR(mg_dir)) {
-		pr_err("cannot create the debugfs directory (is debugfs enabled?)\n");
-		destroy_workqueue(mg_aio_wq);
-		return PTR_ERR(mg_dir);
-	}
-	debugfs_create_file("version", 0400, mg_dir, NULL, &mg_version_fops);
-	debugfs_create_file("probes", 0400, mg_dir, NULL, &mg_probes_fops);
-	debugfs_create_file("stats", 0400, mg_dir, NULL, &mg_stats_fops);
-	debugfs_create_file("buffers", 0400, mg_dir, NULL, &mg_buffers_fops);
-	for_each_possible_cpu(cpu) {
-		snprintf(name, sizeof(name), "cpu%u", cpu);
-		mg_bufs[cpu]->dentry = debugfs_create_file_unsafe(name, 0400, mg_dir,
-								  mg_bufs[cpu], &mg_data_fops);
+		ret = PTR_ERR(mg_dir);
+		pr_err("cannot create /sys/kernel/debug/%s (%d): debugfs is %s\n", KBUILD_MODNAME,
+		       ret, ret == -EEXIST ? "already used by that name" :
+		       ret == -EPERM ? "disabled (debugfs=off or lockdown)" : "not available");
+		mg_dir = NULL;
+		goto err_dir;
 	}
 	return 0;
+
+err_dir:
+	destroy_workqueue(mg_aio_wq);
+	mg_aio_wq = NULL;
+	return ret;
 }
 
+static void mg_fs_create(const char *name, void *data, const struct file_operations *fops,
+			 bool proxied, struct dentry **dentry)
+{
+	struct dentry *d = proxied ? debugfs_create_file(name, 0400, mg_dir, data, fops) :
+			   debugfs_create_file_unsafe(name, 0400, mg_dir, data, fops);
+
+	/* Only ENOMEM is left here: the directory is ours and empty. */
+	if (IS_ERR(d))
+		pr_warn("cannot create debugfs file %s (%ld)\n", name, PTR_ERR(d));
+	if (dentry)
+		*dentry = d;
+}
+
+void mg_fs_publish(void)
+{
+	char name[16];
+	unsigned int cpu;
+
+	mg_fs_create("version", NULL, &mg_version_fops, true, NULL);
+	mg_fs_create("probes", NULL, &mg_probes_fops, true, NULL);
+	mg_fs_create("stats", NULL, &mg_stats_fops, true, NULL);
+	mg_fs_create("buffers", NULL, &mg_buffers_fops, true, NULL);
+	for_each_possible_cpu(cpu) {
+		snprintf(name, sizeof(name), "cpu%u", cpu);
+		mg_fs_create(name, mg_bufs[cpu], &mg_data_fops, false, &mg_bufs[cpu]->dentry);
+	}
+}
+
+/*
+ * Runs with no file open (each pins the module), after the probes are gone:
+ * no AIO request is queued and no writer kicks the work any more.
+ */
 void mg_fs_exit(void)
 {
+	unsigned int cpu;
+
 	debugfs_remove(mg_dir);
 	mg_dir = NULL;
-}
-
-/* After every buffer's AIO work is cancelled (mg_fs_buf_exit). */
-void mg_fs_wq_exit(void)
-{
-	if (mg_aio_wq)
-		destroy_workqueue(mg_aio_wq);
+	for_each_possible_cpu(cpu) {
+		cancel_delayed_work_sync(&mg_bufs[cpu]->aio_work);
+		WARN_ON_ONCE(!list_empty(&mg_bufs[cpu]->aio_pending));
+	}
+	destroy_workqueue(mg_aio_wq);
 	mg_aio_wq = NULL;
 }

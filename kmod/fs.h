@@ -4,12 +4,12 @@
 
 struct mg_cpu_buf;
 
-#define MAGNET_RELEASE	"0.1.0"
+#include <magnet/version.h>
 
+/* The directory: may fail. The files: last of all, cannot fail. */
 int mg_fs_init(void);
+void mg_fs_publish(void);
 void mg_fs_exit(void);
-void mg_fs_wq_exit(void);
 void mg_fs_buf_init(struct mg_cpu_buf *buf);
-void mg_fs_buf_exit(struct mg_cpu_buf *buf);
 
 #endif /* _MAGNET_FS_H */

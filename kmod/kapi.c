@@ -45,18 +45,33 @@ int magnet_log(struct magnet_event *ev, u64 abstract_id, const void *data, u32 l
 	struct mg_ring *rb;
 	int ret = 0;
 
-	if (READ_ONCE(p->flags) & MAGNET_PROBE_F_DISABLED)
-		return -ENODATA;
+	/*
+	 * Everything, the flags too, inside the preemption-off section that
+	 * magnet_event_unregister() waits for: @ev may be going away.
+	 */
 	preempt_disable_notrace();
+	if (READ_ONCE(p->flags) & MAGNET_PROBE_F_DISABLED) {
+		ret = -ENODATA;
+		goto out;
+	}
 	if (!mg_probe_pass(p, abstract_id)) {
 		ret = -ENODATA;
+		goto out;
+	}
+	/* Checked before any sum: sizeof(*raw) + len must not wrap. */
+	if (unlikely(len > MAGNET_PAYLOAD_MAX - sizeof(*raw))) {
+		struct mg_ring *cur = rcu_dereference_sched(mg_bufs[smp_processor_id()]->ring);
+
+		mg_ring_lose(cur, MG_LOST_TOO_BIG);
+		this_cpu_inc(p->pc->lost);
+		ret = -E2BIG;
 		goto out;
 	}
 	rec = magnet_reserve(&rb, p->id, MAGNET_HANDLER_RAW << MAGNET_REC_HANDLER_SHIFT,
 			     abstract_id, sizeof(*raw) + len);
 	if (!rec) {
 		this_cpu_inc(p->pc->lost);
-		ret = len > MAGNET_PAYLOAD_MAX - sizeof(*raw) ? -E2BIG : -ENOSPC;
+		ret = -ENOSPC;
 		goto out;
 	}
 	raw = (struct magnet_raw *)rec->payload;

@@ -107,9 +107,14 @@ module_param_cb(mode, &mg_mode_ops, NULL, 0644);
 MODULE_PARM_DESC(mode, "full ring: discard new records (default) or overwrite oldest");
 module_param(clock, charp, 0444);
 MODULE_PARM_DESC(clock, "record timestamps: mono (default, ns) or tsc (cycles)");
-module_param(probes, charp, 0444);
-MODULE_PARM_DESC(probes, "probes to insert at load: kprobe:SYM[+OFF][:NARGS],kretprobe:SYM[:NARGS]");
+module_param(probes, charp, 0400);	/* what is probed: root only */
+MODULE_PARM_DESC(probes, "probes to insert at load: kprobe:SYM[+OFF][:NARGS[:LEN@ARG]],kretprobe:SYM[:NARGS[:LEN@ARG]]");
 
+/*
+ * Each step has one init and one exit; what user space can reach (the
+ * netlink family, then the debugfs files) comes last, so a load that fails
+ * never had a user.
+ */
 static int __init mg_init(void)
 {
 	int ret;
@@ -141,6 +146,7 @@ static int __init mg_init(void)
 		pr_err("cannot register the generic netlink family (%d)\n", ret);
 		goto err_netlink;
 	}
+	mg_fs_publish();
 	mutex_lock(&mg_param_lock);
 	mg_live = true;
 	mutex_unlock(&mg_param_lock);
@@ -156,7 +162,6 @@ err_fs:
 	mg_alarm_exit();
 err_alarm:
 	mg_buffers_exit();
-	mg_fs_wq_exit();
 err_buffers:
 	return ret;
 }
@@ -168,10 +173,9 @@ static void __exit mg_exit(void)
 	mutex_unlock(&mg_param_lock);
 	mg_netlink_exit();	/* no control operation after this */
 	mg_probes_exit();	/* no writer runs after this */
-	mg_alarm_exit();
 	mg_fs_exit();
+	mg_alarm_exit();
 	mg_buffers_exit();
-	mg_fs_wq_exit();
 }
 
 module_init(mg_init);

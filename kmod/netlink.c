@@ -18,7 +18,7 @@
 static const struct nla_policy mg_probe_policy[MAGNET_PROBE_A_MAX + 1] = {
 	/* (policy bounds are s16: 65535 would read as -1, so no max here) */
 	[MAGNET_PROBE_A_ID] = NLA_POLICY_MIN(NLA_U16, MAGNET_EVENT_FIRST_DYNAMIC),
-	[MAGNET_PROBE_A_NAME] = { .type = NLA_NUL_STRING, .len = KSYM_NAME_LEN + 15 },
+	[MAGNET_PROBE_A_NAME] = { .type = NLA_NUL_STRING, .len = MAGNET_NAME_MAX },
 	[MAGNET_PROBE_A_TYPE] = NLA_POLICY_RANGE(NLA_U8, MAGNET_PROBE_KPROBE,
 						 MAGNET_PROBE_KRETPROBE),
 	[MAGNET_PROBE_A_SYMBOL] = { .type = NLA_NUL_STRING, .len = KSYM_NAME_LEN - 1 },
@@ -46,7 +46,7 @@ static const struct nla_policy mg_filter_policy[MAGNET_FILTER_A_MAX + 1] = {
 
 static const struct nla_policy mg_buffer_policy[MAGNET_BUFFER_A_MAX + 1] = {
 	[MAGNET_BUFFER_A_SIZE] = { .type = NLA_U64 },
-	[MAGNET_BUFFER_A_MODE] = NLA_POLICY_MAX(NLA_U8, MG_RING_OVERWRITE),
+	[MAGNET_BUFFER_A_MODE] = NLA_POLICY_MAX(NLA_U8, MAGNET_BUFFER_OVERWRITE),
 	[MAGNET_BUFFER_A_CPUS] = { .type = NLA_REJECT },
 };
 
@@ -64,8 +64,23 @@ static bool mg_nl_live;		/* alarms are sent only while registered */
 
 enum { MG_MCGRP_ALARM };
 
+/*
+ * Alarms carry pids and abstract ids (kernel pointers, often): joining
+ * needs what every command needs. Kernels with the stable backport
+ * "genetlink: Use internal flags for multicast groups" (6.1.y among them)
+ * check only the GENL_MCAST_CAP_* flags in genl_bind() and ignore
+ * GENL_*_PERM there; older ones check GENL_UNS_ADMIN_PERM (CAP_NET_ADMIN
+ * in the namespace's user namespace: the family lives in init_net only)
+ * and have no way to ask for CAP_SYS_ADMIN.
+ */
+#ifdef GENL_MCAST_CAP_SYS_ADMIN
+#define MG_MCGRP_PERM	(GENL_MCAST_CAP_NET_ADMIN | GENL_MCAST_CAP_SYS_ADMIN)
+#else
+#define MG_MCGRP_PERM	GENL_UNS_ADMIN_PERM
+#endif
+
 static const struct genl_multicast_group mg_mcgrps[] = {
-	[MG_MCGRP_ALARM] = { .name = MAGNET_GENL_MCGRP_ALARM, .flags = GENL_UNS_ADMIN_PERM },
+	[MG_MCGRP_ALARM] = { .name = MAGNET_GENL_MCGRP_ALARM, .flags = MG_MCGRP_PERM },
 };
 
 /* Parse the MAGNET_A_PROBE nest of a request. */
@@ -423,7 +438,8 @@ static int mg_act_filter_add(struct genl_info *info, struct nlattr **tb, struct 
 	}
 	ret = mg_filter_add(p, &f, &id);
 	if (ret == -ENOSPC)
-		NL_SET_ERR_MSG(info->extack, "this probe has the most filters allowed (64)");
+		NL_SET_ERR_MSG(info->extack, "this probe has the most filters allowed ("
+			       __stringify(MAGNET_FILTERS_MAX) ")");
 	if (!ret) {
 		mg_probes_generation++;
 		ret = mg_reply(info, MAGNET_CMD_FILTER_ADD, mg_fill_filter_id, &id);
@@ -519,9 +535,11 @@ static int mg_nl_buffer_set(struct sk_buff *skb, struct genl_info *info)
 		return ret;
 	size = bt[MAGNET_BUFFER_A_SIZE] ? nla_get_u64(bt[MAGNET_BUFFER_A_SIZE]) : mg_buffers_size();
 	mode = bt[MAGNET_BUFFER_A_MODE] ? nla_get_u8(bt[MAGNET_BUFFER_A_MODE]) : mg_buffers_mode();
-	if (size < MG_RING_MIN_SIZE || size > MG_RING_MAX_SIZE || !is_power_of_2(size)) {
+	if (size < MAGNET_BUFFER_SIZE_MIN || size > MAGNET_BUFFER_SIZE_MAX || !is_power_of_2(size)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, bt[MAGNET_BUFFER_A_SIZE],
-				    "the size must be a power of two from 64 KiB to 1 GiB");
+				    "the size must be a power of two from MAGNET_BUFFER_SIZE_MIN ("
+				    __stringify(MAGNET_BUFFER_SIZE_MIN_KIB) " KiB) to _MAX ("
+				    __stringify(MAGNET_BUFFER_SIZE_MAX_MIB) " MiB)");
 		return -EINVAL;
 	}
 	ret = mg_buffers_resize(size, mode);
@@ -560,6 +578,8 @@ static int mg_nl_stats_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		    nla_put_u64_64bit(skb, MAGNET_CSTAT_A_LOST_NESTING, st.lost_nesting,
 				      MAGNET_CSTAT_A_PAD) ||
 		    nla_put_u64_64bit(skb, MAGNET_CSTAT_A_OVERWRITTEN, st.overwritten,
+				      MAGNET_CSTAT_A_PAD) ||
+		    nla_put_u64_64bit(skb, MAGNET_CSTAT_A_DISCARDED, st.discarded,
 				      MAGNET_CSTAT_A_PAD)) {
 			genlmsg_cancel(skb, hdr);
 			break;

@@ -36,6 +36,7 @@
 #include <net/inet_sock.h>
 #include <net/sock.h>
 #include "alarm.h"
+#include "btf.h"
 #include "buffer.h"
 #include "filter.h"
 #include "probe.h"
@@ -153,31 +154,45 @@ static void mg_capture(const struct mg_probe *p, void *to, unsigned long from)
 }
 NOKPROBE_SYMBOL(mg_capture);
 
-/* "sock": who talks to whom, from the struct sock in the first argument. */
+/*
+ * "sock": who talks to whom, from the struct sock in the first argument.
+ * The probe was only accepted for functions whose BTF says so, and still
+ * nothing is dereferenced directly: a socket freed under us or a caller
+ * that passes something else must cost a record, never the kernel. What
+ * cannot be read leaves family 0.
+ */
 static void mg_fill_sock(struct magnet_sock *ms, const struct sock *sk, u64 size)
 {
+	struct sock_common skc;
+	__be16 sport;
+	u16 protocol;
+
 	memset(ms, 0, sizeof(*ms));
 	ms->size = size;
-	if (!sk)
+	if (!sk || copy_from_kernel_nofault(&skc, &sk->__sk_common, sizeof(skc)))
 		return;
-	ms->family = READ_ONCE(sk->sk_family);
-	ms->protocol = READ_ONCE(sk->sk_protocol);
-	ms->state = READ_ONCE(sk->sk_state);
-	if (ms->family == AF_INET) {
-		ms->sport = READ_ONCE(inet_sk(sk)->inet_sport);
-		ms->dport = READ_ONCE(sk->sk_dport);
-		memcpy(ms->saddr, &sk->sk_rcv_saddr, 4);
-		memcpy(ms->daddr, &sk->sk_daddr, 4);
+	if (skc.skc_family != AF_INET && skc.skc_family != AF_INET6)
+		return;
+	if (get_kernel_nofault(protocol, &sk->sk_protocol) ||
+	    get_kernel_nofault(sport, &inet_sk(sk)->inet_sport))
+		return;
+	ms->protocol = protocol;
+	ms->state = skc.skc_state;
+	ms->sport = sport;
+	ms->dport = skc.skc_dport;
+	if (skc.skc_family == AF_INET) {
+		memcpy(ms->saddr, &skc.skc_rcv_saddr, 4);
+		memcpy(ms->daddr, &skc.skc_daddr, 4);
 #if IS_ENABLED(CONFIG_IPV6)
-	} else if (ms->family == AF_INET6) {
-		ms->sport = READ_ONCE(inet_sk(sk)->inet_sport);
-		ms->dport = READ_ONCE(sk->sk_dport);
-		memcpy(ms->saddr, &sk->sk_v6_rcv_saddr, 16);
-		memcpy(ms->daddr, &sk->sk_v6_daddr, 16);
-#endif
 	} else {
-		ms->family = 0;
+		memcpy(ms->saddr, &skc.skc_v6_rcv_saddr, 16);
+		memcpy(ms->daddr, &skc.skc_v6_daddr, 16);
+#else
+	} else {
+		return;
+#endif
 	}
+	ms->family = skc.skc_family;
 }
 NOKPROBE_SYMBOL(mg_fill_sock);
 
@@ -199,7 +214,7 @@ static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 	}
 	if (p->handler == MAGNET_HANDLER_SOCK) {
 		mg_fill_sock((struct magnet_sock *)rec->payload, (const struct sock *)abstract_id,
-			     regs_get_kernel_argument(regs, 2));
+			     p->sock_size_arg ? regs_get_kernel_argument(regs, 2) : 0);
 	} else {
 		args = (u64 *)rec->payload;
 		for (i = 0; i < p->nargs; i++)
@@ -256,6 +271,64 @@ static int mg_kret_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 NOKPROBE_SYMBOL(mg_kret_return);
 
 /* ---- the registry ---- */
+
+/*
+ * Event ids go round the whole id space before one is reused: records of a
+ * removed probe may still sit unread in a ring, and must not be taken for
+ * the next probe's. Under mg_probes_lock.
+ */
+static unsigned int mg_next_id = MAGNET_EVENT_FIRST_DYNAMIC;
+
+static int mg_id_alloc(void)
+{
+	int id;
+
+	lockdep_assert_held(&mg_probes_lock);
+	id = ida_alloc_range(&mg_ids, mg_next_id, MAGNET_EVENT_MAX, GFP_KERNEL);
+	if (id == -ENOSPC && mg_next_id > MAGNET_EVENT_FIRST_DYNAMIC)
+		id = ida_alloc_range(&mg_ids, MAGNET_EVENT_FIRST_DYNAMIC, MAGNET_EVENT_MAX,
+				     GFP_KERNEL);
+	if (id >= 0)
+		mg_next_id = id == MAGNET_EVENT_MAX ? MAGNET_EVENT_FIRST_DYNAMIC : id + 1;
+	return id;
+}
+
+/*
+ * The sock handler reads a struct sock from the first argument: accept it
+ * only where the kernel's BTF says that is what the function takes, and
+ * record argument 2 as the size only where it is an integer.
+ */
+static int mg_sock_check(struct mg_probe *p, struct netlink_ext_ack *extack)
+{
+	struct mg_btf_param par[3];
+	int n = mg_btf_func_params(p->symbol, par, ARRAY_SIZE(par));
+
+	switch (n) {
+	case -EOPNOTSUPP:
+		NL_SET_ERR_MSG(extack, "handler sock checks the function's first argument in the "
+			       "kernel's BTF, and this kernel has none (/sys/kernel/btf/vmlinux)");
+		return -EOPNOTSUPP;
+	case -ENOENT:
+		NL_SET_ERR_MSG(extack, "handler sock: the kernel's BTF does not describe this "
+			       "function (a module's, or not a function)");
+		return -EINVAL;
+	case -ENOTUNIQ:
+		NL_SET_ERR_MSG(extack, "handler sock: the kernel's BTF has functions of this name "
+			       "with different arguments");
+		return -EINVAL;
+	}
+	if (n < 0) {
+		NL_SET_ERR_MSG(extack, "handler sock: cannot read the kernel's BTF");
+		return n;
+	}
+	if (n < 1 || par[0].kind != MG_BTF_PTR_STRUCT || strcmp(par[0].struct_name, "sock")) {
+		NL_SET_ERR_MSG(extack,
+			       "handler sock needs a function whose first argument is a struct sock *");
+		return -EINVAL;
+	}
+	p->sock_size_arg = n >= 3 && par[2].kind == MG_BTF_INT;
+	return 0;
+}
 
 static void mg_probe_free(struct mg_probe *p)
 {
@@ -359,7 +432,8 @@ static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *
 		return -EINVAL;
 	}
 	if (s->nargs > MAGNET_ARGS_MAX) {
-		NL_SET_ERR_MSG(extack, "at most 6 arguments can be recorded");
+		NL_SET_ERR_MSG(extack, "at most " __stringify(MAGNET_ARGS_MAX)
+			       " arguments can be recorded");
 		return -EINVAL;
 	}
 	if (s->offset && s->type != MAGNET_PROBE_KPROBE) {
@@ -371,8 +445,9 @@ static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *
 		return -EINVAL;
 	}
 	if (s->handler == MAGNET_HANDLER_SOCK &&
-	    (s->type != MAGNET_PROBE_KPROBE || s->nargs || s->capture_len)) {
-		NL_SET_ERR_MSG(extack, "handler sock takes a kprobe without args or capture");
+	    (s->type != MAGNET_PROBE_KPROBE || s->nargs || s->capture_len || s->offset)) {
+		NL_SET_ERR_MSG(extack,
+			       "handler sock takes a kprobe at function entry without args or capture");
 		return -EINVAL;
 	}
 	if (s->handler > MAGNET_HANDLER_RAW ||
@@ -385,11 +460,13 @@ static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *
 		return -EINVAL;
 	}
 	if (s->type != MAGNET_PROBE_CUSTOM && mg_payload_len(s) > MAGNET_PAYLOAD_MAX) {
-		NL_SET_ERR_MSG(extack, "arguments and capture do not fit one record (4096 bytes)");
+		NL_SET_ERR_MSG(extack, "arguments and capture do not fit one record ("
+			       __stringify(MAGNET_PAYLOAD_MAX) " bytes)");
 		return -EINVAL;
 	}
-	if (s->name && (!*s->name || strlen(s->name) >= sizeof(((struct mg_probe *)0)->name))) {
-		NL_SET_ERR_MSG(extack, "probe names are 1 to 143 characters");
+	if (s->name && (!*s->name || strlen(s->name) > MAGNET_NAME_MAX)) {
+		NL_SET_ERR_MSG(extack, "probe names are 1 to " __stringify(MAGNET_NAME_MAX)
+			       " characters");
 		return -EINVAL;
 	}
 	return 0;
@@ -431,12 +508,17 @@ struct mg_probe *mg_probe_add(const struct mg_probe_spec *s, struct netlink_ext_
 		ret = -EEXIST;
 		goto err;
 	}
+	if (p->handler == MAGNET_HANDLER_SOCK) {
+		ret = mg_sock_check(p, extack);
+		if (ret)
+			goto err;
+	}
 	p->pc = alloc_percpu(struct mg_probe_pcpu);
 	if (!p->pc) {
 		ret = -ENOMEM;
 		goto err;
 	}
-	id = ida_alloc_range(&mg_ids, MAGNET_EVENT_FIRST_DYNAMIC, MAGNET_EVENT_MAX, GFP_KERNEL);
+	id = mg_id_alloc();
 	if (id < 0) {
 		NL_SET_ERR_MSG(extack, "no event id left");
 		ret = id == -ENOSPC ? -ENOSPC : id;
@@ -573,8 +655,8 @@ static int mg_probe_parse(char *spec, struct mg_probe_spec *s)
 int mg_probes_add_list(const char *list)
 {
 	char *copy, *cur, *spec;
-	LIST_HEAD(added);
-	struct mg_probe *p, *tmp;
+	unsigned int added = 0;
+	struct mg_probe *p;
 	int ret = 0;
 
 	copy = kstrdup(list, GFP_KERNEL);
@@ -604,15 +686,15 @@ int mg_probes_add_list(const char *list)
 				pr_err("probe '%s': given twice\n", shown);
 			goto err;
 		}
-		list_move_tail(&p->node, &added);
+		added++;	/* on mg_probes at once: a later duplicate finds it */
 	}
-	list_splice_tail(&added, &mg_probes);
 	mutex_unlock(&mg_probes_lock);
 	kfree(copy);
 	return 0;
 err:
-	list_for_each_entry_safe(p, tmp, &added, node)
-		mg_probe_del(p);
+	/* mg_probe_add() appends: ours are the last @added. */
+	while (added--)
+		mg_probe_del(list_last_entry(&mg_probes, struct mg_probe, node));
 	mutex_unlock(&mg_probes_lock);
 	kfree(copy);
 	return ret;

@@ -60,8 +60,9 @@ struct mg_probe {
 	struct module *owner;
 	struct mg_probe_pcpu __percpu *pc;
 	struct mg_filter_set __rcu *filters;
+	bool sock_size_arg;		/* handler sock: argument 2 is a size */
 	char symbol[KSYM_NAME_LEN];
-	char name[KSYM_NAME_LEN + 16];
+	char name[MAGNET_NAME_MAX + 1];	/* SYMBOL%return, SYMBOL+OFFSET fit */
 	union {
 		struct kprobe kp;
 		struct kretprobe rp;

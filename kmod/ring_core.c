@@ -186,6 +186,8 @@ int mg_ring_wake_due(const struct mg_ring *rb)
 		return 1;
 	if (wr && mg_ring_avail_records(rb) >= wr)
 		return 1;
+	if (mg_ring_half_full(rb))
+		return 1;
 	return !wb && !wr && mg_ring_avail_records(rb);
 }
 NOKPROBE_SYMBOL(mg_ring_wake_due);
@@ -247,6 +249,14 @@ static notrace unsigned long rb_take_pending(struct mg_ring *rb, int reason)
 		v = local_read(&rb->pending[reason]);
 	} while (v && local_cmpxchg(&rb->pending[reason], v, 0) != v);
 	return v;
+}
+
+void mg_ring_carry_pending(struct mg_ring *to, const struct mg_ring *from)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		local_add(local_read(&from->pending[i]), &to->pending[i]);
 }
 
 static notrace void rb_write_pad(struct mg_ring *rb, unsigned long pos, unsigned long len)
@@ -413,6 +423,19 @@ unsigned long mg_ring_avail_bytes(const struct mg_ring *rb)
 }
 NOKPROBE_SYMBOL(mg_ring_avail_bytes);
 
+/*
+ * Half the ring is the most a reader may ask to wait for: past it, any read
+ * condition holds. A record watermark counts records, whose sizes vary; in
+ * overwrite mode one large record pushes out many small ones, so the count
+ * can fall, and in discard mode a count the ring cannot hold is never
+ * reached while every new record is dropped. Bytes always reach half.
+ */
+int mg_ring_half_full(const struct mg_ring *rb)
+{
+	return mg_ring_avail_bytes(rb) >= rb->size / 2;
+}
+NOKPROBE_SYMBOL(mg_ring_half_full);
+
 unsigned long mg_ring_avail_records(const struct mg_ring *rb)
 {
 	long n = local_read(&rb->written) - local_read(&rb->overwritten) -
@@ -430,6 +453,7 @@ void mg_ring_stats(const struct mg_ring *rb, struct mg_ring_stats *st)
 	st->lost_too_big = local_read(&rb->lost[MG_LOST_TOO_BIG]);
 	st->lost_nesting = local_read(&rb->lost[MG_LOST_NESTING]);
 	st->overwritten = local_read(&rb->overwritten);
+	st->discarded = 0;	/* a property of the buffer, not the ring */
 }
 
 void mg_ring_arm(struct mg_ring *rb)
@@ -514,12 +538,20 @@ static long rb_consume_overwrite(struct mg_ring *rb, struct mg_reader *rd, unsig
 	unsigned char *dst = rd->bounce, *last = NULL;
 	struct magnet_record *lost;
 	unsigned long lost_len = 0;
+	unsigned int tries = 0;
 	int i;
 
 	if (max > rd->bounce_size)
 		max = rd->bounce_size;
 	rd->records = 0;
 retry:
+	/*
+	 * A writer pushing on another CPU voids each attempt; the caller holds
+	 * its read lock meanwhile, so give up after a bounded number of
+	 * tries and let it reschedule (and see signals) before coming back.
+	 */
+	if (tries++ >= MG_RING_READ_TRIES)
+		return -EAGAIN;
 	/* 1. tail and the push counters, consistently (see OVERWRITE). */
 	for (;;) {
 		gen = local_read(&rb->push_gen);
@@ -531,6 +563,8 @@ retry:
 		smp_rmb();
 		if (!local_read(&rb->pushing) && local_read(&rb->push_gen) == (long)gen)
 			break;
+		if (tries++ >= MG_RING_READ_TRIES)
+			return -EAGAIN;
 		cpu_relax();
 	}
 	c = local_read(&rb->commit);

@@ -21,14 +21,16 @@
 #include <linux/magnet.h>
 
 enum mg_ring_mode {
-	MG_RING_DISCARD = 0,	/* a full ring drops the new record */
-	MG_RING_OVERWRITE = 1,	/* a full ring drops the oldest records */
+	MG_RING_DISCARD = MAGNET_BUFFER_DISCARD,	/* a full ring drops the new record */
+	MG_RING_OVERWRITE = MAGNET_BUFFER_OVERWRITE,	/* ... or the oldest records */
 };
 
-#define MG_RING_MIN_SIZE	(64UL << 10)
-#define MG_RING_MAX_SIZE	(1UL << 30)
+#define MG_RING_MIN_SIZE	MAGNET_BUFFER_SIZE_MIN
+#define MG_RING_MAX_SIZE	MAGNET_BUFFER_SIZE_MAX
 /* Task, softirq, hardirq, NMI: deeper nesting means a probe recursed. */
 #define MG_RING_NEST_MAX	4
+/* Overwrite-mode reads voided by pushing writers before -EAGAIN. */
+#define MG_RING_READ_TRIES	64
 
 /* Exact per-ring counters, a snapshot of which mg_ring_stats() returns. */
 struct mg_ring_stats {
@@ -38,6 +40,7 @@ struct mg_ring_stats {
 	unsigned long lost_too_big;
 	unsigned long lost_nesting;
 	unsigned long overwritten;	/* records replaced before being read */
+	unsigned long discarded;	/* unread records dropped by a resize */
 };
 
 struct mg_ring {
@@ -110,7 +113,9 @@ void mg_ring_lose(struct mg_ring *rb, int reason);
  * @bounce_size >= MAGNET_RECORD_MAX bytes) so that only records the writer
  * did not overwrite during the copy reach @copy. Returns the bytes copied,
  * 0 if nothing is readable, -EINVAL if @max cannot hold the next record,
- * -EFAULT if @copy failed before anything was copied.
+ * -EFAULT if @copy failed before anything was copied, -EAGAIN (overwrite
+ * mode) if writers pushing the tail voided MG_RING_READ_TRIES attempts in a
+ * row: nothing was consumed; call again after letting others run.
  */
 typedef unsigned long (*mg_copy_fn)(void *ctx, const void *src, unsigned long len);
 
@@ -130,6 +135,14 @@ unsigned long mg_ring_avail_records(const struct mg_ring *rb);
 void mg_ring_stats(const struct mg_ring *rb, struct mg_ring_stats *st);
 /* Drop all unread records (no writer may run: after a grace period). */
 void mg_ring_reset(struct mg_ring *rb);
+/* At least half the ring is readable: every read condition holds. */
+int mg_ring_half_full(const struct mg_ring *rb);
+/*
+ * Add @from's losses not yet reported in a LOST record to @to's, so that
+ * the next record written to @to reports them. Call on @to's CPU (or
+ * while no writer can run on it) once no writer uses @from any more.
+ */
+void mg_ring_carry_pending(struct mg_ring *to, const struct mg_ring *from);
 /* Arm the notify callback: it runs once, from a writer, when due. */
 void mg_ring_arm(struct mg_ring *rb);
 int mg_ring_wake_due(const struct mg_ring *rb);

@@ -321,8 +321,9 @@ static int read_header(struct mg_trace *t, struct mg_trace_error *e,
 		return -EBADMSG;
 	}
 	in->record_version = get16(h, H_RECORD_VER);
-	if (in->record_version != MAGNET_FORMAT_VERSION) {
-		set_err(e, H_RECORD_VER, "header", "record format version %u, this reader supports %d",
+	/* Format 2 changed the files and ioctls, not the records: read 1 too. */
+	if (in->record_version < 1 || in->record_version > MAGNET_FORMAT_VERSION) {
+		set_err(e, H_RECORD_VER, "header", "record format version %u, this reader supports 1 to %d",
 			in->record_version, MAGNET_FORMAT_VERSION);
 		return -EBADMSG;
 	}

@@ -7,7 +7,12 @@
 
 #include "ctl.h"
 
-static const char *const modes[] = { "discard", "overwrite", NULL };
+/* Indexed by enum magnet_buffer_mode. */
+static const char *const modes[] = {
+	[MAGNET_BUFFER_DISCARD] = "discard",
+	[MAGNET_BUFFER_OVERWRITE] = "overwrite",
+	NULL
+};
 
 static int parse_show(struct ctl_args *a)
 {
@@ -73,10 +78,10 @@ static int show_reply(struct nlattr **tb, void *arg)
 	if (ctl_nla_nested(b, MAGNET_BUFFER_A_MAX, tb[MAGNET_A_BUFFER]) ||
 	    !b[MAGNET_BUFFER_A_SIZE])
 		return -1;
+	v = b[MAGNET_BUFFER_A_MODE] ? ctl_nla_uint(b[MAGNET_BUFFER_A_MODE]) : MAGNET_BUFFER_DISCARD;
+	mode = v <= MAGNET_BUFFER_OVERWRITE ? modes[v] : "unknown";
 	v = ctl_nla_uint(b[MAGNET_BUFFER_A_SIZE]);
 	ctl_format_size(size, sizeof(size), v);
-	mode = b[MAGNET_BUFFER_A_MODE] && ctl_nla_uint(b[MAGNET_BUFFER_A_MODE]) ?
-	       "overwrite" : "discard";
 	pr_record_open("buffer");
 	pr_u64("size", NULL, v);
 	pr_text("size %s", size);

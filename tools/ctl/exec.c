@@ -21,11 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl.h"
+#include <magnet/version.h>
 
-#ifndef MAGNET_RELEASE
-#define MAGNET_RELEASE	"0.1.0"
-#endif
+#include "ctl.h"
 
 FILE *ctl_errf;
 FILE *ctl_outf;

@@ -10,12 +10,12 @@
 
 struct cstat {
 	__u32 cpu;
-	__u64 v[6];	/* written bytes lost_full lost_too_big lost_nesting overwritten */
+	__u64 v[7];	/* written ... overwritten discarded: cstat_keys */
 };
 
-static const char *const cstat_keys[6] = {
+static const char *const cstat_keys[7] = {
 	"written", "bytes", "lost_full", "lost_too_big", "lost_nesting",
-	"overwritten",
+	"overwritten", "discarded",
 };
 
 struct cstats {
@@ -53,8 +53,9 @@ static int cstats_add(struct nlattr **tb, void *arg)
 	}
 	c = &cs->v[cs->n++];
 	c->cpu = ctl_nla_uint(st[MAGNET_CSTAT_A_CPU]);
-	for (i = 0; i < 6; i++) {
-		struct nlattr *a = st[MAGNET_CSTAT_A_WRITTEN + i];
+	for (i = 0; i < 7; i++) {
+		/* WRITTEN..OVERWRITTEN are consecutive; DISCARDED came later. */
+		struct nlattr *a = st[i < 6 ? MAGNET_CSTAT_A_WRITTEN + i : MAGNET_CSTAT_A_DISCARDED];
 
 		c->v[i] = a ? ctl_nla_uint(a) : 0;
 	}
@@ -94,16 +95,16 @@ static int run_stats(struct ctl_nl *nl, struct ctl_req *r)
 
 	pr_object_open(NULL);
 	pr_array_open("cpus");
-	pr_text("%-5s %14s %16s %12s %12s %12s %12s\n", "cpu", "written",
+	pr_text("%-5s %14s %16s %12s %12s %12s %12s %12s\n", "cpu", "written",
 		"bytes", "lost_full", "lost_too_big", "lost_nesting",
-		"overwritten");
+		"overwritten", "discarded");
 	for (i = 0; i < cs.n; i++) {
 		pr_record_open("cpu");
 		pr_u64("cpu", "%-5llu", cs.v[i].cpu);
-		for (k = 0; k < 6; k++) {
-			static const char *const fmt[6] = {
+		for (k = 0; k < 7; k++) {
+			static const char *const fmt[7] = {
 				" %14llu", " %16llu", " %12llu", " %12llu",
-				" %12llu", " %12llu\n",
+				" %12llu", " %12llu", " %12llu\n",
 			};
 
 			pr_u64(cstat_keys[k], fmt[k], cs.v[i].v[k]);
@@ -111,10 +112,11 @@ static int run_stats(struct ctl_nl *nl, struct ctl_req *r)
 		}
 		pr_record_close();
 	}
-	pr_text("%-5s %14llu %16llu %12llu %12llu %12llu %12llu\n", "all",
+	pr_text("%-5s %14llu %16llu %12llu %12llu %12llu %12llu %12llu\n", "all",
 		(unsigned long long)sum.v[0], (unsigned long long)sum.v[1],
 		(unsigned long long)sum.v[2], (unsigned long long)sum.v[3],
-		(unsigned long long)sum.v[4], (unsigned long long)sum.v[5]);
+		(unsigned long long)sum.v[4], (unsigned long long)sum.v[5],
+		(unsigned long long)sum.v[6]);
 	pr_array_close();
 
 	pr_array_open("probes");

@@ -16,7 +16,11 @@
  *                   Supports blocking read, O_NONBLOCK (EAGAIN), poll/epoll,
  *                   SIGIO (O_ASYNC/fcntl F_SETSIG), and true AIO (io_submit
  *                   returns at once; the request completes when the read
- *                   condition below holds, and is cancellable).
+ *                   condition below holds, and is cancellable). io_uring
+ *                   reads are served like blocking reads, in io_uring's
+ *                   own workers (RWF_NOWAIT: EAGAIN), and are cancelled
+ *                   the way io_uring cancels any blocking read: only
+ *                   libaio can cancel a request a driver holds.
  *   magnet/version  "magnet <release>\nformat <MAGNET_FORMAT_VERSION>\n"
  *                   "clock <mono|tsc>\ncpus <possible CPU count>\n"
  *                   "tsc_khz <TSC frequency, 0 if unknown>\n"
@@ -29,16 +33,24 @@
  *                   only for probes that capture memory).
  *   magnet/stats    A header line, then one line per CPU, tab-separated:
  *                   cpu written bytes lost_full lost_too_big lost_nesting
- *                   overwritten
+ *                   overwritten discarded
  *                   (written and bytes count event records, not LOST
  *                   records; every hit of a probe is exactly one of
- *                   written, lost_full, lost_too_big or lost_nesting).
+ *                   written, lost_full, lost_too_big or lost_nesting;
+ *                   discarded counts written records that a resize threw
+ *                   away unread. Counters never decrease, resizes
+ *                   included. Columns may be added at the end.)
  *   magnet/buffers  A header line, then one line per CPU, tab-separated:
  *                   cpu size mode used reader
  *                   (mode is discard or overwrite, used the committed bytes
  *                   not yet consumed, reader 1 while a reader is attached).
  *
  * All control files are read-only, mode 0400, and not consumed by reading.
+ *
+ * Under kernel lockdown in integrity mode (e.g. Secure Boot), debugfs
+ * refuses to open files that have an ioctl or are not read-only: the
+ * cpuN files cannot be opened there (EPERM), the control files can, and
+ * the netlink control plane works as usual.
  *
  * READ CONDITION
  * --------------
@@ -51,12 +63,19 @@
  *  or timeout_ns has elapsed since the read began and at least one record is
  *     available                                               (if non-zero)
  *
+ *  or available bytes   >= half the ring                     (always)
+ *
  * If both watermarks are zero, one available record satisfies the read. The
  * defaults are watermark_records = 1, the others 0. Poll ignores the timeout
  * (poll has its own). A read interrupted by a signal returns EINTR (or
- * restarts, per SA_RESTART); it never loses records.
- * MAGNET_IOC_SET_READ_ATTR fails with EINVAL for unknown flags and for a
- * watermark_bytes above half the ring (it could never be reached).
+ * restarts, per SA_RESTART); it never loses records. Half the ring is the
+ * most a reader can wait for: a record count may never be reached (one
+ * large record overwrites many small ones; a discard-mode ring holds only
+ * so many), bytes always are. MAGNET_IOC_SET_READ_ATTR fails with EINVAL
+ * for unknown flags, a watermark_bytes above half the ring, and a
+ * watermark_records above half the ring / MAGNET_RECORD_HEADER (neither
+ * could ever be reached). A blocked reader, poll, SIGIO and queued AIO
+ * reads of the same file each wait for their own condition.
  *
  * AIO: a request that cannot complete at once returns from io_submit and
  * completes when the condition holds; io_cancel (and io_destroy or exit,
@@ -139,10 +158,12 @@
  * GENERIC NETLINK CONTROL PLANE
  * -----------------------------
  *
- * Family MAGNET_GENL_NAME ("magnet"), version MAGNET_GENL_VERSION. Every
- * command, dumps included, needs CAP_NET_ADMIN (GENL_ADMIN_PERM) and
- * CAP_SYS_ADMIN (probes see all of the kernel): EPERM otherwise; joining
- * the alarm group needs CAP_NET_ADMIN. Attributes are validated
+ * Family MAGNET_GENL_NAME ("magnet"), version MAGNET_GENL_VERSION, in the
+ * initial network namespace only. Every command, dumps included, needs
+ * CAP_NET_ADMIN (GENL_ADMIN_PERM) and CAP_SYS_ADMIN (probes see all of the
+ * kernel): EPERM otherwise; joining the alarm group needs both too (see
+ * WHO MAY DO WHAT; on kernels older than 6.1.y's multicast-flags backport,
+ * only CAP_NET_ADMIN can be asked for). Attributes are validated
  * strictly: unknown attributes, wrong types or lengths, and unknown flag
  * bits are rejected with EINVAL, values outside an attribute's range with
  * ERANGE, unknown commands with EOPNOTSUPP, and every refusal carries an extended-ACK
@@ -218,17 +239,24 @@
  *
  * MAGNET_CMD_BUFFER_GET / MAGNET_CMD_BUFFER_SET:
  *   MAGNET_A_BUFFER: NLA_NESTED
- *     MAGNET_BUFFER_A_SIZE: NLA_U64, bytes per CPU, a power of two
- *     MAGNET_BUFFER_A_MODE: NLA_U8, 0 discard, 1 overwrite
+ *     MAGNET_BUFFER_A_SIZE: NLA_U64, bytes per CPU, a power of two from
+ *                           MAGNET_BUFFER_SIZE_MIN to _MAX
+ *     MAGNET_BUFFER_A_MODE: NLA_U8, enum magnet_buffer_mode
  *     MAGNET_BUFFER_A_CPUS: NLA_U32, reply only
  *   SET fails with EBUSY while a reader is attached to any ring, ENOMEM if
  *   the rings cannot be allocated or would take more than half of memory
- *   (the old ones stay).
+ *   (the old ones stay). A resize throws away unread records (counted as
+ *   discarded); losses not yet reported in a LOST record are reported by
+ *   the new ring's first record.
  *
  * MAGNET_CMD_STATS_GET (dump): one message per CPU,
  *   MAGNET_A_CPU_STATS: NLA_NESTED, MAGNET_CSTAT_A_* (CPU NLA_U32, the
  *   rest NLA_U64), the counters of magnet/stats. Per-probe counters come
  *   with MAGNET_CMD_PROBE_GET.
+ *
+ * Event ids: a removed probe's id is handed out again only after every
+ * other id of the 16..65535 range has been (cyclic allocation), so unread
+ * records of a removed probe are not taken for a new probe's.
  *
  * MAGNET_CMD_ALARM: never a request; sent to multicast group
  *   MAGNET_GENL_MCGRP_ALARM ("alarm") for each hit of a NOTIFY probe that
@@ -242,11 +270,43 @@
  * "generic": the record layout of PAYLOADS above.
  * "raw": not selectable; events of kernel modules (include/magnet/kapi.h)
  *   carry struct magnet_raw, MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_RAW.
- * "sock": kprobes only, for functions whose first argument is a struct sock * (e.g.
- *   tcp_sendmsg, udp_sendmsg, tcp_cleanup_rbuf): the payload is struct
- *   magnet_sock, MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_SOCK, and
- *   the abstract id is the socket's address. Which job sends what to
- *   which host, per record.
+ * "sock": kprobes at function entry only, for functions whose first
+ *   argument is a struct sock * (e.g. tcp_sendmsg, udp_sendmsg,
+ *   tcp_cleanup_rbuf): the payload is struct magnet_sock,
+ *   MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_SOCK, and the abstract id
+ *   is the socket's address. Which job sends what to which host, per
+ *   record. PROBE_ADD checks the function's parameters in the kernel's
+ *   BTF (/sys/kernel/btf/vmlinux): EINVAL unless the first is a struct
+ *   sock *, EOPNOTSUPP on a kernel without BTF. magnet_sock.size is the
+ *   third argument where BTF says it is an integer, else 0. The socket is
+ *   read without faulting: one that cannot be read gives family 0.
+ *
+ * WHO MAY DO WHAT
+ * ---------------
+ *
+ * magnet shows what every process on the node does, and abstract ids are
+ * usually kernel addresses: nothing of it reaches an unprivileged user.
+ *
+ *   netlink family    every command and dump: CAP_NET_ADMIN and
+ *                     CAP_SYS_ADMIN in the initial user namespace (the
+ *                     family is not available in other network
+ *                     namespaces). Alarm group: the same, checked when
+ *                     the socket joins.
+ *   debugfs files     mode 0400, owner root; debugfs itself is mounted
+ *                     0700 by default. Opening cpuN also needs the one
+ *                     reader slot (EBUSY).
+ *   module parameters /sys/module/magnet/parameters: buf_size and mode
+ *                     0644 (root writes, anyone reads the ring size and
+ *                     mode), clock 0444, probes 0400 (it names what is
+ *                     probed).
+ *   kernel API        modules only (include/magnet/kapi.h).
+ *   magnetd           listens on 127.0.0.1:8650 by default (another
+ *                     address needs an allowlist); any local user can
+ *                     connect there and read what the daemon serves
+ *                     (records, aggregates), limited per user (see
+ *                     docs/magnetd.md). A node whose users must not see
+ *                     each other's events runs magnetd on a unix-only or
+ *                     firewalled address, or not at all.
  */
 #ifndef _UAPI_LINUX_MAGNET_H
 #define _UAPI_LINUX_MAGNET_H
@@ -254,7 +314,11 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define MAGNET_FORMAT_VERSION	1
+/*
+ * 2: the ioctl numbers moved out of GPIO's range, magnet/stats and
+ * MAGNET_CMD_STATS_GET gained "discarded". The record layout is that of 1.
+ */
+#define MAGNET_FORMAT_VERSION	2
 
 struct magnet_record {
 	__u32 size;
@@ -341,7 +405,12 @@ struct magnet_read_attr {
 	__u64 flags;		/* none defined; must be 0 */
 };
 
-#define MAGNET_IOC_MAGIC		0xb4
+/*
+ * 0xB8 is free in Documentation/userspace-api/ioctl/ioctl-number.rst (6.1);
+ * 0xB4, used up to format 1, is GPIO's. The structure has one layout on
+ * every ABI, so 32-bit callers on a 64-bit kernel use the same numbers.
+ */
+#define MAGNET_IOC_MAGIC		0xb8
 #define MAGNET_IOC_SET_READ_ATTR	_IOW(MAGNET_IOC_MAGIC, 1, struct magnet_read_attr)
 #define MAGNET_IOC_GET_READ_ATTR	_IOR(MAGNET_IOC_MAGIC, 2, struct magnet_read_attr)
 
@@ -349,7 +418,21 @@ struct magnet_read_attr {
 #define MAGNET_GENL_VERSION		1
 #define MAGNET_GENL_MCGRP_ALARM		"alarm"
 #define MAGNET_FILTERS_MAX		64
+/* Probe names: 1 to MAGNET_NAME_MAX bytes (the NUL not counted). */
+#define MAGNET_NAME_MAX			527
 #define MAGNET_ALARM_RATE		1000
+
+/* Ring size per CPU: a power of two within these bounds (bytes). */
+#define MAGNET_BUFFER_SIZE_MIN_KIB	64
+#define MAGNET_BUFFER_SIZE_MAX_MIB	1024
+#define MAGNET_BUFFER_SIZE_MIN		(MAGNET_BUFFER_SIZE_MIN_KIB * 1024UL)
+#define MAGNET_BUFFER_SIZE_MAX		(MAGNET_BUFFER_SIZE_MAX_MIB * 1024UL * 1024UL)
+
+/* What a full ring does: MAGNET_BUFFER_A_MODE, module parameter mode=. */
+enum magnet_buffer_mode {
+	MAGNET_BUFFER_DISCARD = 0,	/* drop the new record (default) */
+	MAGNET_BUFFER_OVERWRITE = 1,	/* drop the oldest unread records */
+};
 
 enum magnet_cmd {
 	MAGNET_CMD_UNSPEC,
@@ -471,6 +554,7 @@ enum magnet_cstat_attr {
 	MAGNET_CSTAT_A_LOST_NESTING,
 	MAGNET_CSTAT_A_OVERWRITTEN,
 	MAGNET_CSTAT_A_PAD,
+	MAGNET_CSTAT_A_DISCARDED,	/* unread records dropped by a resize */
 	__MAGNET_CSTAT_A_LAST
 };
 #define MAGNET_CSTAT_A_MAX (__MAGNET_CSTAT_A_LAST - 1)

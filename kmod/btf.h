@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _MAGNET_BTF_H
+#define _MAGNET_BTF_H
+
+enum mg_btf_kind {
+	MG_BTF_OTHER,
+	MG_BTF_INT,		/* an integer or enum, through typedefs */
+	MG_BTF_PTR_STRUCT,	/* a pointer to a struct or union */
+};
+
+struct mg_btf_param {
+	enum mg_btf_kind kind;
+	char struct_name[32];	/* MG_BTF_PTR_STRUCT: its tag, truncated */
+};
+
+/*
+ * The parameters of kernel function @func per the kernel's BTF: fills up to
+ * @max entries and returns the function's parameter count. -EOPNOTSUPP: the
+ * kernel has no BTF; -ENOENT: no function of that name in it; -ENOTUNIQ:
+ * several, with parameters that differ in what is reported. Sleeps.
+ */
+int mg_btf_func_params(const char *func, struct mg_btf_param *par, unsigned int max);
+
+#endif /* _MAGNET_BTF_H */
