@@ -34,8 +34,12 @@ vm-guest-files: module user
 # The whole suite in one guest: about 6 minutes under TCG on 2 cores; the
 # limit leaves room for a slow machine, well inside CI's 90 minutes.
 VM_SUITE_TIMEOUT ?= 1500
+# Then one short boot with debugfs=off: a load that cannot create its
+# files fails cleanly (it needs its own kernel command line).
 vm-check: vm-guest-files
 	$(Q)$(VM_RUN) --timeout $(VM_SUITE_TIMEOUT) -- /magnet/tests/vm/suite $(VM_TESTS)
+	$(Q)$(if $(VM_TESTS),true,$(VM_RUN) --timeout 120 --append debugfs=off -- \
+		sh /magnet/tests/vm/boot-debugfs-off.sh)
 
 vm-shell: vm-guest-files
 	$(Q)$(VM_RUN) -i -- sh

@@ -14,6 +14,14 @@
  *   nltest cycles N       N add/remove cycles while probes fire
  *   nltest kapi           the sample module's event through filters
  *   nltest add-sock SYM   add a kprobe on SYM with the sock handler
+ *   nltest alarm-perm     uid 65534 cannot join the alarm group, gets nothing
+ *   nltest ids            a removed probe's id is not reused at once
+ *   nltest sock-check     sock handler refused without a struct sock * first
+ *                         (BTF), and harmless on bogus pointers (needs the
+ *                         sample module)
+ *   nltest kapi-len       magnet_log() of an impossible length: E2BIG
+ *   nltest resize         counters monotonic across resizes; pending losses
+ *                         and discarded records accounted
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -819,6 +827,314 @@ static int cmd_kapi(void)
 	return 0;
 }
 
+/*
+ * Alarms carry pids and kernel addresses: a process without privileges
+ * (uid 65534, no capabilities) may not join the group, and receives
+ * nothing while a NOTIFY probe fires.
+ */
+static int cmd_alarm_perm(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	int id = must_add(MAGNET_PROBE_KPROBE, "__x64_sys_getpid", 0, MAGNET_PROBE_F_NOTIFY);
+	int ready[2], st;
+	pid_t child;
+
+	if (pipe(ready))
+		die("pipe: %s", strerror(errno));
+	child = fork();
+	if (child == 0) {
+		struct timeval tv = { 3, 0 };
+		static char rbuf[8192];
+		int mfd, joined, n;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(3);
+		mfd = socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC);
+		if (mfd < 0 || bind(mfd, (struct sockaddr *)&sa, sizeof(sa)))
+			_exit(4);
+		joined = !setsockopt(mfd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &alarm_group,
+				     sizeof(alarm_group));
+		if (joined)
+			fprintf(stderr, "uid 65534 joined the alarm group\n");
+		else if (errno != EPERM)
+			fprintf(stderr, "uid 65534: join failed with %s, not EPERM\n",
+				strerror(errno));
+		else
+			printf("uid 65534: joining the alarm group refused: EPERM\n");
+		setsockopt(mfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (write(ready[1], "x", 1) != 1)
+			_exit(5);
+		n = recv(mfd, rbuf, sizeof(rbuf), 0);
+		if (n >= 0) {
+			fprintf(stderr, "uid 65534 received a %d-byte alarm\n", n);
+			_exit(1);
+		}
+		printf("uid 65534: no alarm received while the probe fired\n");
+		_exit(joined || errno != EAGAIN ? 1 : 0);
+	}
+	char c;
+
+	if (read(ready[0], &c, 1) != 1)
+		die("the unprivileged child did not start");
+	child_getpids(200, NULL, -1);
+	waitpid(child, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		die("an unprivileged process could join the alarm group or got alarms (%d)", st);
+	if (probe_stats(id).recorded < 200)
+		die("the NOTIFY probe did not fire");
+	probe_del(id);
+	return 0;
+}
+
+/* A removed probe's id is not the next probe's: ids go round the space. */
+static int cmd_ids(void)
+{
+	int prev = must_add(MAGNET_PROBE_KPROBE, "vfs_read", 0, 0), id;
+
+	for (int i = 0; i < 5; i++) {
+		probe_del(prev);
+		id = must_add(MAGNET_PROBE_KPROBE, "vfs_read", 0, 0);
+		if (id == prev)
+			die("probe id %d handed out again at once after its probe was removed", id);
+		printf("ids: removed %d, the next probe got %d\n", prev, id);
+		prev = id;
+	}
+	probe_del(prev);
+	return 0;
+}
+
+static int sock_add(const char *sym, const char *name)
+{
+	struct msg m, r = { 0 };
+	struct nlattr *p, *id;
+	int ret;
+
+	msg_init(&m, family, MAGNET_CMD_PROBE_ADD, 0);
+	nest(&m, MAGNET_A_PROBE);
+	put_u8(&m, MAGNET_PROBE_A_TYPE, MAGNET_PROBE_KPROBE);
+	put_str(&m, MAGNET_PROBE_A_SYMBOL, sym);
+	if (name)
+		put_str(&m, MAGNET_PROBE_A_NAME, name);
+	put_str(&m, MAGNET_PROBE_A_HANDLER, "sock");
+	end(&m);
+	ret = talk(&m, &r, NULL, NULL);
+	if (ret)
+		return ret;
+	p = find(GATTRS(&r.nh), GLEN(&r.nh), MAGNET_A_PROBE);
+	id = p ? find(ADATA(p), ALEN(p), MAGNET_PROBE_A_ID) : NULL;
+	return id ? *(uint16_t *)ADATA(id) : -EPROTO;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		die("write %s to %s: %s", text, path, strerror(errno));
+	close(fd);
+}
+
+/*
+ * The sock handler: refused where BTF says the first argument is no
+ * struct sock *; where it is, a caller passing something else costs a
+ * record, not an oops (the sample module calls sk_stop_timer() on three
+ * addresses that are no socket).
+ */
+static int cmd_sock_check(void)
+{
+	static const uint64_t bogus[] = { 0x1000, 0xdead000000000000ULL, 0x7ffff000 };
+	struct pstat b;
+	int id;
+
+	expect_err(sock_add("ksys_read", NULL), EINVAL, "struct sock",
+		   "sock handler on ksys_read (an fd first)");
+	expect_err(sock_add("inet_sendmsg", NULL), EINVAL, "struct sock",
+		   "sock handler on inet_sendmsg (a struct socket * first)");
+	id = sock_add("sk_stop_timer", NULL);
+	if (id < 0)
+		die("sock handler on sk_stop_timer: %s (%s)", strerror(-id), errmsg);
+	for (unsigned int i = 0; i < sizeof(bogus) / sizeof(bogus[0]); i++)
+		filter_add(id, MAGNET_FILTER_ABSTRACT_ID, MAGNET_FILTER_INCLUDE, bogus[i], NULL, 0);
+	b = probe_stats(id);
+	for (int i = 0; i < 5; i++)
+		write_file("/sys/kernel/debug/magnet_sample/bogus_sock", "1\n");
+	expect("sock handler on bogus sockets", delta(id, b), 15, 0);
+	probe_del(id);
+	return 0;
+}
+
+/* magnet_log() with a length no record holds: E2BIG, counted, no overrun. */
+static int cmd_kapi_len(void)
+{
+	static const char *const lens[] = { "4294967295", "4294967288", "4089" };
+	int id = find_probe_by_name("magnet_sample");
+	int fd;
+	struct pstat b;
+
+	if (id < 0)
+		die("the sample module's event is not listed");
+	b = probe_stats(id);
+	for (unsigned int i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		fd = open("/sys/kernel/debug/magnet_sample/log_len", O_WRONLY);
+		if (fd < 0)
+			die("open log_len: %s", strerror(errno));
+		if (write(fd, lens[i], strlen(lens[i])) >= 0 || errno != E2BIG)
+			die("magnet_log of %s bytes: want E2BIG, got %s", lens[i], strerror(errno));
+		close(fd);
+		printf("kapi: magnet_log of %s bytes refused with E2BIG\n", lens[i]);
+	}
+	write_file("/sys/kernel/debug/magnet_sample/log_len", "64");
+	b = delta(id, b);
+	if (b.lost != 3 || b.recorded != 1)
+		die("kapi lengths: lost %llu recorded %llu, want 3 and 1",
+		    (unsigned long long)b.lost, (unsigned long long)b.recorded);
+	return 0;
+}
+
+/* ---- counters across resizes ---- */
+
+#define NSTAT	7	/* WRITTEN..OVERWRITTEN, then DISCARDED */
+#define MAXCPU	64
+
+struct cstats {
+	uint64_t v[MAXCPU][NSTAT];
+	int n;
+};
+
+static void each_cstat(struct nlmsghdr *nh, void *ctx)
+{
+	struct cstats *cs = ctx;
+	struct nlattr *st = find(GATTRS(nh), GLEN(nh), MAGNET_A_CPU_STATS), *a;
+	uint32_t cpu;
+
+	if (!st || !(a = find(ADATA(st), ALEN(st), MAGNET_CSTAT_A_CPU)))
+		die("STATS_GET message without CPU stats");
+	cpu = *(uint32_t *)ADATA(a);
+	if (cpu >= MAXCPU)
+		return;
+	for (int i = 0; i < NSTAT; i++) {
+		a = find(ADATA(st), ALEN(st),
+			 i < 6 ? MAGNET_CSTAT_A_WRITTEN + i : MAGNET_CSTAT_A_DISCARDED);
+		if (!a)
+			die("STATS_GET: cpu %u lacks counter %d", cpu, i);
+		cs->v[cpu][i] = *(uint64_t *)ADATA(a);
+	}
+	if ((int)cpu >= cs->n)
+		cs->n = cpu + 1;
+}
+
+static struct cstats cpu_stats(void)
+{
+	struct cstats cs = { 0 };
+	struct msg m;
+	int ret;
+
+	msg_init(&m, family, MAGNET_CMD_STATS_GET, NLM_F_DUMP);
+	ret = talk(&m, NULL, each_cstat, &cs);
+	if (ret)
+		die("stats: %s (%s)", strerror(-ret), errmsg);
+	return cs;
+}
+
+static void buffer_size(uint64_t size)
+{
+	struct msg m;
+	int ret;
+
+	msg_init(&m, family, MAGNET_CMD_BUFFER_SET, 0);
+	nest(&m, MAGNET_A_BUFFER);
+	put_u64(&m, MAGNET_BUFFER_A_SIZE, size);
+	end(&m);
+	ret = talk(&m, NULL, NULL, NULL);
+	if (ret)
+		die("buffer size %llu: %s (%s)", (unsigned long long)size, strerror(-ret), errmsg);
+}
+
+static uint64_t sum_of(const struct cstats *cs, int k)
+{
+	uint64_t t = 0;
+
+	for (int c = 0; c < cs->n; c++)
+		t += cs->v[c][k];
+	return t;
+}
+
+/*
+ * Resizes with probes firing: no counter ever goes down (STATS_GET taken
+ * between and during resizes), the unread records a resize throws away
+ * are counted as discarded, and losses that had no LOST record yet are
+ * reported by the new ring's first record.
+ */
+static int cmd_resize(void)
+{
+	static unsigned char rbuf[1 << 16];
+	struct cstats prev, now, s0, s1, s2;
+	int id = must_add(MAGNET_PROBE_KPROBE, "__x64_sys_getpid", 0, 0);
+	uint64_t lost;
+	pid_t load;
+	long n;
+	int rfd;
+
+	buffer_size(64 << 10);
+	load = fork();
+	if (load == 0) {
+		for (;;)
+			syscall(SYS_getpid);
+	}
+	prev = cpu_stats();
+	for (int i = 0; i < 40; i++) {
+		if (i % 4 == 0)
+			buffer_size(i % 8 ? 64 << 10 : 128 << 10);
+		now = cpu_stats();
+		for (int c = 0; c < now.n; c++)
+			for (int k = 0; k < NSTAT; k++)
+				if (now.v[c][k] < prev.v[c][k])
+					die("resize: cpu %d counter %d went from %llu down to %llu", c, k,
+					    (unsigned long long)prev.v[c][k],
+					    (unsigned long long)now.v[c][k]);
+		prev = now;
+	}
+	kill(load, SIGKILL);
+	waitpid(load, NULL, 0);
+	printf("resize: 10 resizes under load, 40 samples, no counter went down\n");
+
+	/* A full ring with losses pending, no reader: then a resize. */
+	buffer_size(128 << 10);
+	s0 = cpu_stats();
+	child_getpids(20000, NULL, 0);
+	s1 = cpu_stats();
+	lost = s1.v[0][2] - s0.v[0][2];
+	if (!lost)
+		die("resize: 20000 getpid on a 128 KiB ring lost nothing");
+	buffer_size(64 << 10);
+	s2 = cpu_stats();
+	if (sum_of(&s2, 6) - sum_of(&s1, 6) < sum_of(&s1, 0) - sum_of(&s0, 0))
+		die("resize: %llu records were written unread, only %llu counted discarded",
+		    (unsigned long long)(sum_of(&s1, 0) - sum_of(&s0, 0)),
+		    (unsigned long long)(sum_of(&s2, 6) - sum_of(&s1, 6)));
+	child_getpids(1, NULL, 0);
+	rfd = open("/sys/kernel/debug/magnet/cpu0", O_RDONLY | O_NONBLOCK);
+	if (rfd < 0)
+		die("open cpu0: %s", strerror(errno));
+	n = read(rfd, rbuf, sizeof(rbuf));
+	close(rfd);
+	if (n < (long)(MAGNET_RECORD_HEADER + sizeof(struct magnet_lost)))
+		die("resize: reading cpu0 gave %ld", n);
+	struct magnet_record *r = (struct magnet_record *)rbuf;
+
+	if (r->event_id != MAGNET_EVENT_LOST ||
+	    ((struct magnet_lost *)r->payload)->full != lost)
+		die("resize: the new ring's first record is event %u (full %llu), want LOST with "
+		    "the %llu losses pending at the resize", r->event_id,
+		    r->event_id == MAGNET_EVENT_LOST ?
+		    (unsigned long long)((struct magnet_lost *)r->payload)->full : 0ULL,
+		    (unsigned long long)lost);
+	printf("resize: %llu pending losses reported by the new ring, %llu records discarded\n",
+	       (unsigned long long)lost, (unsigned long long)(sum_of(&s2, 6) - sum_of(&s1, 6)));
+	probe_del(id);
+	return 0;
+}
+
 static int cmd_add_sock(const char *sym)
 {
 	struct msg m, r = { 0 };
@@ -851,7 +1167,8 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: nltest filters|sampling|alarms|errors|perm|kapi|fuzz N|cycles N\n");
+		fprintf(stderr, "usage: nltest filters|sampling|alarms|errors|perm|kapi|fuzz N|cycles N|"
+			"add-sock SYM|alarm-perm|ids|sock-check|kapi-len|resize\n");
 		return 1;
 	}
 	nl_open();
@@ -874,6 +1191,16 @@ int main(int argc, char **argv)
 		return cmd_cycles(atoi(argv[2]));
 	if (!strcmp(argv[1], "add-sock") && argc > 2)
 		return cmd_add_sock(argv[2]);
+	if (!strcmp(argv[1], "alarm-perm"))
+		return cmd_alarm_perm();
+	if (!strcmp(argv[1], "ids"))
+		return cmd_ids();
+	if (!strcmp(argv[1], "sock-check"))
+		return cmd_sock_check();
+	if (!strcmp(argv[1], "kapi-len"))
+		return cmd_kapi_len();
+	if (!strcmp(argv[1], "resize"))
+		return cmd_resize();
 	fprintf(stderr, "nltest: unknown command %s\n", argv[1]);
 	return 1;
 }

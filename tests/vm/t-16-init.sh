@@ -1,0 +1,30 @@
+#!/bin/sh
+# A load that fails (a bad probes= entry) while readers hammer the data
+# files: the files appear only once nothing can fail any more, so no open
+# file outlives the module's text (the guest oopses otherwise).
+. ./lib.sh
+rm -f /tmp/stop-hammer
+hammer() {
+	while [ ! -e /tmp/stop-hammer ]; do
+		{ sleep 0.05; } </sys/kernel/debug/magnet/cpu0 2>/dev/null
+		{ :; } </sys/kernel/debug/magnet/cpu1 2>/dev/null
+	done
+}
+hammer &
+h1=$!
+hammer &
+h2=$!
+i=0
+while [ $i -lt 30 ]; do
+	insmod /magnet/magnet.ko probes=kprobe:vfs_read,kretprobe:vfs_write,kprobe:nope_nope \
+		2>/dev/null && fail "a load with a bad probe succeeded"
+	i=$((i + 1))
+done
+touch /tmp/stop-hammer
+wait $h1 $h2
+grep -q magnet /proc/modules && fail "module left loaded"
+echo "30 failed loads under open() hammering: no oops"
+# And a good load still works afterwards.
+load probes=kprobe:__x64_sys_getpid
+mgtest getpid 100 || fail "records after the failed loads"
+unload
