@@ -636,13 +636,25 @@ static int cmd_ebusy(void)
 	return 0;
 }
 
+static unsigned long ring_size(void)
+{
+	FILE *f = fopen("/sys/module/magnet/parameters/buf_size", "r");
+	unsigned long v = 0;
+
+	if (!f || fscanf(f, "%lu", &v) != 1)
+		die("cannot read the ring size from /sys/module/magnet/parameters/buf_size");
+	fclose(f);
+	return v;
+}
+
 static int cmd_hold(const char *mode)
 {
 	int fd = open(DIR_PATH "/cpu0", O_RDONLY);
 
 	if (fd < 0)
 		die("open cpu0: %s", strerror(errno));
-	set_attr(fd, 0, 1000000, 0);	/* never satisfied */
+	/* The most records a reader may wait for: nothing fires that many meanwhile. */
+	set_attr(fd, 0, ring_size() / 2 / MAGNET_RECORD_HEADER, 0);
 	printf("holding %s\n", mode);
 	fflush(stdout);
 	if (!strcmp(mode, "read")) {
