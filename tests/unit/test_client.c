@@ -323,7 +323,11 @@ END_TEST
 
 /* ---- HELLO ---- */
 
-#define HELLO_OK "OK magnet 1 node=node1 cpus=4 clock=mono order=le format=1 module=up"
+/* The fake magnetd sends records of this build's format. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define FORMAT_NOW "format=" STR(MAGNET_FORMAT_VERSION)
+#define HELLO_OK "OK magnet 1 node=node1 cpus=4 clock=mono order=le " FORMAT_NOW " module=up"
 
 START_TEST(hello)
 {
@@ -352,7 +356,7 @@ START_TEST(hello)
 	ck_assert_uint_eq(h.cpus, 4);
 	ck_assert_str_eq(h.clock, "mono");
 	ck_assert(!h.big_endian);
-	ck_assert_uint_eq(h.format, 1);
+	ck_assert_uint_eq(h.format, MAGNET_FORMAT_VERSION);
 	ck_assert(h.module_up);
 	ck_assert_str_eq(mgc_kvs_get(&h.kv, "future"), "yes");
 	ck_assert_ptr_null(mgc_kvs_get(&h.kv, "nosuch"));
@@ -730,7 +734,7 @@ END_TEST
 START_TEST(conn_trickle)
 {
 	static const char script[] =
-		"OK magnet 1 node=n cpus=1 clock=mono order=le format=1 module=up\n"
+		"OK magnet 1 node=n cpus=1 clock=mono order=le " FORMAT_NOW " module=up\n"
 		"B 5\nabcdeD 7\nOK 1 probes\n16 kprobe f nargs=0 hits=0 missed=0\n"
 		"A tgid 0 ts=1 interval=1 events=0 bytes=0 keys=0 lost=0 evicted=0 "
 		"evicted_events=0 unkeyed=0 dropped=0\n";
@@ -1462,7 +1466,7 @@ START_TEST(cat_errors)
 
 	/* big-endian records, which text and -b cannot decode; -j can */
 	fake_init(&f);
-	f.hello = "OK magnet 1 node=n cpus=1 clock=mono order=be format=1 module=down\n";
+	f.hello = "OK magnet 1 node=n cpus=1 clock=mono order=be " FORMAT_NOW " module=down\n";
 	f.close_after_data = true;
 	fake_start(&f);
 	args[1] = f.addr;

@@ -1547,6 +1547,7 @@ START_TEST(run_buffer_and_stats)
 		nla_put_u64(m, MAGNET_CSTAT_A_LOST_TOO_BIG, 2);
 		nla_put_u64(m, MAGNET_CSTAT_A_LOST_NESTING, 3);
 		nla_put_u64(m, MAGNET_CSTAT_A_OVERWRITTEN, 4);
+		nla_put_u64(m, MAGNET_CSTAT_A_DISCARDED, 5 + cpu);
 		nla_nest_end(m, n);
 		k_add_free(m);
 	}
@@ -1555,8 +1556,8 @@ START_TEST(run_buffer_and_stats)
 	queue_list(3, false);
 	ck_assert_int_eq(fake_run("stats -m"), 0);
 	ck_assert_str_eq(out_buf,
-			 "cpu\t0\t10\t1000\t1\t2\t3\t4\n"
-			 "cpu\t1\t11\t1001\t1\t2\t3\t4\n"
+			 "cpu\t0\t10\t1000\t1\t2\t3\t4\t5\n"
+			 "cpu\t1\t11\t1001\t1\t2\t3\t4\t6\n"
 			 "pstat\t16\tvfs_read\t10\t1\t2\t6\t1\t5\t6\t7\n"
 			 "pstat\t17\trd\t100\t1\t2\t96\t1\t5\t6\t7\n");
 	ck_assert_int_eq(k_request(), MAGNET_CMD_STATS_GET);
