@@ -81,7 +81,11 @@ __s64 mg_print_clock_delta_ns(const struct mg_print_opts *o, __u64 a, __u64 b)
 	} else {
 		ns = d;
 	}
-	return neg ? -(__s64)ns : (__s64)ns;
+	/*
+	 * Modulo 2^64, negated as unsigned: -(__s64)ns would overflow for
+	 * 2^63, which a crafted trace's timestamps give.
+	 */
+	return (__s64)(neg ? -ns : ns);
 }
 
 static void print_time(FILE *f, const struct mg_print_opts *o, __u64 ts)

@@ -39,7 +39,8 @@ void mg_print_json_string(FILE *f, const char *s);
 
 /*
  * Signed ns between two trace-clock values: b - a, converted from cycles
- * when o->tsc (then o->tsc_khz must be non-zero).
+ * when o->tsc (then o->tsc_khz must be non-zero); modulo 2^64, as the
+ * unsigned sums it goes into.
  */
 __s64 mg_print_clock_delta_ns(const struct mg_print_opts *o, __u64 a, __u64 b);
 

@@ -550,6 +550,19 @@ START_TEST(clock_delta)
 	ck_assert_int_eq(mg_print_clock_delta_ns(&o, 1ULL << 63, 0),
 			 -(__s64)((((1ULL << 63) / 3000001) * 1000000) +
 				  ((1ULL << 63) % 3000001) * 1000000 / 3000001));
+	/*
+	 * 2^63 ns apart (a crafted trace's start and records): INT64_MIN
+	 * either way, with no signed overflow (UBSan in make unit's
+	 * sanitized run).
+	 */
+	o.tsc_khz = 1000000;
+	ck_assert_int_eq(mg_print_clock_delta_ns(&o, 1ULL << 63, 0), INT64_MIN);
+	o.tsc = false;
+	ck_assert_int_eq(mg_print_clock_delta_ns(&o, 1ULL << 63, 0), INT64_MIN);
+	ck_assert_int_eq(mg_print_clock_delta_ns(&o, 0, 1ULL << 63), INT64_MIN);
+	ck_assert_int_eq(mg_print_clock_delta_ns(&o, UINT64_MAX, 0), 1);
+	ck_assert_int_eq(mg_print_clock_delta_ns(&o, (1ULL << 63) + 1, 0),
+			 INT64_MAX);
 }
 END_TEST
 
