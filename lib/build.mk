@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # libmagnet: record codec, trace files, printing, the sensor directory,
-# small helpers (hex, UTF-8, the tools' fatal errors).
+# escaping (JSON strings, text), small helpers (hex, UTF-8, the tools' fatal
+# errors).
 # Static only: every user binary is linked statically for the initramfs.
 LIBMAGNET_SRCS := lib/record.c lib/probes.c lib/stats.c lib/trace.c lib/print.c \
-	lib/sensor.c lib/util.c
+	lib/sensor.c lib/util.c lib/escape.c
 LIBMAGNET_OBJS := $(LIBMAGNET_SRCS:%.c=$(BUILD)/%.o)
 LIBMAGNET := $(BUILD)/libmagnet.a
 

@@ -11,7 +11,8 @@
  * readable however long the capture) and as hex of every valid byte in
  * JSON (the data is usually binary, and JSON strings cannot hold bytes).
  * The data of a raw record (an event a kernel module logged) prints the
- * same way.
+ * same way. Event names come from a trace file or the daemon, so they are
+ * escaped too (lib/escape.h), in both forms.
  */
 #include <errno.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include "escape.h"
 #include "print.h"
 #include "record.h"
 #include "trace.h"
@@ -35,22 +37,6 @@ void mg_print_opts_init(struct mg_print_opts *o,
 		o->realtime0 = info->start_realtime_ns;
 		o->clock0 = info->start_clock_ns;
 	}
-}
-
-void mg_print_json_string(FILE *f, const char *s)
-{
-	putc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			putc(c, f);
-	}
-	putc('"', f);
 }
 
 void mg_format_wall(char *buf, size_t len, __u64 ns)
@@ -268,12 +254,14 @@ static void print_probe(FILE *f, const struct mg_print_opts *o,
 	if (o->json) {
 		fprintf(f, ",\"cpu\":%u,\"pid\":%u,\"tgid\":%u,\"id\":%u,\"event\":",
 			r->cpu, r->pid, r->tgid, r->event_id);
-		mg_print_json_string(f, name);
+		mg_json_string(f, name);
 		fprintf(f, ",\"type\":\"%s\",\"abstract\":\"0x%llx\"",
 			mg_record_type(r), (unsigned long long)r->abstract_id);
 	} else {
-		fprintf(f, " %u %u/%u %s(%u) abstract=0x%llx",
-			r->cpu, r->pid, r->tgid, name, r->event_id,
+		/* The name is the trace's or the daemon's: escaped. */
+		fprintf(f, " %u %u/%u ", r->cpu, r->pid, r->tgid);
+		mg_escape_write(f, name, 0);
+		fprintf(f, "(%u) abstract=0x%llx", r->event_id,
 			(unsigned long long)r->abstract_id);
 	}
 	/* Named handlers have their own payload, and no args. */

@@ -34,9 +34,6 @@ void mg_print_opts_init(struct mg_print_opts *o,
 int mg_print_record(FILE *f, const struct mg_print_opts *o,
 		    const struct magnet_record *r);
 
-/* Write s as a JSON string literal, quotes included. */
-void mg_print_json_string(FILE *f, const char *s);
-
 /*
  * Signed ns between two trace-clock values: b - a, converted from cycles
  * when o->tsc (then o->tsc_khz must be non-zero); modulo 2^64, as the

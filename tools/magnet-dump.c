@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "print.h"
 #include "record.h"
 #include "trace.h"
@@ -101,6 +102,15 @@ static void add_event(struct dump *d, const char *arg)
 		    d->path, arg);
 }
 
+/*
+ * A string of the trace (name, hostname...) on stdout, escaped as in
+ * records: a crafted trace cannot drive the terminal.
+ */
+static void put_str(const char *s)
+{
+	mg_escape_write(stdout, s, 0);
+}
+
 static void print_header(const struct dump *d)
 {
 	const struct mg_trace_info *in = mg_trace_info(d->t);
@@ -112,8 +122,12 @@ static void print_header(const struct dump *d)
 	mg_format_wall(wall, sizeof(wall), in->start_realtime_ns);
 	printf("file format %u, record format %u, header length %u\n",
 	       in->version, in->record_version, in->header_len);
-	printf("host %s, kernel %s\n", in->hostname, in->release);
-	printf("cpus %u, clock %s", in->ncpus, in->clock);
+	fputs("host ", stdout);
+	put_str(in->hostname);
+	fputs(", kernel ", stdout);
+	put_str(in->release);
+	printf("\ncpus %u, clock ", in->ncpus);
+	put_str(in->clock);
 	if (in->tsc_khz)
 		printf(", tsc_khz %u", in->tsc_khz);
 	putchar('\n');
@@ -128,8 +142,11 @@ static void print_header(const struct dump *d)
 	}
 	printf("probes %zu\n", pt->n);
 	for (i = 0; i < pt->n; i++) {
-		printf("  %u\t%s\t%s\t%u", pt->v[i].id, pt->v[i].type,
-		       pt->v[i].target, pt->v[i].nargs);
+		printf("  %u\t", pt->v[i].id);
+		put_str(pt->v[i].type);
+		putchar('\t');
+		put_str(pt->v[i].target);
+		printf("\t%u", pt->v[i].nargs);
 		if (pt->v[i].capture_len)
 			printf("\t%u@%u", pt->v[i].capture_len,
 			       pt->v[i].capture_arg);
@@ -203,9 +220,11 @@ static void print_stats(const struct dump *d)
 
 		if (!e->count)
 			continue;
-		printf("%u\t%s\t%s\t%llu\n", i, mg_event_name(pt, i),
-		       p ? p->type : e->type,
-		       (unsigned long long)e->count);
+		printf("%u\t", i);
+		put_str(mg_event_name(pt, i));
+		putchar('\t');
+		put_str(p ? p->type : e->type);
+		printf("\t%llu\n", (unsigned long long)e->count);
 	}
 
 	if (!tr) {

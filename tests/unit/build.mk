@@ -2,7 +2,7 @@
 # Unit tests of libmagnet (Check, linked statically) and the end-to-end test
 # of magnet-read/magnet-dump on synthetic rings (t-tools.sh).
 LIB_UNIT_TESTS := $(addprefix $(BUILD)/tests/unit/, \
-	test_record test_trace test_print)
+	test_record test_trace test_print test_escape)
 
 # Static Check needs its private deps spelled out; pkg-config knows them.
 CHECK_LIBS := $(or $(shell pkg-config --libs --static check 2>/dev/null),\

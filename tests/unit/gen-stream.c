@@ -17,6 +17,8 @@
  * One probe uses the "sock" handler (IPv4, IPv6 and non-inet sockets, any
  * protocol and state) and one is a kernel module's custom event whose raw
  * records hold 0..200 bytes.
+ *
+ * gen-stream -X FILE writes a crafted trace file instead (see hostile()).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -26,9 +28,11 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "record.h"
+#include "trace.h"
 
 static const struct {
 	unsigned int id;
@@ -74,7 +78,8 @@ static unsigned long long rnd(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: gen-stream -d DIR [-C CPU,CPU...] [-n RECORDS] [-s SEED] [-L LOST_EVERY]\n"
-			"                  [-c mono|tsc] [-k TSC_KHZ]\n");
+			"                  [-c mono|tsc] [-k TSC_KHZ]\n"
+			"       gen-stream -X FILE\n");
 	exit(1);
 }
 
@@ -195,6 +200,66 @@ static int random_sock(struct magnet_sock *s, char *out, size_t size)
 			(unsigned long long)s->size, state);
 }
 
+/*
+ * A trace as nobody's magnet-read writes it, for the escaping tests: its
+ * hostname, release, clock and probe names hold terminal escapes (OSC,
+ * CSI, C1 CSI), controls, quotes, backslashes, valid UTF-8 and bytes that
+ * are not UTF-8; one record of each probe; and a start 2^63 ns after the
+ * first record, so that -w works out a clock difference of INT64_MIN.
+ */
+static void hostile(const char *path)
+{
+	static const char probes_text[] =
+		"16\tkprobe\tevil\x1b]0;owned\x07\x1b[2J\t1\t1\t0\n"
+		"17\tkret\xc2\x9b" "31m\tbad\xff\xc0\xafutf8\xed\xa0\x80\xe2\x82\t0\t1\t0\n"
+		"18\tcustom\tq\"uo\\te\r\x7f caf\xc3\xa9\xe2\x80\xa8\t0\t1\t0\n";
+	struct mg_trace_info info = {
+		.ncpus = 1,
+		.start_realtime_ns = 1700000000000000000ULL,
+		.start_clock_ns = 1016 + (1ULL << 63),
+		.clock = "mono\x1b[5m",
+		.hostname = "host\x1b[31mred\xff\x9b" "1m",
+		.release = "6.1\r\x1b[Kfake\xc2\x85",
+		.probes = probes_text,
+		.probes_len = sizeof(probes_text) - 1,
+	};
+	struct mg_trailer_cpu tc = { .cpu = 0, .records = 3 };
+	struct mg_trailer tr = {
+		.stop_realtime_ns = info.start_realtime_ns + 1,
+		.stop_clock_ns = info.start_clock_ns + 1,
+		.ncpus = 1,
+		.cpu = &tc,
+	};
+	__u64 buf[3 * 64], arg = 7;
+	size_t len = 0;
+	unsigned int id;
+	ssize_t n;
+	int fd;
+
+	for (id = 16; id <= 18; id++) {
+		struct mg_record_hdr h = {
+			.event_id = id,
+			.timestamp = 1000 + id,
+			.pid = 100,
+			.tgid = 100,
+		};
+
+		n = mg_record_encode_kprobe((char *)buf + len, sizeof(buf) - len,
+					    &h, &arg, 1);
+		if (n < 0)
+			die("encode");
+		len += n;
+	}
+	tc.bytes = len;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die(path);
+	if (mg_trace_write_header(fd, &info) ||
+	    mg_trace_write_chunk(fd, 0, buf, len) ||
+	    mg_trace_write_trailer(fd, &tr) || close(fd))
+		die(path);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = NULL, *cpulist = "0,1", *clock = "mono";
@@ -207,8 +272,9 @@ int main(int argc, char **argv)
 	int opt;
 
 	rng_state = 1;
-	while ((opt = getopt(argc, argv, "d:C:n:s:L:c:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:C:n:s:L:c:k:X:")) != -1) {
 		switch (opt) {
+		case 'X': hostile(optarg); return 0;
 		case 'd': dir = optarg; break;
 		case 'C': cpulist = optarg; break;
 		case 'n': n = strtoul(optarg, NULL, 0); break;

@@ -334,6 +334,54 @@ cmp -s "$T/gen4.out" "$T/dump6.out" || fail "FIFO round trip"
 [ ! -s "$T/dump6.err" ] || fail "FIFO trace has no trailer: $(cat "$T/dump6.err")"
 ok "blocking non-seekable input stopped by SIGINT: all records and the trailer"
 
+# --- A crafted trace (gen-stream -X): terminal escapes, controls, C1 and
+# bytes that are not UTF-8 in its hostname, release, clock and probe
+# names. Text shows them escaped, as docs/magnet-dump.md says, so nothing
+# reaches the terminal; JSON stays valid. Its start is 2^63 ns after its
+# first record: -w must not overflow (UBSan in make unit's second run).
+# inert FILE: only tabs, newlines and printable UTF-8 in FILE.
+inert() {
+	LC_ALL=C tr -d '\t\n' <"$1" | LC_ALL=C grep -q '[[:cntrl:]]' &&
+		fail "$1: control bytes: $(LC_ALL=C grep -n '[[:cntrl:]]' "$1" | head -3 | od -c | head -5)"
+	LC_ALL=C grep -q "$(printf '\302[\200-\237]')" "$1" && fail "$1: a C1 control"
+	iconv -f UTF-8 -t UTF-8 "$1" >/dev/null 2>&1 || fail "$1: not UTF-8"
+}
+run 0 hgen "$GEN" -X "$T/hostile.trace"
+run 0 htext "$DUMP" "$T/hostile.trace"
+run 0 hhdr "$DUMP" -H "$T/hostile.trace"
+run 0 hstats "$DUMP" --stats "$T/hostile.trace"
+run 0 hwall "$DUMP" -w "$T/hostile.trace"
+run 0 hjson "$DUMP" -j "$T/hostile.trace"
+for f in htext hhdr hstats hwall hjson; do
+	inert "$T/$f.out"
+done
+e16='evil\x1b]0;owned\x07\x1b[2J'
+e17='bad\xff\xc0\xafutf8\xed\xa0\x80\xe2\x82'
+e18=$(printf 'q"uo\\\\te\\x0d\\x7f caf\303\251\342\200\250')
+grep -q -F "100/100 $e16(16) abstract=0x0 args=[0x7]" "$T/htext.out" || fail "escaped name 16: $(head -1 "$T/htext.out")"
+grep -q -F "100/100 $e17(17) abstract=" "$T/htext.out" || fail "escaped name 17"
+grep -q -F "100/100 $e18(18) abstract=" "$T/htext.out" || fail "escaped name 18: $(tail -1 "$T/htext.out")"
+grep -q -x -F 'host host\x1b[31mred\xff\x9b1m, kernel 6.1\x0d\x1b[Kfake\xc2\x85' "$T/hhdr.out" ||
+	fail "-H host line: $(sed -n 2p "$T/hhdr.out")"
+grep -q -x -F 'cpus 1, clock mono\x1b[5m' "$T/hhdr.out" || fail "-H clock"
+grep -q -x -F "  17	kret\xc2\x9b31m	$e17	0" "$T/hhdr.out" || fail "-H probe 17"
+grep -q -x -F "18	$e18	custom	1" "$T/hstats.out" || fail "--stats event 18"
+[ "$(grep -c ' 0 100/100 ' "$T/hwall.out")" -eq 3 ] || fail "-w on the crafted trace"
+if command -v python3 >/dev/null 2>&1; then
+	python3 -c '
+import json, sys
+want = {16: "evil\x1b]0;owned\x07\x1b[2J",
+        17: "bad\xff\xc0\xafutf8\xed\xa0\x80\xe2\x82",
+        18: "q\"uo\\te\r\x7f caf\xe9\u2028"}
+n = 0
+for line in open(sys.argv[1], encoding="utf-8", errors="strict"):
+    o = json.loads(line)
+    assert o["event"] == want[o["id"]], (o["event"], want[o["id"]])
+    n += 1
+assert n == 3' "$T/hjson.out" 2>"$T/hpy.err" || fail "crafted trace's JSON: $(tail -3 "$T/hpy.err")"
+fi
+ok "a crafted trace's strings: escaped in text, -H and --stats; JSON valid, bad bytes as \\u00XX"
+
 # --- Usage and runtime errors.
 run 1 u1 "$READ"
 grep -q "^usage: magnet-read" "$T/u1.err" || fail "usage text"

@@ -210,6 +210,36 @@ START_TEST(text_kprobe)
 	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[0x1,0xffffffffffffffff,0x0]\n");
 	mg_record_encode_kprobe(buf64, sizeof(buf64), &hdr, NULL, 0);
 	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
+	/* Names come from the probe table: escaped, spaces kept. */
+	{
+		struct mg_record_hdr h = hdr;
+
+		h.event_id = 18;
+		mg_record_encode_kprobe(buf64, sizeof(buf64), &h, NULL, 0);
+		expect(&o, "12.000000345 3 4242/4200 weird\"na\\\\me\\x01(18) abstract=0xffff888012345678 args=[]\n");
+		h.event_id = 24;
+		mg_record_encode_kprobe(buf64, sizeof(buf64), &h, NULL, 0);
+		expect(&o, "12.000000345 3 4242/4200 mymod:req done(24) abstract=0xffff888012345678 args=[]\n");
+	}
+}
+END_TEST
+
+/* A crafted probe table: terminal escapes, C1, bytes that are not UTF-8. */
+START_TEST(names_escaped)
+{
+	static const char evil[] =
+		"16\tkprobe\t\x1b]0;pwn\x07\x1b[2J\xc2\x9b" "31m na\\me\xff\xc3\xa9\xed\xa0\x80\r\t0\n";
+	struct mg_print_opts o = { 0 };
+	struct mg_probe_table t;
+
+	ck_assert_int_eq(mg_probes_parse(&t, evil, sizeof(evil) - 1), 0);
+	ck_assert_uint_eq(t.n, 1);
+	o.probes = &t;
+	mg_record_encode_kprobe(buf64, sizeof(buf64), &hdr, NULL, 0);
+	expect(&o, "12.000000345 3 4242/4200 \\x1b]0;pwn\\x07\\x1b[2J\\xc2\\x9b31m na\\\\me\\xff\xc3\xa9\\xed\\xa0\\x80\\x0d(16) abstract=0xffff888012345678 args=[]\n");
+	o.json = true;
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":16,\"event\":\"\\u001b]0;pwn\\u0007\\u001b[2J\\u009b31m na\\\\me\\u00ff\xc3\xa9\\u00ed\\u00a0\\u0080\\r\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
+	mg_probes_free(&t);
 }
 END_TEST
 
@@ -577,6 +607,7 @@ int main(void)
 	tcase_add_test(tc, probes_empty);
 	tcase_add_test(tc, stats_parse);
 	tcase_add_test(tc, text_kprobe);
+	tcase_add_test(tc, names_escaped);
 	tcase_add_test(tc, text_kretprobe);
 	tcase_add_test(tc, text_lost);
 	tcase_add_test(tc, json_probes);

@@ -20,6 +20,7 @@
 
 #include <linux/magnet.h>
 
+#include "escape.h"
 #include "mgclient.h"
 #include "util.h"
 
@@ -396,49 +397,9 @@ ssize_t mgc_unescape(const char *in, size_t len, char *out, size_t outlen)
 	return o;
 }
 
-/* A valid UTF-8 sequence of a printable code point (>= U+00A0): its length. */
-static size_t utf8_printable(const unsigned char *s)
+const char *mgc_escape(char *buf, size_t len, const char *s)
 {
-	unsigned int cp;
-	size_t n = mg_utf8_decode(s, &cp);
-
-	/* The C1 controls (U+0080..U+009F) some terminals obey as escapes. */
-	return n && cp >= 0xa0 ? n : 0;
-}
-
-const char *mgc_escape(char *buf, size_t len, const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t used = 0, n;
-
-	if (!len)
-		return buf;
-	while (*s) {
-		if (*s == '\\') {
-			if (used + 2 >= len)
-				break;
-			buf[used++] = '\\';
-			buf[used++] = '\\';
-			s++;
-		} else if (*s > 0x20 && *s < 0x7f) {
-			if (used + 1 >= len)
-				break;
-			buf[used++] = *s++;
-		} else if (*s >= 0x80 && (n = utf8_printable(s))) {
-			if (used + n >= len)
-				break;
-			memcpy(buf + used, s, n);
-			used += n;
-			s += n;
-		} else {
-			/* Spaces too: a field stays one word. */
-			if (used + 4 >= len)
-				break;
-			used += snprintf(buf + used, len - used, "\\x%02x", *s++);
-		}
-	}
-	buf[used] = '\0';
-	return buf;
+	return mg_escape(buf, len, s, MG_ESC_SPACE);
 }
 
 /* ---- key=value words ---- */

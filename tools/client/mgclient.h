@@ -110,7 +110,8 @@ ssize_t mgc_unescape(const char *in, size_t len, char *out, size_t outlen);
 /*
  * Escape s for a terminal or a tab-separated field into buf: '\' as "\\",
  * spaces, control bytes and bytes that are not printable UTF-8 as "\xNN"
- * (as magnet-ctl's text and -m output). Cut to fit buf. Returns buf.
+ * (lib/escape.h's mg_escape() with MG_ESC_SPACE, as magnet-ctl's text and
+ * -m output). Cut to fit buf. Returns buf.
  */
 const char *mgc_escape(char *buf, size_t len, const char *s);
 

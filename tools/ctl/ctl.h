@@ -339,7 +339,7 @@ void pr_bool(const char *key, const char *text, bool v);
 __attribute__((format(printf, 1, 2)))
 void pr_text(const char *fmt, ...);
 enum pr_mode pr_mode(void);
-/* Escape s for text and machine output into buf (control bytes, \). */
+/* Escape s for text and machine output into buf: mg_escape(), one word. */
 const char *pr_escape(char *buf, size_t len, const char *s);
 
 /* Objects' printers, shared by list, show, stats and monitor. */

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "ctl.h"
-#include "util.h"
+#include "escape.h"
 
 #define PR_DEPTH	16
 
@@ -47,54 +47,10 @@ void pr_end(void)
 	fflush(ctl_outf);
 }
 
-/* JSON string literal; bytes that are not UTF-8 become \u00XX. */
-static void json_string(FILE *f, const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-
-	putc('"', f);
-	while (*s) {
-		unsigned int cp;
-		size_t n;
-
-		if (*s == '"' || *s == '\\') {
-			fprintf(f, "\\%c", *s++);
-		} else if (*s == '\n') {
-			fputs("\\n", f);
-			s++;
-		} else if (*s == '\t') {
-			fputs("\\t", f);
-			s++;
-		} else if (*s < 0x20 || *s == 0x7f) {
-			fprintf(f, "\\u%04x", *s++);
-		} else if ((n = mg_utf8_decode(s, &cp))) {
-			fwrite(s, 1, n, f);
-			s += n;
-		} else {
-			fprintf(f, "\\u%04x", *s++);
-		}
-	}
-	putc('"', f);
-}
-
+/* Text and -m: one word (lib/escape.h, as magnet-top's labels). */
 const char *pr_escape(char *buf, size_t len, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	size_t used = 0;
-
-	for (; *s && used + 5 < len; s++) {
-		if (*s == '\\') {
-			buf[used++] = '\\';
-			buf[used++] = '\\';
-		} else if (*s <= 0x20 || *s == 0x7f) {
-			/* controls, and the space: fields stay one word */
-			used += snprintf(buf + used, len - used, "\\x%02x", *s);
-		} else {
-			buf[used++] = *s;
-		}
-	}
-	buf[used] = '\0';
-	return buf;
+	return mg_escape(buf, len, str, MG_ESC_SPACE);
 }
 
 /* Before a JSON value: the comma, and the key inside an object. */
@@ -211,7 +167,7 @@ void pr_str(const char *key, const char *text, const char *s)
 	switch (mode) {
 	case PR_JSON:
 		json_prefix(key);
-		json_string(ctl_outf, s);
+		mg_json_string(ctl_outf, s);
 		break;
 	case PR_MACHINE:
 		fprintf(ctl_outf, "\t%s", pr_escape(buf, sizeof(buf), s));
