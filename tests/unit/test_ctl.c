@@ -63,7 +63,10 @@ static char line_buf[4096];
 static char *argv_buf[64];
 static struct ctl_req R;
 
-/* Split line at spaces into argv_buf (argv[0] is the program). */
+/*
+ * Split line at spaces into argv_buf (argv[0] is the program); the word
+ * '' is an empty argument, as in a shell.
+ */
 static int split(const char *line)
 {
 	int argc = 0;
@@ -72,7 +75,7 @@ static int split(const char *line)
 	snprintf(line_buf, sizeof(line_buf), "%s", line);
 	argv_buf[argc++] = "magnet-ctl";
 	for (p = strtok(line_buf, " "); p; p = strtok(NULL, " "))
-		argv_buf[argc++] = p;
+		argv_buf[argc++] = strcmp(p, "''") ? p : "";
 	argv_buf[argc] = NULL;
 	return argc;
 }
@@ -839,6 +842,7 @@ static const struct {
 	{ "filter add 16 cgroup /dev/null", "not a directory" },
 	{ "filter add 16 cgroup /", "not a cgroup2 directory" },
 	{ "filter add 16 cgroup 0", "cgroup 0: bad cgroup id" },
+	{ "filter add 16 cgroup ''", "cgroup: the path is empty (a cgroup2 directory or id)" },
 	{ "filter del 16", "missing FILTER_ID" },
 	{ "filter del 16 x", "filter id x: not a number" },
 	{ "filter del 16 4294967296", "filter id 4294967296: out of range" },

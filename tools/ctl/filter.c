@@ -122,6 +122,9 @@ static int parse_add(struct ctl_args *a)
 		w = ctl_next(a, "a cgroup2 directory or id after 'cgroup'");
 		if (!w)
 			return -1;
+		/* stat("") would say "No such file or directory". */
+		if (!*w)
+			return ctl_usage_error(a, "cgroup: the path is empty (a cgroup2 directory or id)");
 		if (ctl_is_number(w) || !strncmp(w, "0x", 2)) {
 			ret = ctl_parse_u64(w, UINT64_MAX, &v);
 			if (ret || !v)
