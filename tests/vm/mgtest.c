@@ -23,10 +23,35 @@
  *   mgtest capture N             captured write and read buffers (needs
  *                                kprobe:vfs_write:3:64@1 and
  *                                kretprobe:vfs_read:3:64@1)
+ *
+ * Wake-ups (t-17; the reader of cpu0 sits on CPU 1, the workload on CPU 0):
+ *   mgtest halfwake overwrite|discard
+ *                                a 64 KiB ring of 4 KiB records (needs
+ *                                kprobe:ksys_write:3:4000@1 and the ring's
+ *                                mode): a reader waiting for 100 (overwrite)
+ *                                or 800 (discard) records, more than the
+ *                                ring can hold, wakes at half the ring
+ *   mgtest attr-limits           SET_READ_ATTR takes watermarks up to half
+ *                                the ring (bytes) and half the ring / 40
+ *                                (records), refuses one more with EINVAL
+ *   mgtest aio-sync              a blocked read(4 KiB) and a queued AIO read
+ *                                (64 KiB, watermark 16 KiB) of one file each
+ *                                wake on their own condition (needs a
+ *                                1 MiB ring, kprobe:__x64_sys_getpid:3)
+ *   mgtest aio-cancel2           of two queued AIO reads, the second one
+ *                                cancelled completes at once
+ *   mgtest uring read|cancel|exit[-async]
+ *                                io_uring: a 64 KiB IORING_OP_READ completes
+ *                                with the records fired after it (read);
+ *                                a read of an idle ring is cancelled by
+ *                                IORING_OP_ASYNC_CANCEL (cancel) or by the
+ *                                process exiting (exit), within seconds;
+ *                                -async: submitted with IOSQE_ASYNC (io-wq)
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <libaio.h>
+#include <pthread.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -38,11 +63,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/io_uring.h>
 #include <linux/magnet.h>
 
 #define DIR_PATH	"/sys/kernel/debug/magnet"
@@ -818,6 +845,654 @@ static int cmd_sock(int n)
 	return 0;
 }
 
+/* ---- wake-ups (t-17) ---- */
+
+/* cpu0's ring as the buffers file tells it: its size, and mode and used bytes. */
+static unsigned long ring0(char mode[32], unsigned long *used)
+{
+	char line[256], m[32];
+	unsigned long size, u;
+	unsigned int cpu;
+	int reader;
+	FILE *f = fopen(DIR_PATH "/buffers", "r");
+
+	if (!f)
+		die("open buffers: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%u\t%lu\t%31s\t%lu\t%d", &cpu, &size, m, &u, &reader) == 5 &&
+		    cpu == 0) {
+			fclose(f);
+			if (mode)
+				strcpy(mode, m);
+			if (used)
+				*used = u;
+			return size;
+		}
+	}
+	fclose(f);
+	die("no cpu0 line in the buffers file");
+	return 0;
+}
+
+/* cpu0's data file, emptied, read from CPU 1: apart from the workload on CPU 0. */
+static int open_cpu0(void)
+{
+	int fd;
+
+	self = getpid();
+	ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	if (ncpus < 2)
+		die("needs 2 CPUs, has %d", ncpus);
+	pin(1);
+	fd = open(DIR_PATH "/cpu0", O_RDONLY);
+	if (fd < 0)
+		die("open cpu0: %s", strerror(errno));
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while (read(fd, buf, BUF_SIZE) > 0)
+		;
+	fcntl(fd, F_SETFL, 0);
+	return fd;
+}
+
+static volatile sig_atomic_t timed_out;
+
+static void on_alarm(int sig)
+{
+	timed_out = 1;
+}
+
+/* SIGALRM in @seconds, without SA_RESTART: a blocked read fails with EINTR. */
+static void arm_alarm(unsigned int seconds)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+
+	sigaction(SIGALRM, &sa, NULL);
+	timed_out = 0;
+	alarm(seconds);
+}
+
+/* A thread's scheduler state ('S': asleep, 'D', 'R', ...), '?' if gone. */
+static char task_state(pid_t pid, pid_t tid)
+{
+	char path[64], line[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	p = strrchr(line, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/* Where a process sleeps in the kernel, for failure messages. */
+static const char *wchan(pid_t pid)
+{
+	static char w[128];
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/wchan", pid);
+	f = fopen(path, "r");
+	w[0] = 0;
+	if (f) {
+		if (!fgets(w, sizeof(w), f))
+			w[0] = 0;
+		fclose(f);
+	}
+	return w[0] ? w : "?";
+}
+
+#define HW_LEN		4000	/* bytes per write, all captured (4000@1) */
+#define HW_WRITES	200
+/* A ksys_write:3:4000@1 record: header, 3 args, the capture header, 4000 bytes. */
+#define HW_REC		((MAGNET_RECORD_HEADER + 3 * 8 + 8 + HW_LEN + 7) & ~7u)
+
+/* Write i's buffer: i itself, then bytes that depend on i and the offset. */
+static void hw_fill(unsigned char *p, uint32_t i)
+{
+	memcpy(p, &i, sizeof(i));
+	for (unsigned int k = sizeof(i); k < HW_LEN; k++)
+		p[k] = (unsigned char)(i * 31 + k);
+}
+
+/* A child on CPU 0 writes HW_WRITES buffers of HW_LEN bytes to /dev/null. */
+static pid_t hw_writer(int delay_ms)
+{
+	static unsigned char wb[HW_LEN];
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		pin(0);
+		usleep(delay_ms * 1000);
+		for (uint32_t i = 0; i < HW_WRITES; i++) {
+			hw_fill(wb, i);
+			if (write(fd, wb, HW_LEN) != HW_LEN)
+				_exit(2);
+		}
+		_exit(0);
+	}
+	return pid;
+}
+
+struct hw_ctx {
+	unsigned long ours;
+	uint32_t last;
+};
+
+static void each_hw(const struct magnet_record *rec, void *ctx)
+{
+	static unsigned char want[HW_LEN];
+	struct hw_ctx *c = ctx;
+	const uint64_t *a = (const void *)rec->payload;
+	const struct magnet_capture *cap = (const void *)(a + 3);
+	uint32_t i;
+
+	if (rec->size != HW_REC || !(rec->flags & MAGNET_REC_CAPTURE) ||
+	    MAGNET_REC_NARGS(rec->flags) != 3)
+		die("ksys_write record: size %u flags %#x, want %u with 3 args and a capture",
+		    rec->size, rec->flags, HW_REC);
+	if (a[2] != HW_LEN || cap->len != HW_LEN || cap->arg != 1)
+		die("ksys_write record: count %llu, capture %u@%u, want %u@1",
+		    (unsigned long long)a[2], cap->len, cap->arg, HW_LEN);
+	memcpy(&i, cap->data, sizeof(i));
+	if (i >= HW_WRITES || (c->ours && i <= c->last))
+		die("write %u after write %u: not one of ours, or out of order", i, c->last);
+	hw_fill(want, i);
+	if (memcmp(cap->data, want, HW_LEN))
+		die("write %u: the captured bytes are not the written ones", i);
+	c->last = i;
+	c->ours++;
+}
+
+/*
+ * A reader waits for more records than the ring can hold; the writer's
+ * 4 KiB records fill it many times over. Every read condition holds at
+ * half the ring: the reader must wake with at least that much.
+ */
+static int cmd_halfwake(const char *mode)
+{
+	int id = need_probe("kprobe", "ksys_write");
+	int overwrite = !strcmp(mode, "overwrite");
+	unsigned long want = overwrite ? 100 : 800, size, used;
+	struct hw_ctx c = { 0 };
+	struct seen s = { .event = id, .each = each_hw, .ctx = &c };
+	char rmode[32];
+	uint64_t t0, dt;
+	pid_t child;
+	long n;
+	int fd, st;
+
+	if (!overwrite && strcmp(mode, "discard"))
+		die("unknown mode %s", mode);
+	size = ring0(rmode, NULL);
+	if (size != 65536 || strcmp(rmode, mode))
+		die("needs a 64 KiB %s ring; cpu0's is %lu bytes, %s", mode, size, rmode);
+	fd = open_cpu0();
+	set_attr(fd, 0, want, 0);
+	child = hw_writer(300);
+	s.tgid = child;
+	arm_alarm(10);
+	t0 = now_ns();
+	n = read(fd, buf, BUF_SIZE);
+	dt = now_ns() - t0;
+	alarm(0);
+	if (n < 0 && errno == EINTR && timed_out) {
+		ring0(NULL, &used);
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		die("reader never woke: waited 10 s for %lu records while the %s ring held %lu of "
+		    "its %lu bytes (%u-byte records: it never holds %lu)", want, mode, used, size,
+		    HW_REC, want);
+	}
+	if (n <= 0)
+		die("read: %ld (%s)", n, n < 0 ? strerror(errno) : "EOF");
+	if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st))
+		die("the writer failed (status %#x)", st);
+	check_chunk(0, buf, n, &s);
+	if ((unsigned long)n < size / 2 - MAGNET_RECORD_MAX)
+		die("woke with %ld bytes: less than half the %lu-byte ring", n, size);
+	if (!c.ours)
+		die("none of the %ld bytes read are the writer's records", n);
+	printf("halfwake %s: waiting for %lu records, woke %llu ms into the wait (writes from "
+	       "300 ms) with %ld bytes (%lu of our %u-byte records, captured byte for byte) of a "
+	       "%lu-byte ring\n", mode, want, (unsigned long long)dt / 1000000, n, c.ours, HW_REC,
+	       size);
+	close(fd);
+	return 0;
+}
+
+/* SET_READ_ATTR: 0 if taken, else the errno. */
+static int try_attr(int fd, uint64_t bytes, uint64_t records)
+{
+	struct magnet_read_attr a = { .watermark_bytes = bytes, .watermark_records = records };
+
+	return ioctl(fd, MAGNET_IOC_SET_READ_ATTR, &a) ? errno : 0;
+}
+
+/* A watermark beyond half the ring could never be reached: refused. */
+static int cmd_attr_limits(void)
+{
+	unsigned long size = ring0(NULL, NULL), half = size / 2;
+	unsigned long maxrec = half / MAGNET_RECORD_HEADER;
+	struct magnet_read_attr got;
+	int fd = open(DIR_PATH "/cpu0", O_RDONLY), e;
+
+	if (fd < 0)
+		die("open cpu0: %s", strerror(errno));
+	if ((e = try_attr(fd, half, 0)))
+		die("watermark_bytes %lu (half the %lu-byte ring) refused: %s", half, size,
+		    strerror(e));
+	if ((e = try_attr(fd, half + 1, 0)) != EINVAL)
+		die("watermark_bytes %lu (above half the %lu-byte ring) %s, want EINVAL", half + 1,
+		    size, e ? strerror(e) : "accepted");
+	if ((e = try_attr(fd, 0, maxrec)))
+		die("watermark_records %lu (half the %lu-byte ring / %d) refused: %s", maxrec, size,
+		    MAGNET_RECORD_HEADER, strerror(e));
+	if ((e = try_attr(fd, 0, maxrec + 1)) != EINVAL)
+		die("watermark_records %lu (above half the %lu-byte ring / %d) %s, want EINVAL",
+		    maxrec + 1, size, MAGNET_RECORD_HEADER, e ? strerror(e) : "accepted");
+	if (ioctl(fd, MAGNET_IOC_GET_READ_ATTR, &got))
+		die("MAGNET_IOC_GET_READ_ATTR: %s", strerror(errno));
+	if (got.watermark_records != maxrec || got.watermark_bytes || got.timeout_ns)
+		die("after a refused SET_READ_ATTR the attributes are bytes %llu records %llu, want "
+		    "those last set (0, %lu)", (unsigned long long)got.watermark_bytes,
+		    (unsigned long long)got.watermark_records, maxrec);
+	close(fd);
+	printf("attr-limits: %lu-byte ring: watermark_bytes %lu and watermark_records %lu taken, "
+	       "%lu and %lu refused with EINVAL\n", size, half, maxrec, half + 1, maxrec + 1);
+	return 0;
+}
+
+struct sync_rd {
+	int fd;
+	pid_t tid;
+	long n;
+	int err;
+	int done;
+};
+
+static unsigned char sync_buf[4096] __attribute__((aligned(8)));
+
+static void *sync_reader(void *arg)
+{
+	struct sync_rd *r = arg;
+
+	__atomic_store_n(&r->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	r->n = read(r->fd, sync_buf, sizeof(sync_buf));
+	r->err = errno;
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+#define GP3_REC	(MAGNET_RECORD_HEADER + 3 * 8)	/* kprobe:__x64_sys_getpid:3 */
+
+static void ck_gp3(const struct magnet_record *rec, void *ctx)
+{
+	if (rec->size != GP3_REC || MAGNET_REC_NARGS(rec->flags) != 3 || rec->pid != rec->tgid)
+		die("getpid record: size %u flags %#x pid %u tgid %u, want %u bytes, 3 args, "
+		    "our single thread", rec->size, rec->flags, rec->pid, rec->tgid, GP3_REC);
+}
+
+/*
+ * A blocked read() of 4 KiB (its condition: min(16 KiB, 4 KiB) bytes) and
+ * a queued AIO read of 64 KiB (16 KiB) on one open file, then ~6 KiB of
+ * records: the read returns, the AIO read stays queued.
+ */
+static int cmd_aio_sync(void)
+{
+	int id = need_probe("kprobe", "__x64_sys_getpid"), fired = 100, fd, r;
+	struct seen s = { .event = id, .each = ck_gp3 };
+	struct sync_rd rd = { 0 };
+	io_context_t ctx = 0;
+	struct iocb cb, *cbs[1] = { &cb };
+	struct io_event ev;
+	struct timespec zero = { 0, 0 }, sec = { 1, 0 };
+	unsigned long used;
+	pthread_t th;
+	uint64_t t0, dt;
+	pid_t child;
+
+	fd = open_cpu0();
+	set_attr(fd, 16384, 0, 0);
+	rd.fd = fd;
+	if ((r = pthread_create(&th, NULL, sync_reader, &rd)))
+		die("pthread_create: %s", strerror(r));
+	/* Asleep in read(): its condition is armed. */
+	for (t0 = now_ns(); !__atomic_load_n(&rd.tid, __ATOMIC_ACQUIRE) ||
+	     task_state(self, rd.tid) != 'S'; usleep(10000))
+		if (now_ns() - t0 > 5000000000ULL)
+			die("the reading thread never went to sleep");
+	usleep(100000);
+	if (__atomic_load_n(&rd.done, __ATOMIC_ACQUIRE))
+		die("read() of an empty ring returned %ld", rd.n);
+	if ((r = io_setup(4, &ctx)))
+		die("io_setup: %s", strerror(-r));
+	io_prep_pread(&cb, fd, buf, 65536, 0);
+	if ((r = io_submit(ctx, 1, cbs)) != 1)
+		die("io_submit: %d (%s)", r, strerror(-r));
+	usleep(300000);	/* the AIO worker arms the ring with its 16 KiB */
+	if (io_getevents(ctx, 0, 1, &ev, &zero) != 0)
+		die("the AIO read of an empty ring completed (%ld)", (long)ev.res);
+	child = fire_later(fired, 0);
+	waitpid(child, NULL, 0);
+	s.tgid = child;
+	t0 = now_ns();
+	while (!__atomic_load_n(&rd.done, __ATOMIC_ACQUIRE) && now_ns() - t0 < 2000000000ULL)
+		usleep(10000);
+	if (!__atomic_load_n(&rd.done, __ATOMIC_ACQUIRE)) {
+		ring0(NULL, &used);
+		die("the blocked read(4096) did not return within 2 s though the ring holds %lu "
+		    "bytes (%d records of %u): the queued AIO read's 16 KiB condition replaced its "
+		    "own 4 KiB", used, fired, GP3_REC);
+	}
+	dt = now_ns() - t0;
+	pthread_join(th, NULL);
+	if (rd.n <= 0)
+		die("read(): %ld (%s)", rd.n, rd.n < 0 ? strerror(rd.err) : "EOF");
+	if (rd.n > 4096 || rd.n <= 4096 - GP3_REC)
+		die("read(4096) returned %ld bytes with %d records of %u there", rd.n, fired,
+		    GP3_REC);
+	check_chunk(0, sync_buf, rd.n, &s);
+	if (!s.ours)
+		die("none of the %ld bytes read are our getpid records", rd.n);
+	/* About 2 KiB are left: the AIO read's 16 KiB do not hold. */
+	if (io_getevents(ctx, 0, 1, &ev, &zero) != 0)
+		die("the AIO read completed (%ld) below its 16 KiB watermark", (long)ev.res);
+	r = io_cancel(ctx, &cb, &ev);
+	if (r != -EINPROGRESS && r != 0)
+		die("io_cancel: %d (%s)", r, strerror(-r));
+	if (io_getevents(ctx, 1, 1, &ev, &sec) != 1 || (long)ev.res != -ECANCELED)
+		die("the cancelled AIO read did not complete with ECANCELED within 1 s");
+	io_destroy(ctx);
+	close(fd);
+	printf("aio-sync: with a 16 KiB AIO read queued, the blocked read(4096) returned %ld bytes "
+	       "(%lu of our records) %llu ms after %d records came; the AIO read waited on, and "
+	       "was cancelled\n", rd.n, s.ours, (unsigned long long)dt / 1000000, fired);
+	return 0;
+}
+
+/* Two AIO reads queued on an idle ring; the second one is cancelled first. */
+static int cmd_aio_cancel2(void)
+{
+	static unsigned char b2[65536] __attribute__((aligned(8)));
+	unsigned long size = ring0(NULL, NULL);
+	io_context_t ctx = 0;
+	struct iocb cb1, cb2, *cbs[2] = { &cb1, &cb2 };
+	struct io_event ev;
+	struct timespec zero = { 0, 0 }, sec = { 1, 0 };
+	uint64_t t0, dt;
+	int fd, r;
+
+	fd = open_cpu0();
+	/* Nothing an idle ring does meets it, not a stray record either. */
+	set_attr(fd, 0, size / 2 / MAGNET_RECORD_HEADER, 0);
+	if ((r = io_setup(4, &ctx)))
+		die("io_setup: %s", strerror(-r));
+	io_prep_pread(&cb1, fd, buf, 65536, 0);
+	io_prep_pread(&cb2, fd, b2, 65536, 0);
+	if ((r = io_submit(ctx, 2, cbs)) != 2)
+		die("io_submit: %d (%s)", r, r < 0 ? strerror(-r) : "short");
+	usleep(200000);
+	if (io_getevents(ctx, 0, 1, &ev, &zero) != 0)
+		die("an AIO read of an idle ring completed (%ld)", (long)ev.res);
+	t0 = now_ns();
+	r = io_cancel(ctx, &cb2, &ev);
+	if (r != -EINPROGRESS && r != 0)
+		die("io_cancel of the second read: %d (%s)", r, strerror(-r));
+	r = io_getevents(ctx, 1, 1, &ev, &sec);
+	dt = now_ns() - t0;
+	if (r != 1)
+		die("the cancelled second read did not complete within 1 s (the first one is "
+		    "still queued in front of it)");
+	if (ev.obj != &cb2 || (long)ev.res != -ECANCELED)
+		die("the %s read completed with %ld, want the second one with ECANCELED",
+		    ev.obj == &cb1 ? "first" : "unknown", (long)ev.res);
+	if (io_getevents(ctx, 0, 1, &ev, &zero) != 0)
+		die("the first read completed too (%ld)", (long)ev.res);
+	r = io_cancel(ctx, &cb1, &ev);
+	if (r != -EINPROGRESS && r != 0)
+		die("io_cancel of the first read: %d (%s)", r, strerror(-r));
+	if (io_getevents(ctx, 1, 1, &ev, &sec) != 1 || ev.obj != &cb1 ||
+	    (long)ev.res != -ECANCELED)
+		die("the cancelled first read did not complete with ECANCELED within 1 s");
+	io_destroy(ctx);
+	close(fd);
+	printf("aio-cancel2: the second of two queued reads, cancelled, completed with ECANCELED "
+	       "in %llu ms; the first waited on until cancelled too\n",
+	       (unsigned long long)dt / 1000000);
+	return 0;
+}
+
+/* io_uring by its system calls: one ring, SQ and CQ mapped. */
+struct uring {
+	int fd;
+	unsigned int *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+};
+
+static void uring_init(struct uring *u)
+{
+	struct io_uring_params p;
+	size_t sq_len, cq_len;
+	unsigned char *sq, *cq;
+	int single;
+
+	memset(&p, 0, sizeof(p));
+	u->fd = syscall(__NR_io_uring_setup, 8, &p);
+	if (u->fd < 0)
+		die("io_uring_setup: %s", strerror(errno));
+	sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
+	cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	single = p.features & IORING_FEAT_SINGLE_MMAP;
+	if (single && cq_len > sq_len)
+		sq_len = cq_len;
+	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+		  IORING_OFF_SQ_RING);
+	cq = single ? sq : mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+				u->fd, IORING_OFF_CQ_RING);
+	u->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, u->fd, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || u->sqes == MAP_FAILED)
+		die("mmap io_uring: %s", strerror(errno));
+	u->sq_tail = (void *)(sq + p.sq_off.tail);
+	u->sq_mask = (void *)(sq + p.sq_off.ring_mask);
+	u->sq_array = (void *)(sq + p.sq_off.array);
+	u->cq_head = (void *)(cq + p.cq_off.head);
+	u->cq_tail = (void *)(cq + p.cq_off.tail);
+	u->cq_mask = (void *)(cq + p.cq_off.ring_mask);
+	u->cqes = (void *)(cq + p.cq_off.cqes);
+}
+
+static void uring_submit(struct uring *u, const struct io_uring_sqe *sqe)
+{
+	unsigned int tail = *u->sq_tail, i = tail & *u->sq_mask;
+	int r;
+
+	u->sqes[i] = *sqe;
+	u->sq_array[i] = i;
+	__atomic_store_n(u->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	r = syscall(__NR_io_uring_enter, u->fd, 1, 0, 0, NULL, 0);
+	if (r != 1)
+		die("io_uring_enter: %d (%s)", r, r < 0 ? strerror(errno) : "not submitted");
+}
+
+/* The next completion, waiting up to @ms; 0 if none came. */
+static int uring_reap(struct uring *u, struct io_uring_cqe *cqe, int ms)
+{
+	uint64_t end = now_ns() + ms * 1000000ULL;
+
+	for (;;) {
+		unsigned int head = *u->cq_head;
+
+		if (head != __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE)) {
+			*cqe = u->cqes[head & *u->cq_mask];
+			__atomic_store_n(u->cq_head, head + 1, __ATOMIC_RELEASE);
+			return 1;
+		}
+		if (now_ns() >= end)
+			return 0;
+		/* Runs our task work: a poll that fired re-issues the read there. */
+		syscall(__NR_io_uring_enter, u->fd, 0, 0, IORING_ENTER_GETEVENTS, NULL, 0);
+		usleep(5000);
+	}
+}
+
+static void uring_prep_read(struct io_uring_sqe *sqe, int fd, void *p, unsigned int len,
+			    int flags)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_READ;
+	sqe->flags = flags;
+	sqe->fd = fd;
+	sqe->addr = (uintptr_t)p;
+	sqe->len = len;
+	sqe->user_data = 1;
+}
+
+/* A 64 KiB IORING_OP_READ, then getpid records on CPU 0: it completes with them. */
+static int uring_read(int flags)
+{
+	int id = need_probe("kprobe", "__x64_sys_getpid"), fired = 2000, fd;
+	struct seen s = { .event = id, .each = ck_gp3 };
+	struct io_uring_sqe sqe;
+	struct io_uring_cqe cqe;
+	struct uring u;
+	uint64_t t0, dt;
+	pid_t child;
+
+	fd = open_cpu0();
+	uring_init(&u);
+	uring_prep_read(&sqe, fd, buf, 65536, flags);
+	t0 = now_ns();
+	uring_submit(&u, &sqe);
+	dt = now_ns() - t0;
+	if (dt > 1000000000ULL)
+		die("io_uring_enter took %llu ms to submit a read of an empty ring",
+		    (unsigned long long)dt / 1000000);
+	usleep(200000);
+	child = fire_later(fired, 0);
+	s.tgid = child;
+	if (!uring_reap(&u, &cqe, 10000))
+		die("the io_uring read never completed (%d getpid fired on CPU 0)", fired);
+	waitpid(child, NULL, 0);
+	if (cqe.user_data != 1 || cqe.res <= 0 || cqe.res > 65536 || cqe.res % 8)
+		die("io_uring read completed with %d (%s)", cqe.res,
+		    cqe.res < 0 ? strerror(-cqe.res) : "bytes");
+	check_chunk(0, buf, cqe.res, &s);
+	if (count_getpid(buf, cqe.res, id) != s.records || !s.ours)
+		die("io_uring read: %lu records, %lu of them getpid, %lu ours", s.records,
+		    count_getpid(buf, cqe.res, id), s.ours);
+	close(u.fd);
+	close(fd);
+	printf("uring read: a 64 KiB IORING_OP_READ%s completed with %d bytes: %lu of our %d "
+	       "getpid records, valid\n", flags ? " (IOSQE_ASYNC)" : "", cqe.res, s.ours, fired);
+	return 0;
+}
+
+/*
+ * A read of an idle ring, then IORING_OP_ASYNC_CANCEL (@cancel) or none:
+ * either way the process exits (which cancels what is left) within
+ * seconds. It runs in a child that the parent reaps, or reports stuck.
+ */
+static int uring_cancel(int cancel, int flags)
+{
+	uint64_t t0;
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		unsigned long size = ring0(NULL, NULL);
+		int fd = open_cpu0(), rres = 1, cres = 1;
+		struct io_uring_sqe sqe;
+		struct io_uring_cqe cqe;
+		struct uring u;
+
+		/* Nothing an idle ring does meets it, not a stray record either. */
+		set_attr(fd, 0, size / 2 / MAGNET_RECORD_HEADER, 0);
+		uring_init(&u);
+		uring_prep_read(&sqe, fd, buf, 65536, flags);
+		uring_submit(&u, &sqe);
+		if (uring_reap(&u, &cqe, 500))
+			die("an io_uring read of an idle ring completed (%d)", cqe.res);
+		if (!cancel)
+			_exit(0);	/* with the read in flight */
+		memset(&sqe, 0, sizeof(sqe));
+		sqe.opcode = IORING_OP_ASYNC_CANCEL;
+		sqe.fd = -1;
+		sqe.addr = 1;		/* the read's user_data */
+		sqe.user_data = 2;
+		uring_submit(&u, &sqe);
+		for (int i = 0; i < 2; i++) {
+			if (!uring_reap(&u, &cqe, 5000))
+				die("IORING_OP_ASYNC_CANCEL: no %s completion within 5 s",
+				    rres == 1 ? "read" : "cancel");
+			if (cqe.user_data == 1)
+				rres = cqe.res;
+			else
+				cres = cqe.res;
+		}
+		if (rres != -ECANCELED && rres != -EINTR)
+			die("the cancelled read completed with %d, want ECANCELED or EINTR", rres);
+		if (cres != 0 && cres != -EALREADY)
+			die("IORING_OP_ASYNC_CANCEL completed with %d (%s)", cres, strerror(-cres));
+		printf("uring cancel: the read completed with %s, the cancel with %s\n",
+		       rres == -ECANCELED ? "ECANCELED" : "EINTR", cres ? "EALREADY" : "0");
+		_exit(0);
+	}
+	t0 = now_ns();
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		if (now_ns() - t0 > 10000000000ULL) {
+			char state = task_state(pid, pid);
+			char where[128];
+
+			snprintf(where, sizeof(where), "%s", wchan(pid));
+			kill(pid, SIGKILL);
+			usleep(2000000);
+			if (waitpid(pid, &st, WNOHANG) == 0)
+				die("io_uring read could not be cancelled: the reader (pid %d) is "
+				    "stuck %s for 10 s (state %c in %s) and SIGKILL cannot end it",
+				    pid, cancel ? "after IORING_OP_ASYNC_CANCEL" : "exiting", state,
+				    where);
+			die("io_uring read could not be cancelled: the reader (pid %d) did not "
+			    "finish in 10 s (state %c in %s)", pid, state, where);
+		}
+		usleep(20000);
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		die("the io_uring reader failed (status %#x)", st);
+	printf("uring %s: the reader of an idle ring, %s, exited in %llu ms\n",
+	       cancel ? "cancel" : "exit",
+	       cancel ? "its read cancelled" : "its read in flight",
+	       (unsigned long long)(now_ns() - t0) / 1000000);
+	return 0;
+}
+
+static int cmd_uring(const char *mode)
+{
+	int flags = strstr(mode, "-async") ? IOSQE_ASYNC : 0;
+
+	if (!strncmp(mode, "read", 4))
+		return uring_read(flags);
+	if (!strncmp(mode, "cancel", 6))
+		return uring_cancel(1, flags);
+	if (!strncmp(mode, "exit", 4))
+		return uring_cancel(0, flags);
+	die("unknown mode %s", mode);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	buf = aligned_alloc(4096, BUF_SIZE);
@@ -844,6 +1519,17 @@ int main(int argc, char **argv)
 		return cmd_sock(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "capture"))
 		return cmd_capture(atoi(argv[2]));
-	fprintf(stderr, "usage: mgtest getpid|args|account|overwrite|fire-n|capture|sock N | deliver MODE | ebusy | hold MODE | fire SECONDS\n");
+	if (argc >= 3 && !strcmp(argv[1], "halfwake"))
+		return cmd_halfwake(argv[2]);
+	if (argc >= 2 && !strcmp(argv[1], "attr-limits"))
+		return cmd_attr_limits();
+	if (argc >= 2 && !strcmp(argv[1], "aio-sync"))
+		return cmd_aio_sync();
+	if (argc >= 2 && !strcmp(argv[1], "aio-cancel2"))
+		return cmd_aio_cancel2();
+	if (argc >= 3 && !strcmp(argv[1], "uring"))
+		return cmd_uring(argv[2]);
+	fprintf(stderr, "usage: mgtest getpid|args|account|overwrite|fire-n|capture|sock N | deliver MODE | ebusy | hold MODE | fire SECONDS\n"
+		"       mgtest halfwake overwrite|discard | attr-limits | aio-sync | aio-cancel2 | uring read|cancel|exit[-async]\n");
 	return 1;
 }
