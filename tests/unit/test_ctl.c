@@ -722,6 +722,11 @@ START_TEST(help_forms)
 	static const char *const helps[] = {
 		"help", "-h", "--help", "h", "help probe", "help st", "probe help",
 		"filter h", "stats help", "monitor help", "buffer help", "sample help",
+		/* -h where options may follow the words, or a word is due */
+		"probe list -h", "probe -h", "filter -h", "probe list -j --help",
+		"filter add 16 tgid 1 -h", "probe add kprobe vfs_read args 3 -h junk",
+		"probe add -h", "filter add -h", "stats -j -h", "monitor -c 2 --help",
+		"sample set 16 every 2 -h", "buffer set -h", "help -h",
 	};
 	unsigned int i;
 	int argc, ret;
@@ -754,12 +759,31 @@ START_TEST(help_forms)
 	cap_end();
 	ck_assert(strstr(out_buf, "sample clear PROBE"));
 	ck_assert(!strstr(out_buf, "probe add"));
+	/* So is OBJECT ... -h. */
+	argc = split("probe list -h");
+	cap_begin();
+	magnet_ctl_main(argc, argv_buf);
+	cap_end();
+	ck_assert(strstr(out_buf, "usage: magnet-ctl probe add"));
+	ck_assert(!strstr(out_buf, "filter add"));
+	argc = split("filter add 16 -h");
+	cap_begin();
+	magnet_ctl_main(argc, argv_buf);
+	cap_end();
+	ck_assert(strstr(out_buf, "usage: magnet-ctl filter add"));
+	ck_assert(!strstr(out_buf, "probe add"));
 
 	argc = split("-V");
 	cap_begin();
 	ck_assert_int_eq(magnet_ctl_main(argc, argv_buf), 0);
 	cap_end();
 	ck_assert(strstr(out_buf, "magnet-ctl "));
+	argc = split("probe list -V");
+	cap_begin();
+	ck_assert_int_eq(magnet_ctl_main(argc, argv_buf), 0);
+	cap_end();
+	ck_assert(!strncmp(out_buf, "magnet-ctl ", 11));
+	ck_assert(!err_len);
 }
 END_TEST
 
@@ -775,6 +799,7 @@ static const struct {
 	{ "-x probe list", "unknown option '-x'" },
 	{ "help bogus", "unknown object 'bogus'" },
 	{ "help probe extra", "unexpected 'extra'" },
+	{ "probe list junk -h", "unexpected 'junk'" },	/* the error first */
 	{ "probe frob", "unknown command 'frob'" },
 	{ "probe d 16", "ambiguous command 'd': del, disable" },
 	{ "probe add", "missing kprobe|kretprobe" },

@@ -95,6 +95,7 @@ struct ctl_args {
 	struct ctl_req *req;
 	const struct ctl_cmd *cmd;	/* for usage messages */
 	const struct ctl_object *obj;
+	const struct ctl_cmd *instead;	/* -h or -V among the words: run that */
 };
 
 struct ctl_cmd {
@@ -206,7 +207,11 @@ const char *ctl_next(struct ctl_args *a, const char *what);
 int ctl_next_u64(struct ctl_args *a, const char *what, const char *key,
 		 __u64 max, __u64 *v);
 bool ctl_more(struct ctl_args *a);
-/* Consume -j/-m (global output options) at the current word; true if so. */
+/*
+ * Consume an option that may follow the words at the current word: -j,
+ * -m; -h and -V too, which make the line the object's help (or the
+ * version) whatever comes after. True if so.
+ */
 bool ctl_output_option(struct ctl_args *a);
 /* Only output options may follow. */
 int ctl_parse_end(struct ctl_args *a);

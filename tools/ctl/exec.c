@@ -130,6 +130,9 @@ int ctl_usage_error(struct ctl_args *a, const char *fmt, ...)
 	FILE *f = ctl_errf;
 	va_list ap;
 
+	/* Help was asked for: what follows -h, or is missing, is no error. */
+	if (a->instead)
+		return -1;
 	fputs(PROG ": ", f);
 	if (a->obj) {
 		fputs(a->obj->name, f);
@@ -150,15 +153,39 @@ int ctl_usage_error(struct ctl_args *a, const char *fmt, ...)
 	return -1;
 }
 
+/* The command -h or -V stands for, or NULL. */
+static const struct ctl_cmd *help_option(const char *w)
+{
+	if (!strcmp(w, "-h") || !strcmp(w, "--help"))
+		return &help_cmd;
+	if (!strcmp(w, "-V") || !strcmp(w, "--version"))
+		return &version_cmd;
+	return NULL;
+}
+
 bool ctl_more(struct ctl_args *a)
 {
 	return a->i < a->argc;
+}
+
+/* -h or -V where a word is due: no word, the help (or version) instead. */
+static bool help_word(struct ctl_args *a, const char *w)
+{
+	const struct ctl_cmd *c = help_option(w);
+
+	if (c && !a->instead)
+		a->instead = c;
+	return c;
 }
 
 const char *ctl_next(struct ctl_args *a, const char *what)
 {
 	if (a->i >= a->argc) {
 		ctl_usage_error(a, "missing %s", what);
+		return NULL;
+	}
+	if (help_word(a, a->argv[a->i])) {
+		a->i++;
 		return NULL;
 	}
 	return a->argv[a->i++];
@@ -189,7 +216,7 @@ bool ctl_output_option(struct ctl_args *a)
 		a->req->mode = PR_JSON;
 	} else if (!strcmp(w, "-m") || !strcmp(w, "--machine")) {
 		a->req->mode = PR_MACHINE;
-	} else {
+	} else if (!help_word(a, w)) {
 		return false;
 	}
 	a->i++;
@@ -210,7 +237,11 @@ int ctl_keyword(struct ctl_args *a, const char *word,
 		const char *const *words, const char *what)
 {
 	char cands[256];
-	int k = ctl_match(word, words, cands, sizeof(cands));
+	int k;
+
+	if (help_word(a, word))
+		return -1;
+	k = ctl_match(word, words, cands, sizeof(cands));
 
 	if (k == -EAMBIGUOUS)
 		return ctl_usage_error(a, "ambiguous %s '%s': %s", what, word,
@@ -292,7 +323,7 @@ static const struct ctl_object *find_object(const char *name)
 	return NULL;
 }
 
-static int parse(struct ctl_args *a)
+static int parse_line(struct ctl_args *a)
 {
 	struct ctl_req *r = a->req;
 	const struct ctl_object *obj;
@@ -305,16 +336,12 @@ static int parse(struct ctl_args *a)
 	/* Global options, before the object. */
 	while (ctl_more(a) && a->argv[a->i][0] == '-') {
 		w = a->argv[a->i];
+		if (help_option(w)) {
+			r->cmd = help_option(w);
+			return 0;
+		}
 		if (ctl_output_option(a))
 			continue;
-		if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
-			r->cmd = &help_cmd;
-			return 0;
-		}
-		if (!strcmp(w, "-V") || !strcmp(w, "--version")) {
-			r->cmd = &version_cmd;
-			return 0;
-		}
 		if (!strcmp(w, "--")) {
 			a->i++;
 			break;
@@ -382,6 +409,23 @@ static int parse(struct ctl_args *a)
 	a->cmd = cmd;
 	r->cmd = cmd;
 	return cmd->parse(a);
+}
+
+/*
+ * A line with -h (or -V) among its options, or where a word is due, is
+ * the object's help (or the version), whatever else it says: usage
+ * errors after it were not printed.
+ */
+static int parse(struct ctl_args *a)
+{
+	int ret = parse_line(a);
+
+	if (!a->instead)
+		return ret;
+	a->req->cmd = a->instead;
+	a->req->help_object = a->instead == &help_cmd && a->obj ?
+			      a->obj->name : NULL;
+	return 0;
 }
 
 /* The words of argv from index first on. */
