@@ -20,7 +20,10 @@
  *                   reads are served like blocking reads, in io_uring's
  *                   own workers (RWF_NOWAIT: EAGAIN), and are cancelled
  *                   the way io_uring cancels any blocking read: only
- *                   libaio can cancel a request a driver holds.
+ *                   libaio can cancel a request a driver holds. (io_uring
+ *                   retries a short read of a regular file, which debugfs
+ *                   files are, until its buffer is full or the next record
+ *                   does not fit: size the buffer for the latency wanted.)
  *   magnet/version  "magnet <release>\nformat <MAGNET_FORMAT_VERSION>\n"
  *                   "clock <mono|tsc>\ncpus <possible CPU count>\n"
  *                   "tsc_khz <TSC frequency, 0 if unknown>\n"
