@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-# Unit tests of libmagnet (Check, linked statically) and the end-to-end test
+# Unit tests of libmagnet (Check, linked statically; dynamically with
+# SANITIZE=1, see the top Makefile) and the end-to-end test
 # of magnet-read/magnet-dump on synthetic rings (t-tools.sh).
 LIB_UNIT_TESTS := $(addprefix $(BUILD)/tests/unit/, \
 	test_record test_trace test_print test_escape)

@@ -943,16 +943,24 @@ END_TEST
 
 /* ---- a fake kernel on a socketpair ---- */
 
-static int kfd;				/* the kernel's end */
-static int tfd;				/* the tool's end */
+static int kfd = -1;			/* the kernel's end */
+static int tfd = -1;			/* the tool's end */
 static struct ctl_nl *knl;		/* the tool's */
 static unsigned char kbuf[65536];	/* one datagram being assembled */
 static size_t klen;
+
+void __real_ctl_nl_close(struct ctl_nl *nl);
 
 static void fake_setup(void)
 {
 	int sv[2];
 
+	/* A test may start over with a new fake: the last one goes. */
+	__real_ctl_nl_close(knl);
+	if (kfd >= 0) {
+		close(kfd);
+		close(tfd);
+	}
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
 	knl = ctl_nl_wrap(sv[0], FAM, 5);
 	ck_assert_ptr_nonnull(knl);
