@@ -275,8 +275,10 @@ static void mg_aio_work(struct work_struct *work)
 			if (deadline) {
 				s64 left = deadline - ktime_get_ns();
 
-				queue_delayed_work(mg_aio_wq, &buf->aio_work,
-						   left > 0 ? nsecs_to_jiffies(left) + 1 : 0);
+				/* Past it, any record will do: the armed writer kicks. */
+				if (left > 0)
+					queue_delayed_work(mg_aio_wq, &buf->aio_work,
+							   nsecs_to_jiffies(left) + 1);
 			}
 			return;
 		}
