@@ -6,6 +6,7 @@
 #   make vm-check          build, then run tests/vm/suite in the VM
 #   make vm-check VM_TESTS=t-10   only the t-*.sh whose name contains t-10
 #   make vm-shell          interactive busybox shell in the VM (^A x quits)
+#   make check-debug       the suite on the debug kernel (tests/vm/harness.mk)
 #
 # GUEST_FILES: other fragments append "HOST:GUEST" pairs (HOST relative to
 # the top directory; GUEST absolute, "dir/" keeps the basename, no ":GUEST"
@@ -34,9 +35,11 @@ vm-guest-files: module user
 # The whole suite in one guest: about 6 minutes under TCG on 2 cores; the
 # limit leaves room for a slow machine, well inside CI's 90 minutes.
 VM_SUITE_TIMEOUT ?= 1500
+# First the harness's own test (tests/vm/selftest-harness: one boot).
 # Then one short boot with debugfs=off: a load that cannot create its
 # files fails cleanly (it needs its own kernel command line).
 vm-check: vm-guest-files
+	$(Q)$(if $(VM_TESTS),true,tests/vm/selftest-harness)
 	$(Q)$(VM_RUN) --timeout $(VM_SUITE_TIMEOUT) -- /magnet/tests/vm/suite $(VM_TESTS)
 	$(Q)$(if $(VM_TESTS),true,$(VM_RUN) --timeout 120 --append debugfs=off -- \
 		sh /magnet/tests/vm/boot-debugfs-off.sh)
@@ -45,3 +48,6 @@ vm-shell: vm-guest-files
 	$(Q)$(VM_RUN) -i -- sh
 
 .PHONY: vm-guest-files vm-check vm-shell
+
+# The harness's own tests, make check-debug (the debug kernel).
+include tests/vm/harness.mk

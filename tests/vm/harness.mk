@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The VM harness's own tests, and the suite on the debug kernel
+# (docs/vm-harness.md).
+#
+#   make check-debug       the whole suite on the debug kernel: KASAN,
+#                          lockdep, kmemleak, UBSAN... (tools/debug-kernel
+#                          builds it once, about 10 minutes, then reuses it)
+#   make check-debug VM_TESTS=t-10   only some tests (kmemleak still runs)
+#   make vm-shell-debug    a shell on the debug kernel
+
+# What a direct tests/vm/run call (no MAGNET_GUEST_FILES) stages.
+print-guest-files:
+	@echo $(GUEST_FILES)
+
+# Host-side: the kernel-problem patterns and the kmemleak judge, fed real
+# lines; make unit runs it with the unit tests. (tests/vm/selftest-harness,
+# which boots the VM, runs at the start of vm-check.)
+UNIT_TESTS += tests/vm/selftest-patterns
+
+# --- the debug kernel --------------------------------------------------------
+# tools/debug-kernel builds linux-source-6.1 with tests/vm/debug.config
+# (cached in ~/.cache/magnet/debug-kernel), and kmod/ + samples/ against it
+# in $(DEBUG_SRC), a mirror of their sources: `make module` builds kmod/ in
+# place for Debian's kernel, and 6.1's Kbuild cannot put an external
+# module's objects elsewhere. The guest gets the usual GUEST_FILES, each .ko
+# taken from $(DEBUG_SRC) instead. KASAN, lockdep and kmemleak under TCG
+# make the suite several times slower than on Debian's kernel, and KASAN's
+# shadow and quarantine want memory: hence the timeout and --mem.
+DEBUG_SRC := $(BUILD)/debug/src
+VM_DEBUG_TIMEOUT ?= 2400
+VM_DEBUG_MEM ?= 2048
+vm_debug_guest_files = $(foreach p,$(GUEST_FILES),$(if $(filter %.ko,$(firstword \
+	$(subst :, ,$(p)))),$(DEBUG_SRC)/$(p),$(p)))
+vm_debug_run = MAGNET_GUEST_FILES='$(strip $(vm_debug_guest_files))' \
+	$(VM_RUN) --kernel "$$(tools/debug-kernel --image)" \
+	--module $(DEBUG_SRC)/kmod/magnet.ko --mem $(VM_DEBUG_MEM)
+
+check-debug:
+	$(Q)tools/bootstrap
+	$(Q)$(MAKE) vm-check-debug
+
+# Like vm-guest-files, but no module for Debian's kernel: the user-space
+# files, then the debug kernel (built when not cached) and the modules.
+vm-debug-files: user
+	$(Q)$(if $(filter-out %.ko,$(vm_guest_hosts)),$(MAKE) -s $(filter-out %.ko,$(vm_guest_hosts)))
+	$(Q)V=$(V) tools/debug-kernel module >/dev/null
+
+vm-check-debug: vm-debug-files
+	$(Q)t0=$$(date +%s); rc=0; \
+	$(vm_debug_run) --timeout $(VM_DEBUG_TIMEOUT) -- /magnet/tests/vm/suite $(VM_TESTS) || rc=$$?; \
+	echo "check-debug: the suite on $$(tools/debug-kernel --release) took $$(($$(date +%s) - t0)) s"; \
+	exit $$rc
+
+vm-shell-debug: vm-debug-files
+	$(Q)$(vm_debug_run) -i -- sh
+
+.PHONY: print-guest-files check-debug vm-debug-files vm-check-debug vm-shell-debug
