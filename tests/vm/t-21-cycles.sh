@@ -10,5 +10,11 @@ nltest cycles 1000 || fail "cycles"
 s1=$(slab_objs)
 [ -z "$(cat /sys/kernel/debug/magnet/probes)" ] || fail "probes left: $(cat /sys/kernel/debug/magnet/probes)"
 echo "kmalloc objects $s0 -> $s1"
-[ "$s1" -le $((s0 + 200)) ] || fail "kmalloc objects grew by $((s1 - s0)) over 1000 cycles"
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	# The debug kernel: KASAN's quarantine holds freed objects, so slab
+	# counts grow without a leak; kmemleak judges leaks at the suite's end.
+	echo "kmemleak present: leaks are left to its scan"
+else
+	[ "$s1" -le $((s0 + 200)) ] || fail "kmalloc objects grew by $((s1 - s0)) over 1000 cycles"
+fi
 unload
