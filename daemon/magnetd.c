@@ -233,7 +233,7 @@ static void open_trace(struct daemon *d)
 static void close_trace(struct daemon *d)
 {
 	unsigned int ncpus = mg_collect_ncpus(d->collect), i;
-	struct mg_collect_cpu *cs = calloc(ncpus, sizeof(*cs));
+	struct mg_collect_cpu *cs;
 	struct mg_trailer tr = { 0 };
 	struct mg_tracewr_stats st;
 	struct mg_sensor_version v;
@@ -243,6 +243,7 @@ static void close_trace(struct daemon *d)
 
 	if (!d->trace)
 		return;
+	cs = calloc(ncpus, sizeof(*cs));
 	mg_tracewr_stats(d->trace, &st);
 	tr.cpu = calloc(ncpus, sizeof(*tr.cpu));
 	if (!cs || !tr.cpu || st.drop_chunks || st.write_errors) {
