@@ -15,7 +15,7 @@ DAEMON_UNIT_TESTS := $(BUILD)/tests/unit/test_expr $(BUILD)/tests/unit/test_prot
 $(BUILD)/tests/unit/test_expr.o $(BUILD)/tests/unit/test_proto.o \
 $(BUILD)/tests/unit/test_agg.o $(BUILD)/tests/unit/test_tracewr.o \
 $(BUILD)/tests/unit/test_config.o $(BUILD)/tests/unit/test_chunkq.o \
-$(BUILD)/tests/unit/test_peer.o: \
+$(BUILD)/tests/unit/test_peer.o $(BUILD)/tests/unit/test_server.o: \
 	CFLAGS += -Idaemon
 # The shipped example config must load, and give exactly the defaults.
 $(BUILD)/tests/unit/test_config.o: \
@@ -34,8 +34,16 @@ $(DAEMON_UNIT_TESTS): %: %.o $(BUILD)/tests/unit/testutil.o $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CHECK_LIBS)
 
+# The server on the host, collect.h stubbed in the test (no module here).
+$(BUILD)/tests/unit/test_server: $(BUILD)/tests/unit/test_server.o \
+		$(BUILD)/tests/unit/testutil.o $(BUILD)/daemon/server.o \
+		$(BUILD)/daemon/chunkq.o $(BUILD)/daemon/procinfo.o \
+		$(DAEMON_OBJS) $(LIBMAGNET)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CHECK_LIBS)
+
 USER_BINS += $(DAEMON_OBJS)
-UNIT_TESTS += $(DAEMON_UNIT_TESTS)
+UNIT_TESTS += $(DAEMON_UNIT_TESTS) $(BUILD)/tests/unit/test_server
 
 # The daemon: its own objects, the foundation above, magnet-ctl's library
 # (the probe set at start), libaio for the rings.

@@ -99,6 +99,16 @@ static const struct key keys[] = {
 	{ .name = "client_timeout", .type = K_MS, .flags = F_LIVE | F_SECONDS,
 	  FIELD(client_timeout_ms), .min = 100, .max = 3600000, .arg = "TIME",
 	  .help = "cut off a client whose full queue takes nothing this long (5s; bare number: s)" },
+	{ .name = "idle_timeout", .type = K_MS,
+	  .flags = F_LIVE | F_SECONDS | F_ZERO, FIELD(idle_timeout_ms),
+	  .min = 1000, .max = 24 * 3600000, .arg = "TIME",
+	  .help = "close a client that sends and takes nothing this long (5m; 0: never)" },
+	{ .name = "max_clients_per_user", .type = K_UINT, .flags = F_LIVE,
+	  FIELD(max_clients_per_user), .min = 1, .max = 65536, .arg = "N",
+	  .help = "connections at once per local user or remote address; root exempt (16)" },
+	{ .name = "root_reserve", .type = K_UINT, .flags = F_LIVE,
+	  FIELD(root_reserve), .max = 65536, .arg = "N",
+	  .help = "connections root may open beyond max_clients (4)" },
 	{ .name = "dir", .short_opt = 'd', .type = K_PATH, FIELD(dir),
 	  .arg = "DIR",
 	  .help = "magnet's debugfs directory (/sys/kernel/debug/magnet)" },
@@ -158,6 +168,9 @@ void mg_config_defaults(struct mg_config *c)
 	c->max_clients = 64;
 	c->client_queue = 4 * MIB;
 	c->client_timeout_ms = 5000;
+	c->idle_timeout_ms = 300000;
+	c->max_clients_per_user = 16;
+	c->root_reserve = 4;
 	strcpy(c->dir, "/sys/kernel/debug/magnet");
 	c->read_buffer = 256 * KIB;
 	c->watermark = 64 * KIB;

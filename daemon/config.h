@@ -57,6 +57,9 @@ struct mg_config {
 	unsigned int max_clients;	/* 64 */
 	size_t client_queue;		/* 4M */
 	unsigned int client_timeout_ms;	/* 5s */
+	unsigned int idle_timeout_ms;	/* 5m, 0: never */
+	unsigned int max_clients_per_user;	/* 16, root exempt */
+	unsigned int root_reserve;	/* 4: root's beyond max_clients */
 	char dir[4096];			/* /sys/kernel/debug/magnet */
 	size_t read_buffer;		/* 256K, per CPU, at least 2*MAGNET_RECORD_MAX */
 	size_t watermark;		/* 64K, 0: off */
@@ -121,8 +124,9 @@ int mg_config_check(const struct mg_config *c, char *err, size_t errlen);
  * running daemon does not apply (listen, dir, the buffers, trace, probes,
  * ...: see docs/magnetd.md, "Signals"). Returns how many changed, and
  * writes their names, ", "-separated, to keys (cut to len; "" for none).
- * allow, max_clients, client_queue, client_timeout, agg_top and log apply
- * at once and are never listed.
+ * allow, max_clients, max_clients_per_user, root_reserve, client_queue,
+ * client_timeout, idle_timeout, agg_top and log apply at once and are never
+ * listed.
  */
 unsigned int mg_config_restart_keys(const struct mg_config *old,
 				    const struct mg_config *cur, char *keys,

@@ -341,6 +341,9 @@ static void reload(struct daemon *d)
 	d->cfg.max_clients = cur.max_clients;
 	d->cfg.client_queue = cur.client_queue;
 	d->cfg.client_timeout_ms = cur.client_timeout_ms;
+	d->cfg.idle_timeout_ms = cur.idle_timeout_ms;
+	d->cfg.max_clients_per_user = cur.max_clients_per_user;
+	d->cfg.root_reserve = cur.root_reserve;
 	d->cfg.agg_top = cur.agg_top;
 	d->cfg.log = cur.log;
 	mg_config_free(&cur);

@@ -11,11 +11,26 @@
  *                                         record encoded once, shared
  *
  * Output queues. Each client has a byte queue bounded by client_queue.
- * Data that does not fit is dropped for that client and counted; a
+ * Data that does not fit is dropped for that client and counted (an AGG
+ * report goes whole or not at all, its records counted as dropped); a
  * "D <n>" line goes out before its next data. Replies are never dropped:
- * instead, a client whose queue is over the bound is not read from (its
- * commands wait in the socket) until the queue drains below it. A client
- * that drops data and then takes no byte for client_timeout is cut off.
+ * instead, no line of a client is handled while its queue is at the bound
+ * or over it. What it sent meanwhile waits: the rest of its last recv in
+ * its input buffer, the rest in the socket (EPOLLIN off), until the queue
+ * drains. So a queue holds at most client_queue plus one reply.
+ *
+ * Timeouts (docs/magnetd.md, "Clients"). Progress is a byte received
+ * from the client or a byte of output it took (progress()). A client whose
+ * queue reached its bound (it lost data, a report was skipped, or replies
+ * are over the bound) and that takes no byte for client_timeout is cut
+ * off. A client that makes no progress for idle_timeout is closed, unless
+ * it is a SUBSCRIBE or AGG stream with nothing waiting for it (a quiet
+ * stream cannot be told from one that does not read: it keeps its slot).
+ *
+ * Slots. max_clients connections, of which max_clients_per_user per local
+ * uid (the owner of the client's socket, peer.h) or per remote address;
+ * root is not counted per user and has root_reserve slots beyond
+ * max_clients.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,7 +43,9 @@
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <linux/sockios.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 
@@ -37,6 +54,7 @@
 #include "collect.h"
 #include "expr.h"
 #include "log.h"
+#include "peer.h"
 #include "print.h"
 #include "probes.h"
 #include "procinfo.h"
@@ -69,6 +87,14 @@ static struct ev_src src_listen = { TAG_LISTEN }, src_queue = { TAG_QUEUE },
 struct obuf {
 	char *buf;
 	size_t head, len, cap;	/* bytes buf[head, head + len) wait */
+	size_t bound;		/* client_queue: grow past it only as needed */
+};
+
+/* Whom a connection counts against for max_clients_per_user. */
+struct owner {
+	bool local;		/* uid known: a socket of this host */
+	uid_t uid;
+	unsigned char addr[16];	/* else the peer's address (IPv4 mapped) */
 };
 
 struct client {
@@ -77,12 +103,19 @@ struct client {
 	unsigned int idx;	/* in the server's list; dead: freed after the batch */
 	bool dead;
 	struct client *next_dead;
-	char peer[64];
+	char peer[96];		/* address, and uid if local: for the log */
+	struct owner who;
 	struct mg_linebuf lb;
+	char in[RECV_BYTES];	/* received, not yet taken into lines */
+	size_t in_off, in_len;
 	struct obuf out;
 	bool reading;		/* EPOLLIN wanted: queue below the bound */
 	bool writing;		/* EPOLLOUT wanted: output waits */
 	bool closing;		/* QUIT: close once the output is out */
+	__u64 written;		/* bytes the socket took from out, ever */
+	__u64 taken;		/* of them, acknowledged by the client's TCP */
+	__u64 active_ns;	/* mono ns of the last byte received or taken */
+	__u64 full_since;	/* queue at its bound, no byte taken since (0: not) */
 
 	/* SUBSCRIBE */
 	struct mg_expr *filter;
@@ -90,13 +123,13 @@ struct client {
 	enum mg_format format;
 	__u64 pending_drop;	/* records dropped, not told yet */
 	__u64 dropped;		/* all of them */
-	__u64 stalled_since;	/* mono ns of the first drop since progress */
 
 	/* AGG */
 	struct mg_agg *agg;
 	enum mg_agg_key agg_key;
 	__u64 every_ns, agg_start, agg_next;
 	__u64 agg_dropped;	/* daemon queue drops in this interval */
+	__u64 agg_skipped;	/* reports not sent since the last one sent */
 };
 
 /* A growable buffer behind a FILE, for the one print path (lib/print.c). */
@@ -139,7 +172,7 @@ struct mg_server {
 	__u64 seen_queue_dropped;
 
 	/* Counters for STATS. */
-	__u64 sent, client_dropped, cut_off, refused;
+	__u64 sent, client_dropped, cut_off, idle_closed, refused;
 };
 
 /* ---------------------------------------------------------------- util */
@@ -229,11 +262,14 @@ static int obuf_reserve(struct obuf *o, size_t n)
 			return 0;
 	}
 	{
-		size_t cap = o->cap ? o->cap : OBUF_MIN;
+		size_t cap = o->cap ? o->cap : OBUF_MIN, need = o->len + n;
 		char *nb;
 
-		while (cap < o->len + n)
+		while (cap < need)
 			cap *= 2;
+		/* A queue's memory is its bound, or one reply more. */
+		if (o->bound && cap > o->bound)
+			cap = need > o->bound ? need : o->bound;
 		nb = realloc(o->buf, cap);
 		if (!nb)
 			return -ENOMEM;
@@ -288,6 +324,41 @@ static bool tell_drops(struct mg_server *s, struct client *c)
 	return true;
 }
 
+/*
+ * Whether the client took output since last looked at, and whether output
+ * waits for it (in out, or in the socket). Taken means acknowledged by its
+ * TCP: what the socket took from out, less what it still holds (SIOCOUTQ:
+ * not sent, or not acknowledged). A client that stops reading stops
+ * acknowledging once its own receive buffer is full, however much more
+ * the daemon's socket buffer could take.
+ */
+static bool progress(struct client *c, __u64 now)
+{
+	int outq = 0;
+	__u64 taken;
+
+	if (ioctl(c->fd, SIOCOUTQ, &outq) < 0 || outq < 0)
+		outq = 0;
+	taken = c->written - (__u64)outq;
+	if (taken != c->taken) {
+		c->taken = taken;
+		c->active_ns = now;
+		c->full_since = 0;
+	}
+	return c->out.len || outq;
+}
+
+/* The queue reached its bound: data dropped, or replies over it. */
+static void mark_full(struct client *c)
+{
+	if (!c->full_since) {
+		__u64 now = mg_now_ns(CLOCK_MONOTONIC);
+
+		progress(c, now);	/* what it took before does not count */
+		c->full_since = now;
+	}
+}
+
 static void drop_for(struct mg_server *s, struct client *c, __u64 records)
 {
 	if (!records)
@@ -295,8 +366,7 @@ static void drop_for(struct mg_server *s, struct client *c, __u64 records)
 	c->pending_drop += records;
 	c->dropped += records;
 	s->client_dropped += records;
-	if (!c->stalled_since)
-		c->stalled_since = s->now ? s->now : mg_now_ns(CLOCK_MONOTONIC);
+	mark_full(c);
 }
 
 /* Data: queued only if it fits, after any D line. */
@@ -377,25 +447,39 @@ static void bury_dead(struct mg_server *s)
 	}
 }
 
-/* Send what the queue holds; false when the client is gone. */
+static void take_lines(struct mg_server *s, struct client *c);
+
+/*
+ * Send what the queue holds, and handle the input that waited for room;
+ * false when the client is gone.
+ */
 static bool flush_client(struct mg_server *s, struct client *c)
 {
-	while (c->out.len) {
-		ssize_t n = send(c->fd, c->out.buf + c->out.head, c->out.len,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+	for (;;) {
+		while (c->out.len) {
+			ssize_t n = send(c->fd, c->out.buf + c->out.head,
+					 c->out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			close_client(s, c, NULL);
-			return false;
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				if (errno == EAGAIN || errno == EWOULDBLOCK)
+					break;
+				close_client(s, c, NULL);
+				return false;
+			}
+			c->out.head += n;
+			c->out.len -= n;
+			c->written += n;
 		}
-		c->out.head += n;
-		c->out.len -= n;
-		c->stalled_since = 0;	/* it takes data: not stalled */
+		/* Lines that waited for room; at most RECV_BYTES of them. */
+		if (!c->in_len || c->closing ||
+		    c->out.len >= s->cfg.client_queue)
+			break;
+		take_lines(s, c);
 	}
+	if (c->out.len >= s->cfg.client_queue)
+		mark_full(c);	/* replies over the bound: it must read */
 	if (!c->out.len) {
 		c->out.head = 0;
 		/* Give back a queue a burst grew; keep a small one. */
@@ -447,6 +531,66 @@ static void peer_name(const struct sockaddr_storage *ss, char *buf, size_t len)
 	}
 }
 
+/* Whom the connection fd, from ss, counts against (peer.h). */
+static void owner_of(int fd, const struct sockaddr_storage *ss,
+		     struct owner *o)
+{
+	struct sockaddr_storage local;
+	socklen_t len = sizeof(local);
+
+	memset(o, 0, sizeof(*o));
+	if (!getsockname(fd, (struct sockaddr *)&local, &len) &&
+	    !mg_peer_uid(MG_PEER_PROC_NET, (struct sockaddr *)&local,
+			 (const struct sockaddr *)ss, &o->uid)) {
+		o->local = true;
+		return;
+	}
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)ss;
+
+		o->addr[10] = o->addr[11] = 0xff;
+		memcpy(&o->addr[12], &in->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)ss;
+
+		memcpy(o->addr, &in6->sin6_addr, 16);
+	}
+}
+
+static bool same_owner(const struct owner *a, const struct owner *b)
+{
+	if (a->local != b->local)
+		return false;
+	return a->local ? a->uid == b->uid : !memcmp(a->addr, b->addr, 16);
+}
+
+/*
+ * Why this owner may not have one more connection now (NULL: it may):
+ * the reply it gets before the close.
+ */
+static const char *refusal(const struct mg_server *s, const struct owner *o,
+			   char *log, size_t loglen)
+{
+	bool root = o->local && o->uid == 0;
+	unsigned int k, mine = 0;
+
+	if (s->nclients >= s->cfg.max_clients +
+			   (root ? s->cfg.root_reserve : 0)) {
+		snprintf(log, loglen, "%u clients already", s->nclients);
+		return "ERR too many clients\n";
+	}
+	if (root)
+		return NULL;
+	for (k = 0; k < s->nclients; k++)
+		mine += same_owner(&s->clients[k]->who, o);
+	if (mine < s->cfg.max_clients_per_user)
+		return NULL;
+	snprintf(log, loglen, "%u clients of this %s already (max_clients_per_user)",
+		 mine, o->local ? "user" : "address");
+	return o->local ? "ERR too many clients of this user\n" :
+			  "ERR too many clients from this address\n";
+}
+
 static void accept_clients(struct mg_server *s)
 {
 	for (;;) {
@@ -454,7 +598,9 @@ static void accept_clients(struct mg_server *s)
 		socklen_t sl = sizeof(ss);
 		struct epoll_event ev;
 		struct client *c;
-		char peer[64];
+		struct owner who;
+		const char *no;
+		char peer[96], why[96];
 		int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &sl,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -472,15 +618,19 @@ static void accept_clients(struct mg_server *s)
 			close(fd);
 			continue;
 		}
-		if (s->nclients >= s->cfg.max_clients) {
-			static const char full[] = "ERR too many clients\n";
+		owner_of(fd, &ss, &who);
+		if (who.local) {
+			size_t l = strlen(peer);
 
+			snprintf(peer + l, sizeof(peer) - l, " uid %u",
+				 (unsigned int)who.uid);
+		}
+		no = refusal(s, &who, why, sizeof(why));
+		if (no) {
 			s->refused++;
-			mg_log(LOG_NOTICE, "refused %s: %u clients already", peer,
-			       s->nclients);
+			mg_log(LOG_NOTICE, "refused %s: %s", peer, why);
 			/* Best effort: it is being closed anyway. */
-			(void)!send(fd, full, sizeof(full) - 1,
-				    MSG_NOSIGNAL | MSG_DONTWAIT);
+			(void)!send(fd, no, strlen(no), MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);
 			continue;
 		}
@@ -503,6 +653,9 @@ static void accept_clients(struct mg_server *s)
 		c->src.tag = TAG_CLIENT;
 		c->fd = fd;
 		c->idx = s->nclients;
+		c->who = who;
+		c->out.bound = s->cfg.client_queue;
+		c->active_ns = mg_now_ns(CLOCK_MONOTONIC);
 		snprintf(c->peer, sizeof(c->peer), "%s", peer);
 		mg_linebuf_init(&c->lb);
 		c->reading = true;
@@ -566,7 +719,7 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 	struct mg_collect_cpu *cs = calloc(ncpus, sizeof(*cs));
 	struct mg_tracewr_stats ts = { 0 };
 	struct mg_kstats *ks = NULL;
-	__u64 read = 0, bytes = 0, lost = 0;
+	__u64 read = 0, bytes = 0, lost = 0, queued = 0;
 	size_t nks = 0, len;
 	char *text = NULL;
 
@@ -585,9 +738,11 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 		bytes += cs[i].bytes;
 		lost += mg_lost_total(&cs[i].lost);
 	}
+	for (i = 0; i < s->nclients; i++)
+		queued += s->clients[i]->out.len;
 	if (s->env.trace)
 		mg_tracewr_stats(s->env.trace, &ts);
-	reply(c, "OK %u cpus uptime=%llu module=%s reloads=%u clients=%u subscribers=%u aggregators=%u read=%llu read_bytes=%llu read_lost=%llu queue_dropped=%llu sent=%llu client_dropped=%llu cut_off=%llu refused=%llu trace_files=%llu trace_bytes=%llu trace_dropped=%llu trace_errors=%llu",
+	reply(c, "OK %u cpus uptime=%llu module=%s reloads=%u clients=%u subscribers=%u aggregators=%u read=%llu read_bytes=%llu read_lost=%llu queue_dropped=%llu sent=%llu client_dropped=%llu cut_off=%llu refused=%llu trace_files=%llu trace_bytes=%llu trace_dropped=%llu trace_errors=%llu idle_closed=%llu client_queued=%llu",
 	      ncpus,
 	      (unsigned long long)((mg_now_ns(CLOCK_MONOTONIC) - s->start_ns) / 1000000000ULL),
 	      mg_collect_up(s->env.collect) ? "up" : "down",
@@ -600,7 +755,8 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 	      (unsigned long long)s->cut_off, (unsigned long long)s->refused,
 	      (unsigned long long)ts.files, (unsigned long long)ts.bytes,
 	      (unsigned long long)(ts.drop_records + ts.err_records),
-	      (unsigned long long)ts.write_errors);
+	      (unsigned long long)ts.write_errors,
+	      (unsigned long long)s->idle_closed, (unsigned long long)queued);
 	for (i = 0; i < ncpus; i++) {
 		const struct mg_kstats *k = mg_stats_find(ks, nks, i);
 		struct mg_kstats zero = { .cpu = i };
@@ -731,34 +887,49 @@ static void handle_line(struct mg_server *s, struct client *c,
 	}
 }
 
-static void read_client(struct mg_server *s, struct client *c)
+/*
+ * Handle the received lines while the output queue is under its bound;
+ * the rest waits in c->in (see the top of the file).
+ */
+static void take_lines(struct mg_server *s, struct client *c)
 {
-	char buf[RECV_BYTES];
-	ssize_t n;
-
-	do
-		n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-		return;
-	if (n <= 0) {
-		/* An unterminated last line is ignored (docs/protocol.md). */
-		close_client(s, c, NULL);
-		return;
-	}
-	{
-		const char *data = buf, *line;
-		size_t left = n, llen;
+	while (c->in_len && !c->closing && c->out.len < s->cfg.client_queue) {
+		const char *data = c->in + c->in_off, *line;
+		size_t left = c->in_len, llen;
 		enum mg_line_status st;
 
-		while ((st = mg_linebuf_take(&c->lb, &data, &left, &line,
-					     &llen)) != MG_LINE_MORE) {
-			if (st == MG_LINE_TOO_LONG)
-				reply(c, "%s", MG_PROTO_ERR_TOO_LONG);
-			else
-				handle_line(s, c, line, llen);
-		}
+		st = mg_linebuf_take(&c->lb, &data, &left, &line, &llen);
+		c->in_off = data - c->in;
+		c->in_len = left;
+		if (st == MG_LINE_TOO_LONG)
+			reply(c, "%s", MG_PROTO_ERR_TOO_LONG);
+		else if (st == MG_LINE_READY)
+			handle_line(s, c, line, llen);
 	}
+	if (c->closing)
+		c->in_len = 0;		/* lines after QUIT get no reply */
+}
+
+static void read_client(struct mg_server *s, struct client *c)
+{
+	if (!c->in_len) {
+		ssize_t n;
+
+		do
+			n = recv(c->fd, c->in, sizeof(c->in), MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			/* An unterminated last line is ignored (docs/protocol.md). */
+			close_client(s, c, NULL);
+			return;
+		}
+		c->in_off = 0;
+		c->in_len = n;
+		c->active_ns = mg_now_ns(CLOCK_MONOTONIC);
+	}
+	take_lines(s, c);
 	flush_client(s, c);
 }
 
@@ -1004,7 +1175,7 @@ static void agg_report(struct mg_server *s, struct client *c, __u64 now)
 	n = mg_agg_top(c->agg, top, e);
 	/* Build the report aside: it goes whole, or not at all. */
 	fake.out = tmp;
-	reply(&fake, "A %s %u ts=%llu interval=%llu events=%llu bytes=%llu keys=%u lost=%llu evicted=%llu evicted_events=%llu unkeyed=%llu dropped=%llu",
+	reply(&fake, "A %s %u ts=%llu interval=%llu events=%llu bytes=%llu keys=%u lost=%llu evicted=%llu evicted_events=%llu unkeyed=%llu dropped=%llu skipped=%llu",
 	      mg_proto_agg_key_name(c->agg_key), n,
 	      (unsigned long long)mg_now_ns(CLOCK_REALTIME),
 	      (unsigned long long)interval, (unsigned long long)st.events,
@@ -1013,7 +1184,8 @@ static void agg_report(struct mg_server *s, struct client *c, __u64 now)
 	      (unsigned long long)st.evictions,
 	      (unsigned long long)st.evicted_events,
 	      (unsigned long long)st.unkeyed,
-	      (unsigned long long)c->agg_dropped);
+	      (unsigned long long)c->agg_dropped,
+	      (unsigned long long)c->agg_skipped);
 	for (i = 0; i < n; i++) {
 		char value[64], label[3 * MG_PROCINFO_PATH_MAX + 1];
 		const char *name = e[i].label;
@@ -1045,9 +1217,19 @@ static void agg_report(struct mg_server *s, struct client *c, __u64 now)
 		      mg_agg_rate(e[i].events, interval), label);
 	}
 	tmp = fake.out;
-	if (tell_drops(s, c) && tmp.len <= obuf_room(s, c))
+	/* An empty queue takes a report of any size, as it takes a reply. */
+	if (tell_drops(s, c) && (tmp.len <= obuf_room(s, c) || !c->out.len)) {
 		obuf_put(&c->out, tmp.buf + tmp.head, tmp.len);
-	/* else: the client is not reading; its next report will say so */
+		c->agg_skipped = 0;
+	} else {
+		/*
+		 * No room: the report's records are dropped for this client,
+		 * told by a D line before its next report, which also counts
+		 * the reports skipped. The client_timeout clock runs.
+		 */
+		drop_for(s, c, st.events + (c->subscribed ? 0 : c->agg_dropped));
+		c->agg_skipped++;
+	}
 	free(tmp.buf);
 	free(e);
 	mg_agg_reset(c->agg);
@@ -1057,25 +1239,46 @@ static void agg_report(struct mg_server *s, struct client *c, __u64 now)
 		c->agg_next += c->every_ns;
 }
 
-/* Reports due, stalled clients; returns the next deadline (0: none). */
+static void earliest(__u64 *next, __u64 due)
+{
+	if (due && (!*next || due < *next))
+		*next = due;
+}
+
+/* Reports due, stalled and idle clients; the next deadline (0: none). */
 static __u64 timers(struct mg_server *s)
 {
 	__u64 now = mg_now_ns(CLOCK_MONOTONIC), next = 0;
 	__u64 timeout = s->cfg.client_timeout_ms * 1000000ULL;
+	__u64 idle = s->cfg.idle_timeout_ms * 1000000ULL;
 	unsigned int k;
 
 	/* Backwards: closing moves the last client into this place. */
 	for (k = s->nclients; k-- > 0;) {
 		struct client *c = s->clients[k];
-		__u64 due;
+		bool stream = c->subscribed || c->agg;
+		bool waits = progress(c, now);
+		char why[160];
 
-		if (c->stalled_since && now - c->stalled_since >= timeout) {
-			char why[128];
-
-			snprintf(why, sizeof(why), "cut off: took nothing for %u ms with its queue full (%llu records dropped for it)",
+		if (c->full_since && now - c->full_since >= timeout) {
+			snprintf(why, sizeof(why), "cut off: queue full, took no byte for %u ms (%llu records dropped for it)",
 				 s->cfg.client_timeout_ms,
 				 (unsigned long long)c->dropped);
 			s->cut_off++;
+			close_client(s, c, why);
+			continue;
+		}
+		/* A stream with nothing to take cannot be judged: it stays. */
+		if (idle && (waits || !stream) && now - c->active_ns >= idle) {
+			if (waits) {
+				snprintf(why, sizeof(why), "cut off: took no byte of its waiting output for %u ms",
+					 s->cfg.idle_timeout_ms);
+				s->cut_off++;
+			} else {
+				snprintf(why, sizeof(why), "closed: idle (sent nothing, nothing to take) for %u ms",
+					 s->cfg.idle_timeout_ms);
+				s->idle_closed++;
+			}
 			close_client(s, c, why);
 			continue;
 		}
@@ -1084,11 +1287,16 @@ static __u64 timers(struct mg_server *s)
 			if (!flush_client(s, c))
 				continue;
 		}
-		if (c->agg && (!next || c->agg_next < next))
-			next = c->agg_next;
-		due = c->stalled_since ? c->stalled_since + timeout : 0;
-		if (due && (!next || due < next))
-			next = due;
+		/*
+		 * Taking is seen when looked at: at a deadline, progress
+		 * since the last look resets the clock rather than cut.
+		 */
+		if (c->agg)
+			earliest(&next, c->agg_next);
+		if (c->full_since)
+			earliest(&next, c->full_since + timeout);
+		if (idle && (waits || !stream))
+			earliest(&next, c->active_ns + idle);
 	}
 	return next;
 }
@@ -1211,11 +1419,18 @@ void mg_server_drain(struct mg_server *s, unsigned int timeout_ms)
 
 void mg_server_reconfigure(struct mg_server *s, const struct mg_config *cfg)
 {
+	unsigned int k;
+
+	for (k = 0; k < s->nclients; k++)
+		s->clients[k]->out.bound = cfg->client_queue;
 	memcpy(s->cfg.allow, cfg->allow, sizeof(cfg->allow));
 	s->cfg.nallow = cfg->nallow;
 	s->cfg.max_clients = cfg->max_clients;
 	s->cfg.client_queue = cfg->client_queue;
 	s->cfg.client_timeout_ms = cfg->client_timeout_ms;
+	s->cfg.idle_timeout_ms = cfg->idle_timeout_ms;
+	s->cfg.max_clients_per_user = cfg->max_clients_per_user;
+	s->cfg.root_reserve = cfg->root_reserve;
 	s->cfg.agg_top = cfg->agg_top;
 }
 

@@ -41,7 +41,8 @@ static char conf[64];	/* the test's config file, removed in teardown */
 /* Every file key, in the table's order (the reload list follows it). */
 static const char *const file_keys[] = {
 	"log", "listen", "allow", "max_clients", "client_queue",
-	"client_timeout", "dir", "read_buffer", "watermark", "latency",
+	"client_timeout", "idle_timeout", "max_clients_per_user",
+	"root_reserve", "dir", "read_buffer", "watermark", "latency",
 	"queue", "trace", "trace_size", "trace_queue", "probe", "agg_entries",
 	"agg_top",
 };
@@ -134,6 +135,9 @@ static void cfg_eq(const struct mg_config *a, const struct mg_config *b)
 	ck_assert_uint_eq(a->max_clients, b->max_clients);
 	ck_assert_uint_eq(a->client_queue, b->client_queue);
 	ck_assert_uint_eq(a->client_timeout_ms, b->client_timeout_ms);
+	ck_assert_uint_eq(a->idle_timeout_ms, b->idle_timeout_ms);
+	ck_assert_uint_eq(a->max_clients_per_user, b->max_clients_per_user);
+	ck_assert_uint_eq(a->root_reserve, b->root_reserve);
 	ck_assert_str_eq(a->dir, b->dir);
 	ck_assert_uint_eq(a->read_buffer, b->read_buffer);
 	ck_assert_uint_eq(a->watermark, b->watermark);
@@ -185,6 +189,9 @@ START_TEST(defaults)
 	ck_assert_uint_eq(d.max_clients, 64);
 	ck_assert_uint_eq(d.client_queue, 4 << 20);
 	ck_assert_uint_eq(d.client_timeout_ms, 5000);
+	ck_assert_uint_eq(d.idle_timeout_ms, 300000);
+	ck_assert_uint_eq(d.max_clients_per_user, 16);
+	ck_assert_uint_eq(d.root_reserve, 4);
 	ck_assert_str_eq(d.dir, "/sys/kernel/debug/magnet");
 	ck_assert_uint_eq(d.read_buffer, 256 << 10);
 	ck_assert_uint_eq(d.watermark, 64 << 10);
@@ -315,6 +322,14 @@ START_TEST(file_units)
 		{ "client_timeout = 3s", offsetof(struct mg_config, client_timeout_ms), 0, 3000 },
 		{ "client_timeout = 3", offsetof(struct mg_config, client_timeout_ms), 0, 3000 },
 		{ "client_timeout = 60m", offsetof(struct mg_config, client_timeout_ms), 0, 3600000 },
+		{ "idle_timeout = 0", offsetof(struct mg_config, idle_timeout_ms), 0, 0 },
+		{ "idle_timeout = 1s", offsetof(struct mg_config, idle_timeout_ms), 0, 1000 },
+		{ "idle_timeout = 90", offsetof(struct mg_config, idle_timeout_ms), 0, 90000 },
+		{ "idle_timeout = 1440m", offsetof(struct mg_config, idle_timeout_ms), 0, 86400000 },
+		{ "max_clients_per_user = 1", offsetof(struct mg_config, max_clients_per_user), 0, 1 },
+		{ "max_clients_per_user = 65536", offsetof(struct mg_config, max_clients_per_user), 0, 65536 },
+		{ "root_reserve = 0", offsetof(struct mg_config, root_reserve), 0, 0 },
+		{ "root_reserve = 65536", offsetof(struct mg_config, root_reserve), 0, 65536 },
 		{ "latency = 3", offsetof(struct mg_config, latency_ms), 0, 3 },
 		{ "latency = 3ms", offsetof(struct mg_config, latency_ms), 0, 3 },
 		{ "latency = 3s", offsetof(struct mg_config, latency_ms), 0, 3000 },
@@ -420,6 +435,9 @@ START_TEST(file_errors)
 		{ "  = 5\n", "1: missing key before '='" },
 		{ "# x\nmax_clients = 0\n", "2: max_clients: must be 1 to 65536" },
 		{ "max_clients =\n", "1: max_clients: missing value" },
+		{ "idle_timeout = 500ms\n", "1: idle_timeout: must be 0 or 1s to 1440m" },
+		{ "max_clients_per_user = 0\n", "1: max_clients_per_user: must be 1 to 65536" },
+		{ "root_reserve = 65537\n", "1: root_reserve: must be 0 to 65536" },
 		{ "listen =   \n", "1: listen: missing value" },
 		{ "dir = relative\n", "1: dir: 'relative' is not an absolute path" },
 		{ "foreground = yes\n", "1: 'foreground' is a command-line option only (-f)" },
@@ -788,7 +806,8 @@ START_TEST(reload)
 	/* What applies at once is never listed. */
 	write_conf("allow = 192.168.0.0/16\nprobe = kprobe a\nprobe = kprobe b\n"
 		   "max_clients = 3\nclient_queue = 1M\nclient_timeout = 1\n"
-		   "agg_top = 5\nlog = stderr\n");
+		   "agg_top = 5\nlog = stderr\nidle_timeout = 0\n"
+		   "max_clients_per_user = 2\nroot_reserve = 0\n");
 	ck_assert_int_eq(LOAD(&b, "-c", conf, "-f"), 0);
 	ck_assert_uint_eq(mg_config_restart_keys(&a, &b, keys, sizeof(keys)), 0);
 	ck_assert_str_eq(keys, "");

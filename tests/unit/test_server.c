@@ -1,0 +1,822 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * daemon/server.c on the host, without the module: a real server thread on
+ * 127.0.0.1, fed fabricated records through the chunk queue the
+ * collection thread would fill (collect.h is stubbed below), and real
+ * client sockets. What the VM test (tests/vm/t-31-magnetd-slots.sh)
+ * checks against a real magnetd, here fast and under ASan:
+ *
+ * - an idle client is closed after idle_timeout; one that sends commands,
+ *   a SUBSCRIBE stream and an AGG stream that read are not;
+ * - a client that pipelines commands and reads nothing is cut off after
+ *   client_timeout, and the server's heap stays within the documented
+ *   bound (client_queue plus one reply per client) while such clients
+ *   wait;
+ * - pipelined commands read slowly get every reply, in order: input that
+ *   waits for room in the output queue is kept, not lost;
+ * - an AGG client that does not read: its skipped reports are dropped
+ *   records, told by a D line and skipped= in the next report, and it is
+ *   cut off after client_timeout;
+ * - a stream whose output waits (its queue not full) and that takes
+ *   nothing is cut off after idle_timeout; one that reads stays, and so
+ *   does a subscription that is sent nothing;
+ * - max_clients_per_user per uid (other users made with setresuid when
+ *   run as root), root_reserve for root only.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <malloc.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "chunkq.h"
+#include "collect.h"
+#include "config.h"
+#include "record.h"
+#include "sensor.h"
+#include "server.h"
+#include "testutil.h"
+
+#define NPROBES		60	/* a PROBES reply of about 4 KiB */
+
+/* ---- collect.h, stubbed: two CPUs, the module up ------------------------ */
+
+struct mg_collect {
+	int unused;
+};
+
+bool mg_collect_up(const struct mg_collect *c)
+{
+	return true;
+}
+
+unsigned int mg_collect_reloads(const struct mg_collect *c)
+{
+	return 0;
+}
+
+unsigned int mg_collect_ncpus(const struct mg_collect *c)
+{
+	return 2;
+}
+
+void mg_collect_version(struct mg_collect *c, struct mg_sensor_version *v)
+{
+	memset(v, 0, sizeof(*v));
+	strcpy(v->release, "test");
+	strcpy(v->clock, "mono");
+	v->format = MAGNET_FORMAT_VERSION;
+	v->cpus = 2;
+}
+
+void mg_collect_cpu_stats(struct mg_collect *c, struct mg_collect_cpu *out)
+{
+	memset(out, 0, 2 * sizeof(*out));
+}
+
+/* ---- the server, on a thread of its own --------------------------------- */
+
+static struct {
+	struct mg_config cfg;
+	struct mg_collect collect;
+	struct mg_chunkq *queue;
+	_Atomic __u64 queue_dropped;
+	_Atomic bool want_data;
+	struct mg_server *s;
+	int lfd, sig[2];
+	unsigned int port;
+	char dir[64];
+	pthread_t thread;
+	bool running;
+} fx;
+
+static void on_signal(void *arg, int sig)
+{
+	mg_server_quit(arg);
+}
+
+static void *server_main(void *arg)
+{
+	mg_server_run(fx.s, fx.sig[0], on_signal, fx.s);
+	return NULL;
+}
+
+/* Defaults of the tests; each changes what it tests, then calls start(). */
+static void setup(void)
+{
+	mg_config_defaults(&fx.cfg);
+	fx.cfg.client_queue = 64 * 1024;
+	fx.cfg.client_timeout_ms = 5000;
+	fx.cfg.idle_timeout_ms = 0;
+	fx.cfg.read_buffer = 64 * 1024;
+	fx.cfg.agg_top = 65536;
+}
+
+static void start(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct mg_server_env env;
+	socklen_t len = sizeof(sin);
+	char err[256], path[128];
+	FILE *f;
+	int i;
+
+	strcpy(fx.dir, "/tmp/magnet-test-server.XXXXXX");
+	ck_assert_ptr_ne(mkdtemp(fx.dir), NULL);
+	snprintf(path, sizeof(path), "%s/probes", fx.dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_ne(f, NULL);
+	for (i = 0; i < NPROBES; i++)
+		fprintf(f, "%d\tkprobe\tsome_kernel_function_%d\t3\t%d\t0\n",
+			16 + i, i, 1000 * i);
+	fclose(f);
+	snprintf(fx.cfg.dir, sizeof(fx.cfg.dir), "%s", fx.dir);
+
+	fx.lfd = mg_server_listen((struct sockaddr *)&sin, sizeof(sin), err,
+				  sizeof(err));
+	ck_assert_int_ge(fx.lfd, 0);
+	ck_assert_int_eq(getsockname(fx.lfd, (struct sockaddr *)&sin, &len), 0);
+	fx.port = ntohs(sin.sin_port);
+	ck_assert_int_eq(mg_chunkq_create(4 << 20, &fx.queue), 0);
+	ck_assert_int_eq(pipe2(fx.sig, O_NONBLOCK | O_CLOEXEC), 0);
+	env = (struct mg_server_env){
+		.collect = &fx.collect,
+		.queue = fx.queue,
+		.queue_dropped = &fx.queue_dropped,
+		.want_data = &fx.want_data,
+	};
+	ck_assert_int_eq(mg_server_create(&fx.cfg, fx.lfd, &env, &fx.s), 0);
+	ck_assert_int_eq(pthread_create(&fx.thread, NULL, server_main, NULL), 0);
+	fx.running = true;
+}
+
+static void teardown(void)
+{
+	char path[128];
+
+	if (fx.running) {
+		struct signalfd_siginfo si = { .ssi_signo = SIGTERM };
+
+		ck_assert_int_eq(write(fx.sig[1], &si, sizeof(si)), sizeof(si));
+		pthread_join(fx.thread, NULL);
+		mg_server_free(fx.s);
+		mg_chunkq_free(fx.queue);
+		close(fx.lfd);
+		close(fx.sig[0]);
+		close(fx.sig[1]);
+		fx.running = false;
+	}
+	if (fx.dir[0]) {
+		snprintf(path, sizeof(path), "%s/probes", fx.dir);
+		unlink(path);
+		rmdir(fx.dir);
+		fx.dir[0] = '\0';
+	}
+}
+
+/* ---- clients ------------------------------------------------------------ */
+
+static __u64 now_ms(void)
+{
+	return mg_now_ns(CLOCK_MONOTONIC) / 1000000;
+}
+
+struct cl {
+	int fd;
+	char buf[1 << 16];
+	size_t head, len;	/* buf[head, head + len) unread */
+};
+
+/*
+ * A connection to the server. A small rcvbuf is a client that reads
+ * little; with it the MSS is small too, and so the server's send buffer
+ * (sized by it): a client that stops reading fills the server's queue
+ * after a few KiB, not after the megabytes loopback buffers take.
+ */
+static int connect_fd(int rcvbuf)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(fx.port),
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	if (rcvbuf) {
+		int mss = 536;
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+		setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss));
+	}
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	return fd;
+}
+
+static struct cl *cl_new(int fd)
+{
+	struct cl *c = calloc(1, sizeof(*c));
+
+	ck_assert_ptr_ne(c, NULL);
+	c->fd = fd;
+	return c;
+}
+
+static void cl_free(struct cl *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c);
+}
+
+static void cl_send(struct cl *c, const char *text)
+{
+	size_t len = strlen(text);
+
+	ck_assert_int_eq(send(c->fd, text, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* The next line (without '\n') into out; false at EOF, reset or timeout. */
+static bool cl_line(struct cl *c, char *out, size_t size, int timeout_ms)
+{
+	__u64 end = now_ms() + timeout_ms;
+
+	for (;;) {
+		char *nl = memchr(c->buf + c->head, '\n', c->len);
+		struct pollfd p = { .fd = c->fd, .events = POLLIN };
+		ssize_t n;
+		int left;
+
+		if (nl) {
+			size_t l = nl - (c->buf + c->head);
+
+			ck_assert_uint_lt(l, size);
+			memcpy(out, c->buf + c->head, l);
+			out[l] = '\0';
+			c->head += l + 1;
+			c->len -= l + 1;
+			return true;
+		}
+		memmove(c->buf, c->buf + c->head, c->len);
+		c->head = 0;
+		ck_assert_uint_lt(c->len, sizeof(c->buf));
+		left = (int)(end - now_ms());
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			return false;
+		n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, 0);
+		if (n <= 0)
+			return false;
+		c->len += n;
+	}
+}
+
+/* Send a command, expect a reply starting with want. */
+static void cl_expect(struct cl *c, const char *cmd, const char *want)
+{
+	char line[4200];
+
+	cl_send(c, cmd);
+	ck_assert_msg(cl_line(c, line, sizeof(line), 5000), "no reply to %s", cmd);
+	ck_assert_msg(!strncmp(line, want, strlen(want)), "%s: got '%s', want '%s...'",
+		      cmd, line, want);
+}
+
+/*
+ * Whether the server closed the connection within timeout_ms, found
+ * without reading a byte (POLLRDHUP: the FIN; POLLHUP/POLLERR: a reset).
+ * A FIN behind data the client does not read never arrives: for a client
+ * that reads nothing, STATS tells.
+ */
+static bool closed_within(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+
+	return poll(&p, 1, timeout_ms) == 1;
+}
+
+/* A STATS key's value, asked on a connection of its own. */
+static unsigned long long stat_of(const char *key)
+{
+	struct cl *c = cl_new(connect_fd(0));
+	char line[4200], want[64];
+	const char *p;
+	unsigned long long v;
+
+	cl_send(c, "STATS\n");
+	ck_assert(cl_line(c, line, sizeof(line), 5000));
+	snprintf(want, sizeof(want), " %s=", key);
+	p = strstr(line, want);
+	ck_assert_msg(p, "no %s in '%s'", key, line);
+	v = strtoull(p + strlen(want), NULL, 10);
+	cl_free(c);
+	return v;
+}
+
+/* Read what comes for ms; false at EOF. */
+static bool drain(struct cl *c, int ms)
+{
+	__u64 end = now_ms() + ms;
+	char line[4200];
+
+	do {
+		if (!cl_line(c, line, sizeof(line), (int)(end - now_ms())) &&
+		    closed_within(c->fd, 0))
+			return false;
+	} while (now_ms() < end);
+	return true;
+}
+
+/*
+ * Write line over and over on every fd until none takes more for 200 ms
+ * (the server stopped reading them all); the least any fd took.
+ */
+static size_t stuff(int *fds, int nfds, const char *line)
+{
+	static char block[65536];
+	size_t ll = strlen(line), n = sizeof(block) / ll, least = SIZE_MAX;
+	size_t total[64] = { 0 };
+	int i, quiet = 0;
+
+	ck_assert_int_le(nfds, 64);
+	for (size_t k = 0; k < n; k++)
+		memcpy(block + k * ll, line, ll);
+	while (quiet < 20) {
+		bool any = false;
+
+		for (i = 0; i < nfds; i++) {
+			ssize_t w = send(fds[i], block, n * ll,
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+			if (w > 0) {
+				total[i] += w;
+				any = true;
+			} else {
+				ck_assert(errno == EAGAIN || errno == EWOULDBLOCK);
+			}
+		}
+		if (any) {
+			quiet = 0;
+		} else {
+			usleep(10000);
+			quiet++;
+		}
+	}
+	for (i = 0; i < nfds; i++)
+		if (total[i] < least)
+			least = total[i];
+	return least;
+}
+
+/* ---- idle_timeout ------------------------------------------------------- */
+
+START_TEST(idle_closed)
+{
+	struct cl *idle, *talker, *sub, *agg;
+	char line[4200];
+	__u64 t0, end;
+	bool cut;
+
+	fx.cfg.idle_timeout_ms = 400;
+	start();
+	t0 = now_ms();
+	idle = cl_new(connect_fd(0));
+	talker = cl_new(connect_fd(0));
+	sub = cl_new(connect_fd(0));
+	agg = cl_new(connect_fd(0));
+	cl_expect(sub, "SUBSCRIBE\n", "OK subscribed");
+	cl_expect(agg, "AGG probe EVERY 100ms\n", "OK agg");
+
+	/* The talker sends a command every 100 ms; the streams read. */
+	end = t0 + 1500;
+	cut = false;
+	while (now_ms() < end || !cut) {
+		ck_assert_msg(now_ms() < end + 1000,
+			      "the idle client is still connected");
+		cl_expect(talker, "HELLO\n", "OK magnet 1");
+		while (cl_line(agg, line, sizeof(line), 0))
+			ck_assert_msg(line[0] != 'D', "%s", line);
+		if (!cut && closed_within(idle->fd, 0)) {
+			__u64 at = now_ms() - t0;
+
+			fprintf(stderr, "idle: closed after %llu ms (idle_timeout %u ms)\n",
+				(unsigned long long)at, fx.cfg.idle_timeout_ms);
+			ck_assert_msg(at >= 350, "idle client closed after %llu ms",
+				      (unsigned long long)at);
+			cut = true;
+		}
+		usleep(100000);
+	}
+	ck_assert(!closed_within(talker->fd, 0));
+	ck_assert(!closed_within(sub->fd, 0));
+	ck_assert(!closed_within(agg->fd, 0));
+	/* A stream that went back to commands is judged by idle_timeout. */
+	cl_expect(sub, "UNSUBSCRIBE\n", "OK");
+	end = now_ms() + 2000;
+	while (!closed_within(sub->fd, 0)) {
+		ck_assert_msg(now_ms() < end, "the unsubscribed client stays");
+		cl_expect(talker, "HELLO\n", "OK magnet 1");
+		usleep(100000);
+	}
+	ck_assert_uint_eq(stat_of("idle_closed"), 2);
+	ck_assert_uint_eq(stat_of("cut_off"), 0);
+	cl_free(idle);
+	cl_free(talker);
+	cl_free(sub);
+	cl_free(agg);
+}
+END_TEST
+
+/* ---- client_timeout and the output bound -------------------------------- */
+
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+START_TEST(pipeliners_bounded_and_cut)
+{
+	enum { N = 8 };
+	int fds[N];
+	size_t before, during, bound;
+	__u64 t0;
+	int i;
+
+	fx.cfg.client_timeout_ms = 1500;
+	start();
+	/* Settle the server's own allocations (probe table, first STATS). */
+	ck_assert_uint_eq(stat_of("cut_off"), 0);
+	before = heap_in_use();
+	for (i = 0; i < N; i++)
+		fds[i] = connect_fd(4096);
+	/* Commands, while the server takes them. */
+	ck_assert_uint_gt(stuff(fds, N, "PROBES\n"), 64 * 1024);
+	t0 = now_ms();
+	during = heap_in_use();
+	/* Per client: its queue, one reply over it (NPROBES lines), 64K. */
+	bound = N * (fx.cfg.client_queue + (NPROBES + 1) * 64 + 65536);
+#ifdef __SANITIZE_ADDRESS__	/* whose allocator mallinfo2 does not see */
+	(void)before;
+	(void)during;
+	(void)bound;
+#else
+	fprintf(stderr, "pipeliners: heap %zu -> %zu bytes with %d clients waiting (bound %zu)\n",
+		before, during, N, bound);
+	ck_assert_uint_le(during - before, bound);
+#endif
+	for (i = 0; i < N; i++) {
+		ck_assert_msg(closed_within(fds[i], 10000),
+			      "pipeliner %d not cut off", i);
+		close(fds[i]);
+	}
+	fprintf(stderr, "pipeliners: all cut off %llu ms after the server stopped reading them (client_timeout %u ms)\n",
+		(unsigned long long)(now_ms() - t0), fx.cfg.client_timeout_ms);
+	ck_assert_uint_eq(stat_of("cut_off"), N);
+}
+END_TEST
+
+struct writer {
+	int fd;
+	unsigned int n;
+};
+
+static void *write_commands(void *arg)
+{
+	struct writer *w = arg;
+	unsigned int i;
+
+	for (i = 0; i < w->n; i++) {
+		const char *cmd = i % 2 ? "HELLO\n" : "PROBES\n";
+
+		if (send(w->fd, cmd, strlen(cmd), MSG_NOSIGNAL) != (ssize_t)strlen(cmd))
+			break;
+	}
+	return NULL;
+}
+
+START_TEST(pipelined_replies_all_in_order)
+{
+	struct writer w = { .n = 4000 };
+	struct cl *c;
+	pthread_t th;
+	char line[4200];
+	unsigned int i, j;
+
+	start();
+	c = cl_new(connect_fd(4096));
+	w.fd = c->fd;
+	ck_assert_int_eq(pthread_create(&th, NULL, write_commands, &w), 0);
+	/* Let the queue fill, and the input wait, before reading. */
+	usleep(300000);
+	for (i = 0; i < w.n; i++) {
+		ck_assert_msg(cl_line(c, line, sizeof(line), 5000),
+			      "reply %u of %u missing", i, w.n);
+		if (i % 2) {
+			ck_assert_msg(!strncmp(line, "OK magnet 1 ", 12), "%u: %s", i, line);
+			continue;
+		}
+		ck_assert_msg(!strcmp(line, "OK 60 probes"), "%u: %s", i, line);
+		for (j = 0; j < NPROBES; j++)
+			ck_assert(cl_line(c, line, sizeof(line), 5000));
+	}
+	pthread_join(th, NULL);
+	ck_assert_uint_eq(stat_of("cut_off"), 0);
+	cl_free(c);
+}
+END_TEST
+
+/* ---- AGG: skipped reports ------------------------------------------------ */
+
+static atomic_bool feeding;
+
+/* The collection thread's part: chunks of records of many pids. */
+static void *feed(void *arg)
+{
+	static char chunk[32768];
+	__u64 ts = 1, seq = 0;
+
+	while (atomic_load(&feeding)) {
+		size_t off = 0;
+
+		while (off + MAGNET_RECORD_HEADER <= sizeof(chunk)) {
+			struct mg_record_hdr h = {
+				.event_id = 16, .cpu = 0, .timestamp = ts++,
+				/* Beyond pid_max: never a live process. */
+				.pid = 5000000 + seq % 2000,
+				.tgid = 5000000 + seq % 2000,
+			};
+			ssize_t n = mg_record_encode_kprobe(chunk + off,
+							   sizeof(chunk) - off,
+							   &h, NULL, 0);
+
+			ck_assert_int_gt(n, 0);
+			off += n;
+			seq++;
+		}
+		if (mg_chunkq_put(fx.queue, 0, chunk, off))
+			atomic_fetch_add(&fx.queue_dropped, 1);
+		usleep(5000);
+	}
+	return NULL;
+}
+
+START_TEST(agg_skipped_reports)
+{
+	struct cl *c, *reader;
+	unsigned long long d = 0, skipped = 0;
+	pthread_t th;
+	char line[4200];
+	__u64 end;
+
+	fx.cfg.client_timeout_ms = 4000;
+	start();
+	c = cl_new(connect_fd(4096));
+	reader = cl_new(connect_fd(0));
+	cl_expect(c, "AGG pid EVERY 20ms\n", "OK agg key=pid");
+	cl_expect(reader, "AGG pid EVERY 20ms\n", "OK agg key=pid");
+	atomic_store(&feeding, true);
+	ck_assert_int_eq(pthread_create(&th, NULL, feed, NULL), 0);
+
+	/* c reads nothing for a while; reader keeps up. */
+	end = now_ms() + 2500;
+	while (now_ms() < end)
+		while (cl_line(reader, line, sizeof(line), 10))
+			;
+	/* Now c reads: a D line, then a report that counts the skipped. */
+	end = now_ms() + 10000;
+	for (unsigned int n = 0; now_ms() < end && !skipped; n++) {
+		const char *p;
+
+		if (n % 256 == 0)
+			ck_assert(drain(reader, 5));
+		ck_assert(cl_line(c, line, sizeof(line), 5000));
+		if (sscanf(line, "D %llu", &d) == 1)
+			ck_assert_uint_gt(d, 0);
+		if (line[0] == 'A' && (p = strstr(line, " skipped=")))
+			skipped = strtoull(p + 9, NULL, 10);
+	}
+	fprintf(stderr, "agg: the stalled aggregator was told D %llu, skipped=%llu\n",
+		d, skipped);
+	ck_assert_uint_gt(d, 0);
+	ck_assert_uint_gt(skipped, 0);
+	ck_assert_uint_ge(stat_of("client_dropped"), d);
+
+	/* Reading nothing again: cut off, while the reader stays. */
+	end = now_ms();
+	while (stat_of("cut_off") < 1) {
+		ck_assert_msg(now_ms() - end < 15000, "the aggregator was not cut off");
+		ck_assert(drain(reader, 20));
+	}
+	fprintf(stderr, "agg: the stalled aggregator was cut off %llu ms after it stopped reading (client_timeout %u ms)\n",
+		(unsigned long long)(now_ms() - end), fx.cfg.client_timeout_ms);
+	ck_assert(!drain(c, 1000));	/* its end: all it was sent, then EOF */
+	ck_assert(drain(reader, 20));
+	atomic_store(&feeding, false);
+	pthread_join(th, NULL);
+	ck_assert_uint_eq(stat_of("cut_off"), 1);
+	cl_free(c);
+	cl_free(reader);
+}
+END_TEST
+
+START_TEST(stalled_stream_idle)
+{
+	struct cl *stalled, *reader, *quiet;
+	char line[4200];
+	__u64 t0;
+
+	/* Queues that do not fill in this test: only idle_timeout acts. */
+	fx.cfg.client_queue = 16 << 20;
+	fx.cfg.client_timeout_ms = 60000;
+	fx.cfg.idle_timeout_ms = 1000;
+	start();
+	stalled = cl_new(connect_fd(4096));
+	reader = cl_new(connect_fd(0));
+	quiet = cl_new(connect_fd(0));
+	cl_expect(stalled, "AGG probe EVERY 10ms\n", "OK agg");
+	cl_expect(reader, "AGG probe EVERY 10ms\n", "OK agg");
+	cl_expect(quiet, "SUBSCRIBE pid == 1\n", "OK subscribed");
+	t0 = now_ms();
+	while (stat_of("cut_off") < 1) {
+		ck_assert_msg(now_ms() - t0 < 20000, "the stalled aggregator stays");
+		ck_assert(drain(reader, 20));
+	}
+	fprintf(stderr, "stalled stream: cut off %llu ms after it stopped reading (idle_timeout %u ms)\n",
+		(unsigned long long)(now_ms() - t0), fx.cfg.idle_timeout_ms);
+	ck_assert_uint_ge(now_ms() - t0, 1000);
+	ck_assert(drain(reader, 1500));
+	ck_assert(!closed_within(quiet->fd, 0));
+	ck_assert(!cl_line(quiet, line, sizeof(line), 0));
+	ck_assert_uint_eq(stat_of("cut_off"), 1);
+	ck_assert_uint_eq(stat_of("idle_closed"), 0);
+	cl_free(stalled);
+	cl_free(reader);
+	cl_free(quiet);
+}
+END_TEST
+
+/* ---- max_clients_per_user, root_reserve --------------------------------- */
+
+/* n connections made by uid (a child that drops to it), handed over. */
+static void connect_as(uid_t uid, int n, int *fds)
+{
+	int sp[2], i;
+	pid_t pid;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		close(sp[0]);
+		if (geteuid() != uid &&
+		    (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+		     setresuid(uid, uid, uid)))
+			_exit(2);
+		for (i = 0; i < n; i++) {
+			int fd = connect_fd(0);
+			char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+			struct iovec iov = { .iov_base = "x", .iov_len = 1 };
+			struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+					     .msg_control = cbuf,
+					     .msg_controllen = sizeof(cbuf) };
+			struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+			if (sendmsg(sp[1], &mh, 0) != 1)
+				_exit(3);
+			close(fd);
+		}
+		_exit(0);
+	}
+	close(sp[1]);
+	for (i = 0; i < n; i++) {
+		char cbuf[CMSG_SPACE(sizeof(int))], x;
+		struct iovec iov = { .iov_base = &x, .iov_len = 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = cbuf,
+				     .msg_controllen = sizeof(cbuf) };
+
+		ck_assert_int_eq(recvmsg(sp[0], &mh, 0), 1);
+		memcpy(&fds[i], CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(int));
+	}
+	close(sp[0]);
+	{
+		int st;
+
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert(WIFEXITED(st) && !WEXITSTATUS(st));
+	}
+}
+
+/* HELLO on fd: "OK" when served, else the refusal's text. */
+static void hello(int fd, char *out, size_t size)
+{
+	struct cl *c = cl_new(fd);
+
+	send(fd, "HELLO\n", 6, MSG_NOSIGNAL);
+	if (!cl_line(c, out, size, 5000))
+		snprintf(out, size, "(closed)");
+	else if (!strncmp(out, "OK magnet", 9))
+		strcpy(out, "OK");
+	c->fd = -1;
+	free(c);
+}
+
+static void expect_hellos(int *fds, int n, const char *want)
+{
+	char line[256];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		hello(fds[i], line, sizeof(line));
+		ck_assert_msg(!strcmp(line, want), "connection %d: '%s', want '%s'",
+			      i, line, want);
+	}
+}
+
+START_TEST(per_user_limit)
+{
+	int a[4], b[3], cc[1], r[3], i;
+	bool root = geteuid() == 0;
+
+	fx.cfg.max_clients = 6;
+	fx.cfg.max_clients_per_user = 3;
+	fx.cfg.root_reserve = 2;
+	start();
+	/* One user: 3, and the 4th is told why. Root, if we are, is not it. */
+	connect_as(root ? 65534 : geteuid(), 4, a);
+	expect_hellos(a, 3, "OK");
+	expect_hellos(a + 3, 1, "ERR too many clients of this user");
+	if (!root) {
+		for (i = 0; i < 4; i++)
+			close(a[i]);
+		return;
+	}
+	/* Another user: its own 3, which fill max_clients. */
+	connect_as(65533, 3, b);
+	expect_hellos(b, 3, "OK");
+	connect_as(65532, 1, cc);
+	expect_hellos(cc, 1, "ERR too many clients");
+	close(cc[0]);
+	/* Root: not limited per user, and 2 more beyond max_clients. */
+	for (i = 0; i < 3; i++)
+		r[i] = connect_fd(0);
+	expect_hellos(r, 2, "OK");
+	expect_hellos(r + 2, 1, "ERR too many clients");
+	/* A user's slot freed is anyone's. */
+	for (i = 0; i < 3; i++)
+		close(r[i]);
+	close(a[0]);
+	usleep(200000);
+	connect_as(65532, 1, cc);
+	expect_hellos(cc, 1, "OK");
+	for (i = 1; i < 4; i++)
+		close(a[i]);
+	for (i = 0; i < 3; i++)
+		close(b[i]);
+	close(cc[0]);
+	usleep(200000);
+	ck_assert_uint_eq(stat_of("refused"), 3);
+}
+END_TEST
+
+static Suite *server_suite(void)
+{
+	Suite *s = suite_create("server");
+	TCase *tc = tcase_create("server");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, idle_closed);
+	tcase_add_test(tc, pipeliners_bounded_and_cut);
+	tcase_add_test(tc, pipelined_replies_all_in_order);
+	tcase_add_test(tc, agg_skipped_reports);
+	tcase_add_test(tc, stalled_stream_idle);
+	tcase_add_test(tc, per_user_limit);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	return tu_run(server_suite());
+}
