@@ -21,13 +21,29 @@
  *                                killed); prints "subscribed"
  *   mdtest send N                a workload: N sends of 100 bytes over TCP
  *                                on 127.0.0.1 (the demo's network job)
+ *   mdtest hog MAX KIND...       open up to MAX connections, of the KINDs in
+ *                                turn: idle (one HELLO, then nothing), agg
+ *                                (AGG pid EVERY 10ms), sub (SUBSCRIBE), pipe
+ *                                (small socket buffers; PROBES over and
+ *                                over until the daemon takes no more); none
+ *                                reads after its first reply. Stops at the first refusal; prints
+ *                                "held N" and the refusal, then holds them
+ *                                all until killed
+ *   mdtest pipeline C N          C clients each pipeline N commands
+ *                                (PROBES and HELLO in turn) and read them
+ *                                slowly: every reply comes, in order
+ *   mdtest wait-stat KEY N SECS  poll STATS until KEY >= N (fail after
+ *                                SECS); prints how long it took
  *
  * The probe must be a kprobe on __x64_sys_getpid (added by the caller).
- * MDTEST_ADDR overrides 127.0.0.1:8650.
+ * MDTEST_ADDR overrides 127.0.0.1:8650. MDTEST_UID=N runs the command as
+ * that uid (and gid N): another user's connections.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <grp.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -74,7 +90,8 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static void conn_open_rcvbuf(struct conn *c, int rcvbuf)
+/* rcvbuf, mss: SO_RCVBUF, TCP_MAXSEG (0: the default). */
+static void conn_open_bufs(struct conn *c, int rcvbuf, int mss)
 {
 	const char *addr = getenv("MDTEST_ADDR");
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(8650) };
@@ -92,16 +109,27 @@ static void conn_open_rcvbuf(struct conn *c, int rcvbuf)
 	inet_pton(AF_INET, host, &sin.sin_addr);
 	memset(c, 0, sizeof(*c));
 	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	/* Before connect, so the first window advertised is already small. */
+	/*
+	 * Before connect, so the first window advertised is already small,
+	 * and the daemon's end learns the MSS (its send buffer is sized by
+	 * it).
+	 */
+	if (c->fd >= 0 && mss)
+		setsockopt(c->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss));
 	if (c->fd >= 0 && rcvbuf)
 		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (c->fd < 0 || connect(c->fd, (void *)&sin, sizeof(sin)))
 		die("connect %s:%u: %s", host, ntohs(sin.sin_port), strerror(errno));
 }
 
+static void conn_open_rcvbuf(struct conn *c, int rcvbuf)
+{
+	conn_open_bufs(c, rcvbuf, 0);
+}
+
 static void conn_open(struct conn *c)
 {
-	conn_open_rcvbuf(c, 0);
+	conn_open_bufs(c, 0, 0);
 }
 
 static void conn_send(struct conn *c, const char *line)
@@ -548,9 +576,225 @@ static int cmd_send(int n)
 	return 0;
 }
 
+/* ---- client slots and timeouts (t-31) ---- */
+
+static int stat_value(const char *key, unsigned long long *v)
+{
+	char line[8192], want[64];
+	struct conn c;
+	const char *p;
+
+	conn_open(&c);
+	conn_send(&c, "STATS");
+	if (!get_line(&c, line, sizeof(line)) || strncmp(line, "OK ", 3)) {
+		close(c.fd);
+		return -1;
+	}
+	close(c.fd);
+	snprintf(want, sizeof(want), " %s=", key);
+	p = strstr(line, want);
+	if (!p)
+		die("STATS has no %s: %s", key, line);
+	*v = strtoull(p + strlen(want), NULL, 10);
+	return 0;
+}
+
+static int cmd_wait_stat(const char *key, unsigned long long n, int secs)
+{
+	uint64_t t0 = now_ns(), end = t0 + secs * 1000000000ULL;
+	unsigned long long v = 0;
+
+	while (stat_value(key, &v) || v < n) {
+		if (now_ns() > end)
+			die("STATS %s=%llu after %d s; want %llu", key, v, secs, n);
+		usleep(50000);
+	}
+	printf("%s=%llu after %llu ms\n", key, v,
+	       (unsigned long long)((now_ns() - t0) / 1000000));
+	return 0;
+}
+
+/*
+ * Write line over and over on every fd (non-blocking), up to 1 MiB each,
+ * until none takes more for a second: the daemon stopped reading them
+ * (their replies fill the socket buffers, then the daemon's queues).
+ */
+static void stuff(int *fds, int n, const char *line)
+{
+	static char block[65536];
+	size_t ll = strlen(line), k = sizeof(block) / ll, *sent;
+	int quiet = 0;
+
+	sent = calloc(n, sizeof(*sent));
+	if (!sent)
+		die("out of memory");
+	for (size_t i = 0; i < k; i++)
+		memcpy(block + i * ll, line, ll);
+	while (quiet < 100) {
+		bool any = false;
+
+		for (int i = 0; i < n; i++) {
+			ssize_t w;
+
+			if (sent[i] >= (1 << 20))
+				continue;
+			w = send(fds[i], block, k * ll, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (w > 0) {
+				sent[i] += w;
+				any = true;
+			} else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				die("pipelining: %s", strerror(errno));
+			}
+		}
+		if (any) {
+			quiet = 0;
+		} else {
+			usleep(10000);
+			quiet++;
+		}
+	}
+	free(sent);
+}
+
+static int cmd_hog(int max, int nkinds, char **kinds)
+{
+	struct conn *cs = calloc(max, sizeof(*cs));
+	int *pipes = calloc(max, sizeof(int)), npipes = 0, held = 0;
+	char line[512], refusal[512] = "none";
+
+	if (!cs || !pipes)
+		die("out of memory");
+	for (int i = 0; i < max; i++) {
+		const char *kind = kinds[i % nkinds];
+		const char *cmd = !strcmp(kind, "agg") ? "AGG pid EVERY 10ms" :
+				  !strcmp(kind, "sub") ? "SUBSCRIBE" : "HELLO";
+
+		if (strcmp(kind, "idle") && strcmp(kind, "agg") &&
+		    strcmp(kind, "sub") && strcmp(kind, "pipe"))
+			die("hog: unknown kind '%s'", kind);
+		/*
+		 * A pipeliner's socket buffers are small (its receive buffer,
+		 * and through its MSS the daemon's send buffer): the daemon's
+		 * own queue fills after a few KiB, not megabytes.
+		 */
+		if (!strcmp(kind, "pipe"))
+			conn_open_bufs(&cs[i], 4096, 536);
+		else
+			conn_open(&cs[i]);
+		conn_send(&cs[i], cmd);
+		/* A refused connection gets its ERR before any reply. */
+		if (!get_line(&cs[i], line, sizeof(line)))
+			die("hog: connection %d closed without a word", i);
+		if (strncmp(line, "OK", 2)) {
+			snprintf(refusal, sizeof(refusal), "%s", line);
+			close(cs[i].fd);
+			break;
+		}
+		held++;
+		if (!strcmp(kind, "pipe"))
+			pipes[npipes++] = cs[i].fd;
+	}
+	if (npipes)
+		stuff(pipes, npipes, "PROBES\n");
+	printf("held %d\nrefused: %s\n", held, refusal);
+	fflush(stdout);
+	for (;;)
+		pause();
+	return 0;
+}
+
+/*
+ * One pipelining client (a process): a child writes n commands, PROBES and
+ * HELLO in turn, while this one waits, then reads: every reply, in order.
+ */
+static void pipeline_client(int k, int n)
+{
+	static struct conn c;
+	unsigned long probes = 0;
+	char line[8192];
+	pid_t w;
+
+	conn_open_rcvbuf(&c, 4096);
+	w = fork();
+	if (w < 0)
+		die("fork");
+	if (!w) {
+		for (int i = 0; i < n; i++)
+			conn_send(&c, i % 2 ? "HELLO" : "PROBES");
+		_exit(0);
+	}
+	/* Let the daemon's queue fill, and the commands wait, first. */
+	usleep(500000);
+	for (int i = 0; i < n; i++) {
+		unsigned long m;
+		char word[32];
+
+		if (!get_line(&c, line, sizeof(line)))
+			die("pipeline %d: reply %d of %d missing", k, i, n);
+		if (i % 2) {
+			if (strncmp(line, "OK magnet 1 ", 12))
+				die("pipeline %d: reply %d: '%s', want HELLO's", k, i, line);
+			continue;
+		}
+		if (sscanf(line, "OK %lu %31s", &m, word) != 2 || strcmp(word, "probes"))
+			die("pipeline %d: reply %d: '%s', want PROBES'", k, i, line);
+		if (i && m != probes)
+			die("pipeline %d: %lu probes, then %lu", k, probes, m);
+		probes = m;
+		while (m-- && get_line(&c, line, sizeof(line)))
+			;
+	}
+	waitpid(w, NULL, 0);
+}
+
+static int cmd_pipeline(int nc, int n)
+{
+	pid_t *pids = calloc(nc, sizeof(*pids));
+
+	if (!pids)
+		die("out of memory");
+	for (int k = 0; k < nc; k++) {
+		pids[k] = fork();
+		if (pids[k] < 0)
+			die("fork");
+		if (!pids[k]) {
+			pipeline_client(k, n);
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < nc; k++) {
+		int st;
+
+		if (waitpid(pids[k], &st, 0) != pids[k] || !WIFEXITED(st) || WEXITSTATUS(st))
+			die("pipeline client %d failed", k);
+	}
+	printf("pipeline: %d clients got all %d replies each, in order\n", nc, n);
+	return 0;
+}
+
+/* MDTEST_UID: be another user (a test runs as root). */
+static void become(void)
+{
+	const char *u = getenv("MDTEST_UID");
+	uid_t uid;
+
+	if (!u)
+		return;
+	uid = atoi(u);
+	if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+		die("cannot become uid %u: %s", uid, strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
+	become();
+	if (argc >= 4 && !strcmp(argv[1], "hog"))
+		return cmd_hog(atoi(argv[2]), argc - 3, argv + 3);
+	if (argc == 4 && !strcmp(argv[1], "pipeline"))
+		return cmd_pipeline(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "wait-stat"))
+		return cmd_wait_stat(argv[2], strtoull(argv[3], NULL, 10), atoi(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "cmd"))
 		return cmd_cmd(argc - 2, argv + 2);
 	if (argc == 3 && !strcmp(argv[1], "account"))
@@ -563,6 +807,6 @@ int main(int argc, char **argv)
 		return cmd_stalled();
 	if (argc == 3 && !strcmp(argv[1], "send"))
 		return cmd_send(atoi(argv[2]));
-	fprintf(stderr, "usage: mdtest cmd LINE... | account N | fanout S N | agg CGA CGB NA NB | stalled | send N\n");
+	fprintf(stderr, "usage: mdtest cmd LINE... | account N | fanout S N | agg CGA CGB NA NB | stalled | send N | hog MAX KIND... | pipeline C N | wait-stat KEY N SECS\n");
 	return 1;
 }
