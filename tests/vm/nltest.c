@@ -228,7 +228,9 @@ static void resolve(void)
 
 /* ---- operations ---- */
 
-static int probe_add(int type, const char *sym, int nargs, uint32_t flags, const char *name)
+/* The new probe's id, or -errno; @handler NULL is the generic one. */
+static int probe_add_handler(int type, const char *sym, int nargs, uint32_t flags,
+			     const char *name, const char *handler)
 {
 	struct msg m, r = { 0 };
 	struct nlattr *p, *id;
@@ -244,6 +246,8 @@ static int probe_add(int type, const char *sym, int nargs, uint32_t flags, const
 		put_u32(&m, MAGNET_PROBE_A_FLAGS, flags);
 	if (name)
 		put_str(&m, MAGNET_PROBE_A_NAME, name);
+	if (handler)
+		put_str(&m, MAGNET_PROBE_A_HANDLER, handler);
 	end(&m);
 	ret = talk(&m, &r, NULL, NULL);
 	if (ret)
@@ -253,6 +257,11 @@ static int probe_add(int type, const char *sym, int nargs, uint32_t flags, const
 	if (!id)
 		die("PROBE_ADD reply without an id");
 	return *(uint16_t *)ADATA(id);
+}
+
+static int probe_add(int type, const char *sym, int nargs, uint32_t flags, const char *name)
+{
+	return probe_add_handler(type, sym, nargs, flags, name, NULL);
 }
 
 static int must_add(int type, const char *sym, int nargs, uint32_t flags)
@@ -903,26 +912,9 @@ static int cmd_ids(void)
 	return 0;
 }
 
-static int sock_add(const char *sym, const char *name)
+static int sock_add(const char *sym)
 {
-	struct msg m, r = { 0 };
-	struct nlattr *p, *id;
-	int ret;
-
-	msg_init(&m, family, MAGNET_CMD_PROBE_ADD, 0);
-	nest(&m, MAGNET_A_PROBE);
-	put_u8(&m, MAGNET_PROBE_A_TYPE, MAGNET_PROBE_KPROBE);
-	put_str(&m, MAGNET_PROBE_A_SYMBOL, sym);
-	if (name)
-		put_str(&m, MAGNET_PROBE_A_NAME, name);
-	put_str(&m, MAGNET_PROBE_A_HANDLER, "sock");
-	end(&m);
-	ret = talk(&m, &r, NULL, NULL);
-	if (ret)
-		return ret;
-	p = find(GATTRS(&r.nh), GLEN(&r.nh), MAGNET_A_PROBE);
-	id = p ? find(ADATA(p), ALEN(p), MAGNET_PROBE_A_ID) : NULL;
-	return id ? *(uint16_t *)ADATA(id) : -EPROTO;
+	return probe_add_handler(MAGNET_PROBE_KPROBE, sym, 0, 0, NULL, "sock");
 }
 
 static void write_file(const char *path, const char *text)
@@ -946,11 +938,11 @@ static int cmd_sock_check(void)
 	struct pstat b;
 	int id;
 
-	expect_err(sock_add("ksys_read", NULL), EINVAL, "struct sock",
+	expect_err(sock_add("ksys_read"), EINVAL, "struct sock",
 		   "sock handler on ksys_read (an fd first)");
-	expect_err(sock_add("inet_sendmsg", NULL), EINVAL, "struct sock",
+	expect_err(sock_add("inet_sendmsg"), EINVAL, "struct sock",
 		   "sock handler on inet_sendmsg (a struct socket * first)");
-	id = sock_add("sk_stop_timer", NULL);
+	id = sock_add("sk_stop_timer");
 	if (id < 0)
 		die("sock handler on sk_stop_timer: %s (%s)", strerror(-id), errmsg);
 	for (unsigned int i = 0; i < sizeof(bogus) / sizeof(bogus[0]); i++)
