@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnetd's totals; see totals.h.
+ *
+ * Probes are counted in an array indexed by event id, grown to the
+ * largest id met (ids are small and dense: the module hands them out from
+ * MAGNET_EVENT_FIRST_DYNAMIC up). Jobs live in an open-addressing table
+ * keyed by cgroup id, linear probing, twice MG_TOTALS_JOBS slots so
+ * probes stay short; a job that goes is removed by backward shifting, so
+ * no tombstones pile up on a node that runs jobs for months.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+#include "totals.h"
+
+#define JOB_SLOTS	(2 * MG_TOTALS_JOBS)	/* a power of two */
+
+struct probe_count {
+	bool seen, sock;
+	__u64 events, sock_bytes;
+};
+
+struct job_slot {
+	__u64 cgroup;		/* 0: empty */
+	bool exported;
+	__u64 events, sock_bytes;
+};
+
+struct mg_totals {
+	unsigned int exported_max, nexported, njobs;
+	__u64 records, bytes, kernel_lost, daemon_dropped;
+	struct probe_count *probes;
+	size_t nprobes;			/* ids 0 .. nprobes - 1 */
+	struct job_slot *jobs;
+	struct mg_totals_job other;
+};
+
+int mg_totals_create(unsigned int exported_max, struct mg_totals **out)
+{
+	struct mg_totals *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	t->jobs = calloc(JOB_SLOTS, sizeof(*t->jobs));
+	if (!t->jobs) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->exported_max = exported_max;
+	strcpy(t->other.path, "other");
+	t->other.exported = true;
+	*out = t;
+	return 0;
+}
+
+void mg_totals_free(struct mg_totals *t)
+{
+	if (!t)
+		return;
+	free(t->probes);
+	free(t->jobs);
+	free(t);
+}
+
+static size_t job_hash(__u64 cgroup)
+{
+	/* Fibonacci hashing: cgroup ids are inode numbers, often close. */
+	return (size_t)((cgroup * 0x9e3779b97f4a7c15ULL) >> 32) & (JOB_SLOTS - 1);
+}
+
+/* The job's slot, or the empty slot where it would go. */
+static struct job_slot *job_find(struct mg_totals *t, __u64 cgroup)
+{
+	size_t i = job_hash(cgroup);
+
+	while (t->jobs[i].cgroup && t->jobs[i].cgroup != cgroup)
+		i = (i + 1) & (JOB_SLOTS - 1);
+	return &t->jobs[i];
+}
+
+static struct probe_count *probe_of(struct mg_totals *t, unsigned int id)
+{
+	if (id >= t->nprobes) {
+		size_t n = t->nprobes ? t->nprobes : 64;
+		struct probe_count *p;
+
+		while (n <= id)
+			n *= 2;
+		p = realloc(t->probes, n * sizeof(*p));
+		if (!p)
+			return NULL;	/* counted in the node totals only */
+		memset(p + t->nprobes, 0, (n - t->nprobes) * sizeof(*p));
+		t->probes = p;
+		t->nprobes = n;
+	}
+	return &t->probes[id];
+}
+
+/* The sock handler's size argument; 0 for any other record. */
+static __u64 sock_bytes_of(const struct magnet_record *r)
+{
+	const struct magnet_sock *s = (const void *)r->payload;
+
+	if (MAGNET_REC_HANDLER(r->flags) != MAGNET_HANDLER_SOCK ||
+	    r->size < MAGNET_RECORD_HEADER + sizeof(*s))
+		return 0;
+	return s->size;
+}
+
+void mg_totals_add(struct mg_totals *t, const struct magnet_record *r,
+		   __u64 cgroup)
+{
+	struct probe_count *p;
+	struct job_slot *j;
+	__u64 sock;
+
+	if (r->event_id == MAGNET_EVENT_LOST) {
+		if (r->size >= MAGNET_RECORD_HEADER + sizeof(struct magnet_lost))
+			t->kernel_lost += mg_lost_total(mg_record_lost(r));
+		return;
+	}
+	if (r->event_id == MAGNET_EVENT_PAD)
+		return;
+	sock = sock_bytes_of(r);
+	t->records++;
+	t->bytes += r->size;
+
+	p = probe_of(t, r->event_id);
+	if (p) {
+		p->seen = true;
+		p->events++;
+		if (MAGNET_REC_HANDLER(r->flags) == MAGNET_HANDLER_SOCK) {
+			p->sock = true;
+			p->sock_bytes += sock;
+		}
+	}
+
+	j = cgroup ? job_find(t, cgroup) : NULL;
+	if (j && !j->cgroup) {
+		if (t->njobs >= MG_TOTALS_JOBS) {
+			j = NULL;	/* the table is full: "other" */
+		} else {
+			j->cgroup = cgroup;
+			j->exported = t->nexported < t->exported_max;
+			t->nexported += j->exported;
+			t->njobs++;
+		}
+	}
+	if (j) {
+		j->events++;
+		j->sock_bytes += sock;
+	}
+	if (!j || !j->exported) {
+		t->other.events++;
+		t->other.sock_bytes += sock;
+	}
+}
+
+void mg_totals_dropped(struct mg_totals *t, __u64 records)
+{
+	t->daemon_dropped += records;
+}
+
+void mg_totals_job_gone(struct mg_totals *t, __u64 cgroup)
+{
+	struct job_slot *j = job_find(t, cgroup);
+	size_t hole, i;
+
+	if (!cgroup || !j->cgroup)
+		return;
+	t->nexported -= j->exported;
+	t->njobs--;
+	/* Backward shift: move up every later entry the hole would strand. */
+	hole = j - t->jobs;
+	memset(j, 0, sizeof(*j));
+	for (i = (hole + 1) & (JOB_SLOTS - 1); t->jobs[i].cgroup;
+	     i = (i + 1) & (JOB_SLOTS - 1)) {
+		size_t home = job_hash(t->jobs[i].cgroup);
+
+		/* Stays if its home lies cyclically in (hole, i]. */
+		if ((i > hole && home > hole && home <= i) ||
+		    (i < hole && (home > hole || home <= i)))
+			continue;
+		t->jobs[hole] = t->jobs[i];
+		memset(&t->jobs[i], 0, sizeof(t->jobs[i]));
+		hole = i;
+	}
+}
+
+static int busiest_first(const void *a, const void *b)
+{
+	const struct mg_totals_job *x = a, *y = b;
+
+	if (x->events != y->events)
+		return x->events < y->events ? 1 : -1;
+	return x->cgroup < y->cgroup ? -1 : x->cgroup > y->cgroup;
+}
+
+int mg_totals_view(const struct mg_totals *t, struct mg_totals_view *v)
+{
+	size_t i, n = 0;
+
+	memset(v, 0, sizeof(*v));
+	v->node.records = t->records;
+	v->node.bytes = t->bytes;
+	v->node.kernel_lost = t->kernel_lost;
+	v->node.daemon_dropped = t->daemon_dropped;
+	v->node.jobs = t->njobs;
+	v->other = t->other;
+
+	for (i = 0; i < t->nprobes; i++)
+		n += t->probes[i].seen;
+	v->probes = calloc(n ? n : 1, sizeof(*v->probes));
+	v->jobs = calloc(t->njobs ? t->njobs : 1, sizeof(*v->jobs));
+	if (!v->probes || !v->jobs) {
+		mg_totals_view_free(v);
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->nprobes; i++) {
+		const struct probe_count *p = &t->probes[i];
+		struct mg_totals_probe *o;
+
+		if (!p->seen)
+			continue;
+		o = &v->probes[v->nprobes++];
+		o->id = i;
+		o->sock = p->sock;
+		o->events = p->events;
+		o->sock_bytes = p->sock_bytes;
+	}
+	for (i = 0; i < JOB_SLOTS; i++) {
+		const struct job_slot *j = &t->jobs[i];
+		struct mg_totals_job *o;
+
+		if (!j->cgroup)
+			continue;
+		o = &v->jobs[v->njobs++];
+		o->cgroup = j->cgroup;
+		o->exported = j->exported;
+		o->events = j->events;
+		o->sock_bytes = j->sock_bytes;
+	}
+	qsort(v->jobs, v->njobs, sizeof(*v->jobs), busiest_first);
+	return 0;
+}
+
+void mg_totals_view_free(struct mg_totals_view *v)
+{
+	free(v->probes);
+	free(v->jobs);
+	v->probes = NULL;
+	v->jobs = NULL;
+	v->nprobes = v->njobs = 0;
+}

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * daemon/totals.c: exact node, probe and job counts (sock bytes from the
+ * sock handler only, LOST records as kernel losses), the export rule
+ * (decided once per job, "other" and every exported counter monotonic),
+ * a full job table, and removal of gone jobs against a reference under
+ * random churn (the backward-shift deletion must lose no job).
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+#include "testutil.h"
+#include "totals.h"
+
+static unsigned char buf[MAGNET_RECORD_MAX];
+
+static const struct magnet_record *kprobe(__u16 id, __u32 pid)
+{
+	struct mg_record_hdr h = { .event_id = id, .pid = pid, .tgid = pid };
+	__u64 args[2] = { 1, 2 };
+
+	ck_assert_int_gt(mg_record_encode_kprobe(buf, sizeof(buf), &h, args, 2), 0);
+	return (const void *)buf;
+}
+
+static const struct magnet_record *sock(__u16 id, __u64 size)
+{
+	struct mg_record_hdr h = { .event_id = id, .pid = 7, .tgid = 7 };
+	struct magnet_sock s = { .family = 2, .protocol = 6, .size = size };
+
+	ck_assert_int_gt(mg_record_encode_sock(buf, sizeof(buf), &h, &s), 0);
+	return (const void *)buf;
+}
+
+static const struct magnet_record *lost(__u64 full, __u64 overwritten)
+{
+	struct mg_record_hdr h = { 0 };
+	struct magnet_lost l = { .full = full, .overwritten = overwritten };
+
+	ck_assert_int_gt(mg_record_encode_lost(buf, sizeof(buf), &h, &l), 0);
+	return (const void *)buf;
+}
+
+static const struct mg_totals_job *job(const struct mg_totals_view *v,
+				       __u64 cgroup)
+{
+	size_t i;
+
+	for (i = 0; i < v->njobs; i++)
+		if (v->jobs[i].cgroup == cgroup)
+			return &v->jobs[i];
+	return NULL;
+}
+
+static const struct mg_totals_probe *probe(const struct mg_totals_view *v,
+					   unsigned int id)
+{
+	size_t i;
+
+	for (i = 0; i < v->nprobes; i++)
+		if (v->probes[i].id == id)
+			return &v->probes[i];
+	return NULL;
+}
+
+START_TEST(exact_counts)
+{
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	__u64 rec_bytes = 0;
+	int i;
+
+	ck_assert_int_eq(mg_totals_create(20, &t), 0);
+	for (i = 0; i < 5; i++) {
+		mg_totals_add(t, kprobe(16, 100), 1001);
+		rec_bytes += ((const struct magnet_record *)buf)->size;
+	}
+	for (i = 0; i < 3; i++) {
+		mg_totals_add(t, kprobe(17, 101), 1002);
+		rec_bytes += ((const struct magnet_record *)buf)->size;
+	}
+	mg_totals_add(t, sock(18, 1500), 1002);
+	rec_bytes += ((const struct magnet_record *)buf)->size;
+	mg_totals_add(t, sock(18, 500), 0);	/* no known job */
+	rec_bytes += ((const struct magnet_record *)buf)->size;
+	mg_totals_add(t, lost(3, 4), 1001);
+	mg_totals_dropped(t, 9);
+
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_uint_eq(v.node.records, 10);
+	ck_assert_uint_eq(v.node.bytes, rec_bytes);
+	ck_assert_uint_eq(v.node.kernel_lost, 7);
+	ck_assert_uint_eq(v.node.daemon_dropped, 9);
+	ck_assert_uint_eq(v.node.jobs, 2);
+
+	ck_assert_uint_eq(v.nprobes, 3);
+	ck_assert_uint_eq(probe(&v, 16)->events, 5);
+	ck_assert(!probe(&v, 16)->sock);
+	ck_assert_uint_eq(probe(&v, 16)->sock_bytes, 0);
+	ck_assert_uint_eq(probe(&v, 17)->events, 3);
+	ck_assert(probe(&v, 18)->sock);
+	ck_assert_uint_eq(probe(&v, 18)->events, 2);
+	ck_assert_uint_eq(probe(&v, 18)->sock_bytes, 2000);
+
+	ck_assert_uint_eq(v.njobs, 2);
+	ck_assert_uint_eq(v.jobs[0].cgroup, 1001);	/* busiest first */
+	ck_assert_uint_eq(v.jobs[0].events, 5);
+	ck_assert(v.jobs[0].exported);
+	ck_assert_uint_eq(v.jobs[1].cgroup, 1002);
+	ck_assert_uint_eq(v.jobs[1].events, 4);
+	ck_assert_uint_eq(v.jobs[1].sock_bytes, 1500);
+	ck_assert_uint_eq(v.other.events, 1);
+	ck_assert_uint_eq(v.other.sock_bytes, 500);
+	ck_assert_str_eq(v.other.path, "other");
+	mg_totals_view_free(&v);
+	mg_totals_free(t);
+}
+END_TEST
+
+START_TEST(export_rule)
+{
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	__u64 other = 0, prev_other = 0;
+	int round, i;
+
+	ck_assert_int_eq(mg_totals_create(2, &t), 0);
+	/* 1 and 2 exported; 3 met third: "other" for good. */
+	for (i = 1; i <= 3; i++)
+		mg_totals_add(t, kprobe(16, 1), i);
+	for (i = 0; i < 10; i++)
+		mg_totals_add(t, kprobe(16, 1), 3);
+	other = 11;
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert(job(&v, 1)->exported && job(&v, 2)->exported);
+	ck_assert(!job(&v, 3)->exported);
+	ck_assert_uint_eq(job(&v, 3)->events, 11);	/* still listed */
+	ck_assert_uint_eq(v.other.events, other);
+	mg_totals_view_free(&v);
+
+	/* 1 goes: 4 takes its place; 3 stays in "other". */
+	mg_totals_job_gone(t, 1);
+	mg_totals_add(t, kprobe(16, 1), 4);
+	mg_totals_add(t, kprobe(16, 1), 3);
+	other++;
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_ptr_null(job(&v, 1));
+	ck_assert(job(&v, 4)->exported);
+	ck_assert(!job(&v, 3)->exported);
+	ck_assert_uint_eq(v.other.events, other);
+	ck_assert_uint_eq(v.node.records, 15);	/* 1's events stay counted */
+	mg_totals_view_free(&v);
+
+	/* Churn: "other" never goes down, exported never exceeds 2. */
+	for (round = 0; round < 200; round++) {
+		size_t n = 0;
+
+		mg_totals_add(t, kprobe(16, 1), 100 + round);
+		if (round % 3 == 0)
+			mg_totals_job_gone(t, 100 + round - 1);
+		ck_assert_int_eq(mg_totals_view(t, &v), 0);
+		for (i = 0; i < (int)v.njobs; i++)
+			n += v.jobs[i].exported;
+		ck_assert_uint_le(n, 2);
+		ck_assert_uint_ge(v.other.events, prev_other);
+		prev_other = v.other.events;
+		mg_totals_view_free(&v);
+	}
+	mg_totals_free(t);
+}
+END_TEST
+
+START_TEST(full_table)
+{
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	unsigned int i;
+
+	ck_assert_int_eq(mg_totals_create(20, &t), 0);
+	for (i = 1; i <= MG_TOTALS_JOBS + 10; i++)
+		mg_totals_add(t, kprobe(16, 1), i);
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_uint_eq(v.node.jobs, MG_TOTALS_JOBS);
+	ck_assert_uint_eq(v.njobs, MG_TOTALS_JOBS);
+	ck_assert_ptr_null(job(&v, MG_TOTALS_JOBS + 1));
+	/* Not exported: the 4076 met after the first 20, and the 10 over. */
+	ck_assert_uint_eq(v.other.events, MG_TOTALS_JOBS - 20 + 10);
+	mg_totals_view_free(&v);
+	mg_totals_free(t);
+}
+END_TEST
+
+/* Random adds and removals against a plain array. */
+START_TEST(random_churn)
+{
+	enum { IDS = 3000 };
+	static __u64 ref[IDS];
+	static bool live[IDS];
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	size_t i, n;
+	int step;
+
+	memset(ref, 0, sizeof(ref));
+	memset(live, 0, sizeof(live));
+	tu_seed(0x70741 + _i);
+	ck_assert_int_eq(mg_totals_create(20, &t), 0);
+	for (step = 0; step < 100000; step++) {
+		/* Clustered ids, as inode numbers are: long probe runs. */
+		size_t id = tu_rand() % IDS;
+
+		if (tu_rand() % 8 == 0) {
+			mg_totals_job_gone(t, id * 8 + 1);
+			live[id] = false;
+			ref[id] = 0;
+		} else {
+			mg_totals_add(t, kprobe(16, 1), id * 8 + 1);
+			live[id] = true;
+			ref[id]++;
+		}
+	}
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	for (i = 0, n = 0; i < IDS; i++) {
+		const struct mg_totals_job *j = job(&v, i * 8 + 1);
+
+		if (!live[i]) {
+			tu_assert(j == NULL);
+			continue;
+		}
+		n++;
+		tu_assert(j != NULL);
+		tu_assert_op(j->events, ==, ref[i]);
+	}
+	ck_assert_uint_eq(v.njobs, n);
+	for (i = 1; i < v.njobs; i++)
+		tu_assert_op(v.jobs[i - 1].events, >=, v.jobs[i].events);
+	mg_totals_view_free(&v);
+	mg_totals_free(t);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("totals");
+	TCase *tc = tcase_create("totals");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, exact_counts);
+	tcase_add_test(tc, export_rule);
+	tcase_add_test(tc, full_table);
+	tcase_add_loop_test(tc, random_churn, 0, 3);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
