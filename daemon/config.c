@@ -44,6 +44,7 @@ enum ktype {
 	K_MS,		/* unsigned int field of ms; ms, s, m */
 	K_PATH,		/* char[4096] field, absolute */
 	K_PROBE,
+	K_LISTENER,	/* struct mg_listener, "" off */
 };
 
 #define F_CMDLINE	(1U << 0)	/* command line only */
@@ -143,6 +144,15 @@ static const struct key keys[] = {
 	{ .name = "agg_top", .type = K_UINT, .flags = F_LIVE, FIELD(agg_top),
 	  .min = 1, .max = 65536, .arg = "N",
 	  .help = "entries in each AGG report (50)" },
+	{ .name = "prometheus", .type = K_LISTENER, .flags = F_EMPTY,
+	  FIELD(prometheus), .arg = "ADDR:PORT",
+	  .help = "serve Prometheus' /metrics here (off; e.g. 127.0.0.1:9651)" },
+	{ .name = "supermon", .type = K_LISTENER, .flags = F_EMPTY,
+	  FIELD(supermon), .arg = "ADDR:PORT",
+	  .help = "speak Supermon's mon protocol here (off; e.g. 127.0.0.1:2709)" },
+	{ .name = "export_jobs", .type = K_UINT, FIELD(export_jobs),
+	  .max = 4096, .arg = "N",
+	  .help = "jobs with their own series for the monitors, the rest as other (20)" },
 };
 
 #define NKEYS	(sizeof(keys) / sizeof(keys[0]))
@@ -180,6 +190,7 @@ void mg_config_defaults(struct mg_config *c)
 	c->trace_queue = 16 * MIB;
 	c->agg_entries = 4096;
 	c->agg_top = 50;
+	c->export_jobs = 20;
 }
 
 void mg_config_free(struct mg_config *c)
@@ -743,6 +754,25 @@ static int set_key(struct load *ld, const struct key *k, const char *val,
 		}
 		strcpy(c->listen, val);
 		return 0;
+	case K_LISTENER: {
+		struct mg_listener *l = field(c, k);
+
+		if (!*val) {
+			memset(l, 0, sizeof(*l));
+			return 0;
+		}
+		if (strlen(val) >= sizeof(l->text)) {
+			seterr(why, wlen, "too long (max %zu bytes)",
+			       sizeof(l->text) - 1);
+			return -EINVAL;
+		}
+		if (parse_listen(val, &l->addr, &l->len, &reason)) {
+			seterr(why, wlen, "bad address '%s': %s", echo(val, e), reason);
+			return -EINVAL;
+		}
+		strcpy(l->text, val);
+		return 0;
+	}
 	case K_ALLOW:
 		return add_allow(c, val, why, wlen);
 	case K_UINT:
@@ -1092,11 +1122,31 @@ int mg_config_load(struct mg_config *c, int argc, char **argv, char *err,
 
 int mg_config_check(const struct mg_config *c, char *err, size_t errlen)
 {
-	if (!c->nallow &&
-	    !mg_sockaddr_is_loopback((const struct sockaddr *)&c->listen_addr)) {
-		seterr(err, errlen,
-		       "listening on %s needs an allowlist: --allow CIDR (or allow = in magnetd.conf)",
-		       c->listen);
+	const struct {
+		const char *key, *text;
+		const struct sockaddr_storage *addr;
+		socklen_t len;
+	} l[] = {
+		{ "listen", c->listen, &c->listen_addr, c->listen_len },
+		{ "prometheus", c->prometheus.text, &c->prometheus.addr,
+		  c->prometheus.len },
+		{ "supermon", c->supermon.text, &c->supermon.addr,
+		  c->supermon.len },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
+		if (!l[i].len || c->nallow ||
+		    mg_sockaddr_is_loopback((const struct sockaddr *)l[i].addr))
+			continue;
+		if (i == 0)
+			seterr(err, errlen,
+			       "listening on %s needs an allowlist: --allow CIDR (or allow = in magnetd.conf)",
+			       l[i].text);
+		else
+			seterr(err, errlen,
+			       "%s on %s needs an allowlist: --allow CIDR (or allow = in magnetd.conf)",
+			       l[i].key, l[i].text);
 		return -EINVAL;
 	}
 	return 0;
@@ -1111,6 +1161,11 @@ static bool key_changed(const struct mg_config *a, const struct mg_config *b,
 	case K_LISTEN:
 		return a->listen_len != b->listen_len ||
 		       memcmp(&a->listen_addr, &b->listen_addr, a->listen_len);
+	case K_LISTENER: {
+		const struct mg_listener *x = cfield(a, k), *y = cfield(b, k);
+
+		return x->len != y->len || memcmp(&x->addr, &y->addr, x->len);
+	}
 	case K_UINT:
 	case K_MS:
 		return *(const unsigned int *)cfield(a, k) !=

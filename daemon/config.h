@@ -45,6 +45,13 @@ struct mg_cidr {
 	unsigned int prefix;	/* 0..32 or 0..128 */
 };
 
+/* An optional listener: text "" is off. */
+struct mg_listener {
+	char text[128];
+	struct sockaddr_storage addr;
+	socklen_t len;
+};
+
 struct mg_config {
 	char config_path[4096];	/* the file read ("" if the default one does not exist) */
 	bool foreground;	/* -f, --foreground (command line only) */
@@ -74,6 +81,9 @@ struct mg_config {
 	unsigned int nprobes;
 	unsigned int agg_entries;	/* 4096, power of two */
 	unsigned int agg_top;		/* 50 */
+	struct mg_listener prometheus;	/* prometheus = ADDR:PORT, off */
+	struct mg_listener supermon;	/* supermon = ADDR:PORT, off */
+	unsigned int export_jobs;	/* 20: jobs with their own series */
 };
 
 /*

@@ -49,7 +49,6 @@ struct daemon {
 	struct mg_tracewr *trace;
 	struct mg_server *server;
 	_Atomic __u64 queue_dropped;
-	_Atomic bool want_data;
 	int ready_fd;		/* the parent waits on it (background start) */
 };
 
@@ -61,8 +60,7 @@ static void sink(void *arg, __u32 cpu, const void *data, size_t len,
 
 	if (d->trace)
 		mg_tracewr_put(d->trace, cpu, data, len);	/* counts drops */
-	if (atomic_load_explicit(&d->want_data, memory_order_relaxed) &&
-	    mg_chunkq_put(d->queue, cpu, data, len))
+	if (mg_chunkq_put(d->queue, cpu, data, len))
 		atomic_fetch_add(&d->queue_dropped, records);
 }
 
@@ -377,7 +375,7 @@ int main(int argc, char **argv)
 	struct mg_sensor_version v;
 	char err[1024];
 	sigset_t sigs;
-	int ret, lfd, sfd;
+	int ret, lfd, sfd, pfd = -1, mfd = -1;
 
 	ret = mg_config_load(&d.cfg, argc, argv, err, sizeof(err));
 	if (ret == 1)
@@ -409,6 +407,20 @@ int main(int argc, char **argv)
 			       d.cfg.listen_len, err, sizeof(err));
 	if (lfd < 0)
 		fail(&d, "%s: %s", d.cfg.listen, err);
+	/* The monitors' listeners, opt-in; bound before going to the
+	 * background, so a taken port fails the start. */
+	if (d.cfg.prometheus.len) {
+		pfd = mg_server_listen((struct sockaddr *)&d.cfg.prometheus.addr,
+				       d.cfg.prometheus.len, err, sizeof(err));
+		if (pfd < 0)
+			fail(&d, "prometheus %s: %s", d.cfg.prometheus.text, err);
+	}
+	if (d.cfg.supermon.len) {
+		mfd = mg_server_listen((struct sockaddr *)&d.cfg.supermon.addr,
+				       d.cfg.supermon.len, err, sizeof(err));
+		if (mfd < 0)
+			fail(&d, "supermon %s: %s", d.cfg.supermon.text, err);
+	}
 	apply_probes(&d);
 	if (!d.cfg.foreground)
 		daemonize(&d);
@@ -445,11 +457,24 @@ int main(int argc, char **argv)
 		.queue = d.queue,
 		.trace = d.trace,
 		.queue_dropped = &d.queue_dropped,
-		.want_data = &d.want_data,
 	};
 	ret = mg_server_create(&d.cfg, lfd, &env, &d.server);
 	if (ret)
 		fail(&d, "server: %s", strerror(-ret));
+	if (pfd >= 0) {
+		ret = mg_server_add_listener(d.server, pfd, MG_LISTEN_PROMETHEUS);
+		if (ret)
+			fail(&d, "prometheus %s: %s", d.cfg.prometheus.text,
+			     strerror(-ret));
+		mg_log(LOG_INFO, "Prometheus /metrics on %s", d.cfg.prometheus.text);
+	}
+	if (mfd >= 0) {
+		ret = mg_server_add_listener(d.server, mfd, MG_LISTEN_SUPERMON);
+		if (ret)
+			fail(&d, "supermon %s: %s", d.cfg.supermon.text,
+			     strerror(-ret));
+		mg_log(LOG_INFO, "Supermon's mon protocol on %s", d.cfg.supermon.text);
+	}
 	mg_log(LOG_INFO, "serving on %s; reading %u CPUs from %s%s%s",
 	       d.cfg.listen, mg_collect_ncpus(d.collect), d.cfg.dir,
 	       d.cfg.trace_dir[0] ? "; trace to " : "", d.cfg.trace_dir);

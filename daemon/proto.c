@@ -20,6 +20,7 @@ static const char *const cmd_names[MG_CMD_NR] = {
 	[MG_CMD_AGG] = "AGG",
 	[MG_CMD_UNSUBSCRIBE] = "UNSUBSCRIBE",
 	[MG_CMD_QUIT] = "QUIT",
+	[MG_CMD_TOTALS] = "TOTALS",
 };
 
 static const char *const agg_names[MG_AGG_NR] = {

@@ -32,6 +32,7 @@ enum mg_cmd_kind {
 	MG_CMD_AGG,
 	MG_CMD_UNSUBSCRIBE,
 	MG_CMD_QUIT,
+	MG_CMD_TOTALS,
 	MG_CMD_NR
 };
 

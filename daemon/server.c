@@ -47,6 +47,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 
 #include "agg.h"
@@ -58,11 +59,14 @@
 #include "print.h"
 #include "probes.h"
 #include "procinfo.h"
+#include "prom.h"
 #include "proto.h"
 #include "record.h"
 #include "sensor.h"
 #include "server.h"
 #include "stats.h"
+#include "supermon.h"
+#include "totals.h"
 #include "tracewr.h"
 
 #define RECV_BYTES		4096
@@ -81,8 +85,19 @@ struct ev_src {
 	int tag;
 };
 
-static struct ev_src src_listen = { TAG_LISTEN }, src_queue = { TAG_QUEUE },
-	src_timer = { TAG_TIMER }, src_signal = { TAG_SIGNAL };
+static struct ev_src src_queue = { TAG_QUEUE }, src_timer = { TAG_TIMER },
+	src_signal = { TAG_SIGNAL };
+
+/* A listening socket and the protocol its clients speak. */
+struct listener {
+	struct ev_src src;	/* TAG_LISTEN */
+	int fd;
+	enum mg_listen_kind kind;
+};
+
+#define MAX_LISTENERS	3
+/* Jobs' cgroups are looked for (gone ones stop being exported) this often. */
+#define JOBS_CHECK_NS	1000000000ULL
 
 struct obuf {
 	char *buf;
@@ -104,6 +119,7 @@ struct client {
 	bool dead;
 	struct client *next_dead;
 	char peer[96];		/* address, and uid if local: for the log */
+	enum mg_listen_kind kind;	/* the protocol it speaks */
 	struct owner who;
 	struct mg_linebuf lb;
 	char in[RECV_BYTES];	/* received, not yet taken into lines */
@@ -130,6 +146,12 @@ struct client {
 	__u64 every_ns, agg_start, agg_next;
 	__u64 agg_dropped;	/* daemon queue drops in this interval */
 	__u64 agg_skipped;	/* reports not sent since the last one sent */
+
+	/* Supermon: the client's category mask. */
+	struct mg_supermon_client sm;
+	/* Prometheus: the request line, answered at the blank line. */
+	char http_line[512];
+	bool http_line_seen;
 };
 
 /* A growable buffer behind a FILE, for the one print path (lib/print.c). */
@@ -141,7 +163,9 @@ struct membuf {
 struct mg_server {
 	struct mg_config cfg;		/* a copy; probes not used here */
 	struct mg_server_env env;
-	int epfd, listen_fd, timer_fd;
+	int epfd, timer_fd;
+	struct listener listeners[MAX_LISTENERS];
+	unsigned int nlisteners;
 	bool quit;
 	__u64 start_ns;
 
@@ -170,6 +194,14 @@ struct mg_server {
 	FILE *json_f;
 	struct mg_print_opts popts;
 	__u64 seen_queue_dropped;
+
+	/* Counters since start, for TOTALS and the monitors (totals.h). */
+	struct mg_totals *totals;
+	__u64 totals_dropped;		/* queue_dropped counted into it */
+	__u64 jobs_checked_ns;
+	/* A reply rendered through a FILE (monitors), then queued. */
+	struct membuf scratch;
+	FILE *scratch_f;
 
 	/* Counters for STATS. */
 	__u64 sent, client_dropped, cut_off, idle_closed, refused;
@@ -398,11 +430,6 @@ static void update_events(struct mg_server *s, struct client *c)
 	c->writing = wr;
 }
 
-static void want_data_update(struct mg_server *s)
-{
-	atomic_store(s->env.want_data, s->nsubs || s->naggs);
-}
-
 static void end_subscription(struct mg_server *s, struct client *c)
 {
 	if (c->subscribed)
@@ -426,7 +453,6 @@ static void close_client(struct mg_server *s, struct client *c, const char *why)
 		mg_log(LOG_NOTICE, "client %s: %s", c->peer, why);
 	end_subscription(s, c);
 	end_agg(s, c);
-	want_data_update(s);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	s->clients[c->idx] = s->clients[--s->nclients];
@@ -591,7 +617,7 @@ static const char *refusal(const struct mg_server *s, const struct owner *o,
 			  "ERR too many clients from this address\n";
 }
 
-static void accept_clients(struct mg_server *s)
+static void accept_clients(struct mg_server *s, const struct listener *l)
 {
 	for (;;) {
 		struct sockaddr_storage ss;
@@ -601,7 +627,7 @@ static void accept_clients(struct mg_server *s)
 		struct owner who;
 		const char *no;
 		char peer[96], why[96];
-		int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &sl,
+		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
@@ -654,6 +680,8 @@ static void accept_clients(struct mg_server *s)
 		c->fd = fd;
 		c->idx = s->nclients;
 		c->who = who;
+		c->kind = l->kind;
+		mg_supermon_client_init(&c->sm);
 		c->out.bound = s->cfg.client_queue;
 		c->active_ns = mg_now_ns(CLOCK_MONOTONIC);
 		snprintf(c->peer, sizeof(c->peer), "%s", peer);
@@ -674,6 +702,158 @@ static void accept_clients(struct mg_server *s)
 		s->clients[s->nclients++] = c;
 		mg_log(LOG_DEBUG, "client %s connected", peer);
 	}
+}
+
+/* ------------------------------------------------------------- totals */
+
+static void note_queue_drops(struct mg_server *s);
+
+/*
+ * Jobs whose cgroup directory is gone (or is another cgroup now) stop
+ * being exported, at most once per JOBS_CHECK_NS. True if one went.
+ */
+static bool check_jobs(struct mg_server *s, const struct mg_totals_view *v)
+{
+	const char *root = mg_procinfo_cgroup_root(s->procs);
+	bool gone = false;
+	size_t i;
+
+	if (!root || s->now - s->jobs_checked_ns < JOBS_CHECK_NS)
+		return false;
+	s->jobs_checked_ns = s->now;
+	for (i = 0; i < v->njobs; i++) {
+		const char *path = mg_procinfo_cgroup_path(s->procs,
+							   v->jobs[i].cgroup);
+		char full[4096 + MG_PROCINFO_PATH_MAX];
+		struct stat st;
+
+		if (!path)
+			continue;
+		snprintf(full, sizeof(full), "%s%s", root, path);
+		if (stat(full, &st) ? errno == ENOENT :
+				      st.st_ino != v->jobs[i].cgroup) {
+			mg_totals_job_gone(s->totals, v->jobs[i].cgroup);
+			gone = true;
+		}
+	}
+	return gone;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct mg_totals_probe *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Probe names and types from the table; loaded probes not seen yet too. */
+static int name_probes(struct mg_server *s, struct mg_totals_view *v,
+		       bool up)
+{
+	size_t i, j, n = v->nprobes;
+	struct mg_totals_probe *p;
+
+	p = realloc(v->probes, (n + s->probes.n + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	v->probes = p;
+	for (i = 0; i < n; i++) {
+		snprintf(p[i].type, sizeof(p[i].type), "unknown");
+		snprintf(p[i].name, sizeof(p[i].name), "event%u", p[i].id);
+	}
+	for (j = 0; up && j < s->probes.n; j++) {
+		const struct mg_probe *t = &s->probes.v[j];
+		struct mg_totals_probe *o = NULL;
+
+		for (i = 0; i < n; i++)
+			if (p[i].id == t->id)
+				o = &p[i];
+		if (!o) {
+			o = &p[v->nprobes++];
+			memset(o, 0, sizeof(*o));
+			o->id = t->id;
+		}
+		o->loaded = true;
+		snprintf(o->type, sizeof(o->type), "%s", t->type);
+		snprintf(o->name, sizeof(o->name), "%s", t->target);
+	}
+	qsort(p, v->nprobes, sizeof(*p), by_id);
+	return 0;
+}
+
+/* The totals now, with names: what TOTALS and the monitors show. */
+static int totals_view(struct mg_server *s, struct mg_totals_view *v)
+{
+	bool up = mg_collect_up(s->env.collect);
+	size_t i;
+	int ret;
+
+	s->now = mg_now_ns(CLOCK_MONOTONIC);
+	note_queue_drops(s);
+	ret = mg_totals_view(s->totals, v);
+	if (!ret && check_jobs(s, v)) {
+		mg_totals_view_free(v);
+		ret = mg_totals_view(s->totals, v);
+	}
+	if (ret)
+		return ret;
+	if (up)
+		refresh_probes(s, true);
+	ret = name_probes(s, v, up);
+	if (ret) {
+		mg_totals_view_free(v);
+		return ret;
+	}
+	gethostname(v->node.node, sizeof(v->node.node) - 1);
+	v->node.now_ns = mg_now_ns(CLOCK_REALTIME);
+	v->node.uptime_ns = s->now - s->start_ns;
+	v->node.module_up = up;
+	v->node.cpus = mg_collect_ncpus(s->env.collect);
+	v->node.probes = up ? s->probes.n : 0;
+	for (i = 0; i < v->njobs; i++) {
+		const char *path = mg_procinfo_cgroup_path(s->procs,
+							   v->jobs[i].cgroup);
+
+		if (path)
+			snprintf(v->jobs[i].path, sizeof(v->jobs[i].path), "%s",
+				 path);
+		else
+			snprintf(v->jobs[i].path, sizeof(v->jobs[i].path),
+				 "cgroup-%llu",
+				 (unsigned long long)v->jobs[i].cgroup);
+	}
+	return 0;
+}
+
+static void count_totals(struct mg_server *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nrecs; i++) {
+		const struct magnet_record *r = s->recs[i];
+		__u64 cgroup = 0;
+
+		/* pid 0: the idle task or a LOST record, no job. */
+		if (r->pid && r->event_id != MAGNET_EVENT_LOST)
+			cgroup = mg_procinfo_get(s->procs, r->pid, s->now)->cgroup;
+		mg_totals_add(s->totals, r, cgroup);
+	}
+}
+
+/* A reply rendered by a monitor's code through a FILE, then queued. */
+static FILE *scratch_begin(struct mg_server *s)
+{
+	fflush(s->scratch_f);
+	clearerr(s->scratch_f);
+	s->scratch.len = 0;
+	return s->scratch_f;
+}
+
+static void scratch_queue(struct mg_server *s, struct client *c)
+{
+	fflush(s->scratch_f);
+	obuf_put(&c->out, s->scratch.buf, s->scratch.len);
+	s->scratch.len = 0;
 }
 
 /* ----------------------------------------------------------- commands */
@@ -817,7 +997,6 @@ static void cmd_subscribe(struct mg_server *s, struct client *c,
 	c->format = cmd->format;
 	c->subscribed = true;
 	s->nsubs++;
-	want_data_update(s);
 	reply(c, "OK subscribed format=%s", mg_proto_format_name(cmd->format));
 }
 
@@ -839,9 +1018,93 @@ static void cmd_agg(struct mg_server *s, struct client *c,
 	c->agg_next = now + cmd->interval_ns;
 	c->agg_dropped = 0;
 	s->naggs++;
-	want_data_update(s);
 	reply(c, "OK agg key=%s every=%llu", mg_proto_agg_key_name(cmd->agg_key),
 	      (unsigned long long)cmd->interval_ns);
+}
+
+static void cmd_totals(struct mg_server *s, struct client *c)
+{
+	struct mg_totals_view v;
+	char name[3 * MG_TOTALS_PATH_MAX + 1], type[3 * 16 + 1];
+	size_t i;
+
+	if (totals_view(s, &v)) {
+		reply(c, "ERR out of memory");
+		return;
+	}
+	reply(c, "OK %zu totals node=%s ts=%llu uptime=%llu module=%s cpus=%u records=%llu bytes=%llu kernel_lost=%llu daemon_dropped=%llu probes=%u jobs=%u",
+	      v.nprobes + v.njobs + 1, v.node.node,
+	      (unsigned long long)v.node.now_ns,
+	      (unsigned long long)(v.node.uptime_ns / 1000000000ULL),
+	      v.node.module_up ? "up" : "down", v.node.cpus,
+	      (unsigned long long)v.node.records,
+	      (unsigned long long)v.node.bytes,
+	      (unsigned long long)v.node.kernel_lost,
+	      (unsigned long long)v.node.daemon_dropped, v.node.probes,
+	      v.node.jobs);
+	for (i = 0; i < v.nprobes; i++) {
+		const struct mg_totals_probe *p = &v.probes[i];
+
+		escape_word(name, sizeof(name), p->name);
+		escape_word(type, sizeof(type), p->type);
+		reply(c, "probe %u %s %s events=%llu sock_bytes=%llu sock=%d loaded=%d",
+		      p->id, type, name, (unsigned long long)p->events,
+		      (unsigned long long)p->sock_bytes, p->sock, p->loaded);
+	}
+	for (i = 0; i <= v.njobs; i++) {
+		const struct mg_totals_job *j = i < v.njobs ? &v.jobs[i] : &v.other;
+
+		escape_word(name, sizeof(name), j->path);
+		reply(c, "job %llu %s events=%llu sock_bytes=%llu exported=%d",
+		      (unsigned long long)j->cgroup, name,
+		      (unsigned long long)j->events,
+		      (unsigned long long)j->sock_bytes, j->exported);
+	}
+	mg_totals_view_free(&v);
+}
+
+/* Prometheus: the request line, headers (ignored), then the response. */
+static void prom_line(struct mg_server *s, struct client *c,
+		      const char *line, size_t len)
+{
+	struct mg_totals_view v;
+
+	if (!c->http_line_seen) {
+		if (len >= sizeof(c->http_line))
+			len = sizeof(c->http_line) - 1;
+		memcpy(c->http_line, line, len);
+		c->http_line[len] = '\0';
+		c->http_line_seen = true;
+		return;
+	}
+	if (len)
+		return;		/* a header */
+	if (totals_view(s, &v)) {
+		static const char err[] = "HTTP/1.1 500 Internal Server Error\r\n"
+			"Content-Length: 0\r\nConnection: close\r\n\r\n";
+
+		obuf_put(&c->out, err, sizeof(err) - 1);
+	} else {
+		mg_prom_respond(scratch_begin(s), c->http_line, &v);
+		scratch_queue(s, c);
+		mg_totals_view_free(&v);
+	}
+	c->closing = true;
+}
+
+static void supermon_line(struct mg_server *s, struct client *c,
+			  const char *line, size_t len)
+{
+	struct mg_totals_view v;
+
+	if (totals_view(s, &v)) {
+		reply(c, "(error \"out of memory\")");
+		return;
+	}
+	if (mg_supermon_handle(scratch_begin(s), line, len, &c->sm, &v) == 1)
+		c->closing = true;
+	scratch_queue(s, c);
+	mg_totals_view_free(&v);
 }
 
 static void handle_line(struct mg_server *s, struct client *c,
@@ -851,6 +1114,14 @@ static void handle_line(struct mg_server *s, struct client *c,
 
 	if (c->closing)
 		return;		/* lines after QUIT get no reply */
+	if (c->kind == MG_LISTEN_PROMETHEUS) {
+		prom_line(s, c, line, len);
+		return;
+	}
+	if (c->kind == MG_LISTEN_SUPERMON) {
+		supermon_line(s, c, line, len);
+		return;
+	}
 	if (mg_proto_parse(line, len, &cmd)) {
 		reply(c, "%s", cmd.error);
 		return;
@@ -865,6 +1136,9 @@ static void handle_line(struct mg_server *s, struct client *c,
 	case MG_CMD_STATS:
 		cmd_stats(s, c);
 		break;
+	case MG_CMD_TOTALS:
+		cmd_totals(s, c);
+		break;
 	case MG_CMD_SUBSCRIBE:
 		cmd_subscribe(s, c, &cmd);
 		break;
@@ -874,8 +1148,7 @@ static void handle_line(struct mg_server *s, struct client *c,
 	case MG_CMD_UNSUBSCRIBE:
 		end_subscription(s, c);
 		end_agg(s, c);
-		want_data_update(s);
-		reply(c, "OK");
+			reply(c, "OK");
 		break;
 	case MG_CMD_QUIT:
 		reply(c, "OK bye");
@@ -883,6 +1156,28 @@ static void handle_line(struct mg_server *s, struct client *c,
 		break;
 	default:
 		reply(c, "ERR unknown command");
+		break;
+	}
+}
+
+static void too_long(struct mg_server *s, struct client *c)
+{
+	switch (c->kind) {
+	case MG_LISTEN_PROMETHEUS:
+	{
+		static const char err[] = "HTTP/1.1 431 Request Header Fields Too Large\r\n"
+			"Content-Length: 0\r\nConnection: close\r\n\r\n";
+
+		obuf_put(&c->out, err, sizeof(err) - 1);
+		c->closing = true;
+		break;
+	}
+	case MG_LISTEN_SUPERMON:
+		mg_supermon_too_long(scratch_begin(s), MG_PROTO_LINE_MAX);
+		scratch_queue(s, c);
+		break;
+	default:
+		reply(c, "%s", MG_PROTO_ERR_TOO_LONG);
 		break;
 	}
 }
@@ -902,7 +1197,7 @@ static void take_lines(struct mg_server *s, struct client *c)
 		c->in_off = data - c->in;
 		c->in_len = left;
 		if (st == MG_LINE_TOO_LONG)
-			reply(c, "%s", MG_PROTO_ERR_TOO_LONG);
+			too_long(s, c);
 		else if (st == MG_LINE_READY)
 			handle_line(s, c, line, llen);
 	}
@@ -1091,6 +1386,7 @@ static void note_queue_drops(struct mg_server *s)
 	if (!d)
 		return;
 	s->seen_queue_dropped = now;
+	mg_totals_dropped(s->totals, d);
 	for (k = 0; k < s->nclients; k++) {
 		struct client *c = s->clients[k];
 
@@ -1123,10 +1419,11 @@ static void handle_chunk(struct mg_server *s, const void *data, size_t len)
 	unsigned int k;
 
 	note_queue_drops(s);
-	if (!s->nsubs && !s->naggs)
-		return;
 	s->now = mg_now_ns(CLOCK_MONOTONIC);
 	index_chunk(s, data, len);
+	count_totals(s);
+	if (!s->nsubs && !s->naggs)
+		return;
 	for (k = 0; k < s->nclients; k++) {
 		struct client *c = s->clients[k];
 
@@ -1353,7 +1650,7 @@ int mg_server_run(struct mg_server *s, int sigfd, mg_server_signal_fn fn,
 
 			switch (src->tag) {
 			case TAG_LISTEN:
-				accept_clients(s);
+				accept_clients(s, (struct listener *)src);
 				break;
 			case TAG_TIMER: {
 				__u64 v;
@@ -1456,6 +1753,33 @@ int mg_server_listen(const struct sockaddr *addr, socklen_t len, char *err,
 	return fd;
 }
 
+int mg_server_add_listener(struct mg_server *s, int fd,
+			   enum mg_listen_kind kind)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct listener *l;
+
+	if (fd < 0)
+		return -EBADF;
+	if (s->nlisteners == MAX_LISTENERS) {
+		close(fd);
+		return -ENOSPC;
+	}
+	l = &s->listeners[s->nlisteners];
+	l->src.tag = TAG_LISTEN;
+	l->fd = fd;
+	l->kind = kind;
+	ev.data.ptr = &l->src;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	s->nlisteners++;
+	return 0;
+}
+
 int mg_server_create(const struct mg_config *cfg, int listen_fd,
 		     const struct mg_server_env *env, struct mg_server **out)
 {
@@ -1470,7 +1794,6 @@ int mg_server_create(const struct mg_config *cfg, int listen_fd,
 	s->cfg = *cfg;
 	s->cfg.nprobes = 0;	/* the strings belong to the caller */
 	s->env = *env;
-	s->listen_fd = listen_fd;
 	s->epfd = s->timer_fd = -1;
 	s->start_ns = mg_now_ns(CLOCK_MONOTONIC);
 	s->maxrecs = maxrecs;
@@ -1484,7 +1807,12 @@ int mg_server_create(const struct mg_config *cfg, int listen_fd,
 		goto err;
 	s->json_f = fopencookie(&s->json, "w", (cookie_io_functions_t){
 					.write = membuf_write });
-	if (!s->json_f)
+	s->scratch_f = fopencookie(&s->scratch, "w", (cookie_io_functions_t){
+					.write = membuf_write });
+	if (!s->json_f || !s->scratch_f)
+		goto err;
+	ret = mg_totals_create(cfg->export_jobs, &s->totals);
+	if (ret)
 		goto err;
 	ret = mg_procinfo_create(PROCINFO_THREADS, NULL, NULL, &s->procs);
 	if (ret)
@@ -1505,9 +1833,6 @@ int mg_server_create(const struct mg_config *cfg, int listen_fd,
 		ret = -errno;
 		goto err;
 	}
-	ev.data.ptr = &src_listen;
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, listen_fd, &ev))
-		goto err_errno;
 	ev.data.ptr = &src_timer;
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->timer_fd, &ev))
 		goto err_errno;
@@ -1516,6 +1841,10 @@ int mg_server_create(const struct mg_config *cfg, int listen_fd,
 		goto err_errno;
 	s->now = s->start_ns;
 	refresh_probes(s, true);
+	/* The caller keeps listen_fd: a placeholder first, then added. */
+	ret = mg_server_add_listener(s, dup(listen_fd), MG_LISTEN_MAGNET);
+	if (ret)
+		goto err;
 	*out = s;
 	return 0;
 
@@ -1536,6 +1865,12 @@ void mg_server_free(struct mg_server *s)
 	if (s->json_f)
 		fclose(s->json_f);
 	free(s->json.buf);
+	if (s->scratch_f)
+		fclose(s->scratch_f);
+	free(s->scratch.buf);
+	mg_totals_free(s->totals);
+	while (s->nlisteners)
+		close(s->listeners[--s->nlisteners].fd);
 	mg_procinfo_free(s->procs);
 	mg_probes_free(&s->probes);
 	if (s->epfd >= 0)

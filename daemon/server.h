@@ -31,7 +31,6 @@ struct mg_server_env {
 	struct mg_chunkq *queue;
 	struct mg_tracewr *trace;		/* NULL without --trace */
 	_Atomic __u64 *queue_dropped;		/* records the queue refused */
-	_Atomic bool *want_data;		/* set while anyone wants records */
 };
 
 /*
@@ -43,6 +42,21 @@ typedef void (*mg_server_signal_fn)(void *arg, int sig);
 /* cfg is copied (allowlist and limits); listen_fd is a listening socket. */
 int mg_server_create(const struct mg_config *cfg, int listen_fd,
 		     const struct mg_server_env *env, struct mg_server **out);
+
+/* The protocols a listener's clients speak. */
+enum mg_listen_kind {
+	MG_LISTEN_MAGNET,	/* docs/protocol.md */
+	MG_LISTEN_PROMETHEUS,	/* GET /metrics, docs/prometheus.md */
+	MG_LISTEN_SUPERMON,	/* mon's protocol, docs/supermon.md */
+};
+
+/*
+ * Another listening socket, whose clients speak kind's protocol: same
+ * allowlist, slots and timeouts as the client port. The server owns fd
+ * from now on (also on failure).
+ */
+int mg_server_add_listener(struct mg_server *s, int fd,
+			   enum mg_listen_kind kind);
 void mg_server_free(struct mg_server *s);
 
 /* Run until mg_server_quit; sigfd (-1: none) is watched for signals. */

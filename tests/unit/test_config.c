@@ -1113,6 +1113,25 @@ START_TEST(allowlist_rule)
 	/* From the file, too. */
 	LOAD_OK("-c", write_conf("listen = 0.0.0.0:8650\nallow = 192.168.0.0/16\n"));
 	ck_assert_int_eq(mg_config_check(&cfg, err, sizeof(err)), 0);
+
+	/* The monitors' listeners: off by default, the same rule. */
+	LOAD_OK("-l", "127.0.0.1:8650");
+	ck_assert_uint_eq(cfg.prometheus.len, 0);
+	ck_assert_uint_eq(cfg.supermon.len, 0);
+	ck_assert_uint_eq(cfg.export_jobs, 20);
+	LOAD_OK("--prometheus", "127.0.0.1:9651", "--supermon", "[::1]:2709",
+		"--export-jobs", "5");
+	ck_assert_int_eq(mg_config_check(&cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.prometheus.text, "127.0.0.1:9651");
+	ck_assert_uint_eq(cfg.export_jobs, 5);
+	LOAD_OK("--supermon", "0.0.0.0:2709");
+	ck_assert_int_eq(mg_config_check(&cfg, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "supermon on 0.0.0.0:2709 needs an allowlist: --allow CIDR (or allow = in magnetd.conf)");
+	LOAD_OK("-c", write_conf("prometheus = *:9651\nallow = 10.0.0.0/8\n"));
+	ck_assert_int_eq(mg_config_check(&cfg, err, sizeof(err)), 0);
+	LOAD_ERR("--prometheus: bad address 'localhost:9651': not a numeric IPv4 address (names are not looked up)",
+		 "--prometheus", "localhost:9651");
+	ck_assert_int_eq(LOAD(&cfg, "--export-jobs", "5000"), -EINVAL);
 }
 END_TEST
 

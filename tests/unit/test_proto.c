@@ -53,6 +53,7 @@ START_TEST(simple_commands)
 		{ "\tHELLO\t", MG_CMD_HELLO },
 		{ "PROBES", MG_CMD_PROBES }, { "probes", MG_CMD_PROBES },
 		{ "STATS", MG_CMD_STATS }, { "Stats", MG_CMD_STATS },
+		{ "TOTALS", MG_CMD_TOTALS }, { "totals", MG_CMD_TOTALS },
 		{ "UNSUBSCRIBE", MG_CMD_UNSUBSCRIBE },
 		{ "unsubscribe", MG_CMD_UNSUBSCRIBE },
 		{ "QUIT", MG_CMD_QUIT }, { "quit ", MG_CMD_QUIT },
@@ -83,6 +84,7 @@ START_TEST(simple_errors)
 	parse_err("STATS\tx", "ERR STATS takes no arguments");
 	parse_err("UNSUBSCRIBE *", "ERR UNSUBSCRIBE takes no arguments");
 	parse_err("quit now", "ERR QUIT takes no arguments");
+	parse_err("TOTALS all", "ERR TOTALS takes no arguments");
 	parse_err("", "ERR empty command");
 	parse_err(" \t ", "ERR empty command");
 	parse_err("FOO bar", "ERR unknown command 'FOO'");

@@ -96,7 +96,6 @@ static struct {
 	struct mg_collect collect;
 	struct mg_chunkq *queue;
 	_Atomic __u64 queue_dropped;
-	_Atomic bool want_data;
 	struct mg_server *s;
 	int lfd, sig[2];
 	unsigned int port;
@@ -159,7 +158,6 @@ static void start(void)
 		.collect = &fx.collect,
 		.queue = fx.queue,
 		.queue_dropped = &fx.queue_dropped,
-		.want_data = &fx.want_data,
 	};
 	ck_assert_int_eq(mg_server_create(&fx.cfg, fx.lfd, &env, &fx.s), 0);
 	ck_assert_int_eq(pthread_create(&fx.thread, NULL, server_main, NULL), 0);
@@ -798,6 +796,81 @@ START_TEST(per_user_limit)
 }
 END_TEST
 
+/* TOTALS: counters since start over every record, named from the table. */
+START_TEST(totals_command)
+{
+	static char chunk[8192];
+	struct cl *c;
+	char line[4096];
+	size_t off = 0;
+	unsigned int i, n;
+	bool seen_other = false;
+
+	start();
+	for (i = 0; i < 10; i++) {
+		struct mg_record_hdr h = {
+			.event_id = i < 7 ? 16 : 17, .timestamp = i + 1,
+			.pid = getpid(), .tgid = getpid(),
+		};
+		struct magnet_sock so = { .family = AF_INET, .size = 1000 };
+		ssize_t r = i < 7 ?
+			mg_record_encode_kprobe(chunk + off, sizeof(chunk) - off,
+						&h, NULL, 0) :
+			mg_record_encode_sock(chunk + off, sizeof(chunk) - off,
+					      &h, &so);
+
+		ck_assert_int_gt(r, 0);
+		off += r;
+	}
+	{
+		struct mg_record_hdr h = { .timestamp = 11 };
+		struct magnet_lost l = { .full = 4, .overwritten = 1 };
+		ssize_t r = mg_record_encode_lost(chunk + off, sizeof(chunk) - off,
+						  &h, &l);
+
+		ck_assert_int_gt(r, 0);
+		off += r;
+	}
+	ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, off), 0);
+
+	c = cl_new(connect_fd(0));
+	for (i = 0;; i++) {
+		ck_assert_uint_lt(i, 200);
+		cl_send(c, "TOTALS\n");
+		ck_assert(cl_line(c, line, sizeof(line), 2000));
+		ck_assert_msg(sscanf(line, "OK %u totals ", &n) == 1, "%s", line);
+		if (strstr(line, " records=10 "))
+			break;
+		while (n--)
+			ck_assert(cl_line(c, line, sizeof(line), 2000));
+		usleep(10000);
+	}
+	ck_assert_msg(strstr(line, " module=up cpus=2 ") &&
+		      strstr(line, " kernel_lost=5 daemon_dropped=0 probes=60 "),
+		      "%s", line);
+	/* 60 loaded probes, then the jobs, "other" last. */
+	ck_assert_uint_ge(n, 61);
+	for (i = 0; i < n; i++) {
+		ck_assert(cl_line(c, line, sizeof(line), 2000));
+		if (i == 0)
+			ck_assert_str_eq(line, "probe 16 kprobe some_kernel_function_0 events=7 sock_bytes=0 sock=0 loaded=1");
+		if (i == 1)
+			ck_assert_str_eq(line, "probe 17 kprobe some_kernel_function_1 events=3 sock_bytes=3000 sock=1 loaded=1");
+		if (i == 2)
+			ck_assert_str_eq(line, "probe 18 kprobe some_kernel_function_2 events=0 sock_bytes=0 sock=0 loaded=1");
+		if (i >= 60)
+			ck_assert_msg(!strncmp(line, "job ", 4), "%s", line);
+		if (i == n - 1) {
+			ck_assert_msg(!strncmp(line, "job 0 other events=", 19), "%s", line);
+			seen_other = true;
+		}
+	}
+	ck_assert(seen_other);
+	cl_expect(c, "TOTALS x\n", "ERR TOTALS takes no arguments");
+	cl_free(c);
+}
+END_TEST
+
 static Suite *server_suite(void)
 {
 	Suite *s = suite_create("server");
@@ -811,6 +884,7 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, agg_skipped_reports);
 	tcase_add_test(tc, stalled_stream_idle);
 	tcase_add_test(tc, per_user_limit);
+	tcase_add_test(tc, totals_command);
 	suite_add_tcase(s, tc);
 	return s;
 }
