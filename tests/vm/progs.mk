@@ -16,3 +16,13 @@ $(BUILD)/tests/vm/mdtest: $(BUILD)/tests/vm/mdtest.o
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
 USER_BINS += $(BUILD)/tests/vm/mdtest
 GUEST_FILES += $(BUILD)/tests/vm/mdtest:/magnet/bin/mdtest
+
+# tests/monitors: the guest's workload server (the host's tests drive it).
+$(BUILD)/tests/monitors/mon-workload: $(BUILD)/tests/monitors/workload.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
+USER_BINS += $(BUILD)/tests/monitors/mon-workload
+GUEST_FILES += $(BUILD)/tests/monitors/mon-workload:/magnet/bin/mon-workload \
+	tests/monitors/node.sh:/magnet/tests/monitors/node.sh \
+	tests/monitors/start-magnetd.sh:/magnet/tests/monitors/start-magnetd.sh \
+	tests/monitors/stop-magnetd.sh:/magnet/tests/monitors/stop-magnetd.sh

@@ -1,0 +1,30 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest's side of tests/monitors (tests/monitors/lib.sh boots it): a
+# node as an operator runs one. magnet loaded with two probes,
+#   __x64_sys_getppid   kprobe, generic handler (the workload's calls)
+#   tcp_sendmsg         kprobe, handler sock (bytes sent, per job)
+# magnetd serving its client port, Prometheus and Supermon on the NIC for
+# the host's forwarded ports (only QEMU's host address, 10.0.2.2, allowed),
+# and mon-workload on port 7000 to run workloads of known size in jobs.
+# Prints MAGNET-NODE-READY, then serves until the host says "quit".
+set -e
+PATH=/magnet/bin:$PATH
+mkdir -p /tmp/mon
+insmod /magnet/magnet.ko
+magnet-ctl probe add kprobe __x64_sys_getppid
+magnet-ctl probe add kprobe tcp_sendmsg handler sock
+cat >/tmp/mon/magnetd.conf <<CONF
+listen = 0.0.0.0:8650
+allow = 10.0.2.2/32
+prometheus = 0.0.0.0:9651
+supermon = 0.0.0.0:2709
+CONF
+sh /magnet/tests/monitors/start-magnetd.sh
+magnet-ctl probe list
+echo "MAGNET-NODE-READY"
+mon-workload 7000
+sh /magnet/tests/monitors/stop-magnetd.sh || true
+rmmod magnet
+echo "MAGNET-NODE-DONE"
