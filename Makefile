@@ -2,7 +2,8 @@
 #
 # magnet top-level build.
 #   make            module (kmod/magnet.ko) and all user space
-#   make check      unit tests, then the VM suite (boots Debian's kernel in QEMU)
+#   make check      unit tests, the VM suite (boots Debian's kernel in QEMU),
+#                   then the monitors (Ganglia, Supermon, Prometheus) against it
 #   make demo       the main job: a live node (magnet + magnetd) in magnet-top
 #   make bench      the benchmark table (native ring + in-VM comparisons)
 #   V=1             show full commands
@@ -82,7 +83,12 @@ user: $(USER_BINS)
 # machine is ready), then re-enter make so KDIR sees freshly installed headers.
 check:
 	$(Q)tools/bootstrap
-	$(Q)$(MAKE) unit fuzz-check vm-check
+	$(Q)$(MAKE) unit fuzz-check vm-check monitors-check
+
+# The real monitors on this host against magnetd in the VM (tests/monitors).
+# MON_TESTS=t-ganglia runs only some.
+monitors-check: user vm-guest-files
+	$(Q)tests/monitors/run $(MON_TESTS)
 
 demo:
 	$(Q)tools/bootstrap
@@ -115,7 +121,8 @@ clean:
 	$(Q)rm -rf $(BUILD)
 	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1 || true
 
-.PHONY: all module user check unit unit-run unit-asan clean demo demo-run bench vm-check
+.PHONY: all module user check unit unit-run unit-asan clean demo demo-run bench vm-check \
+	monitors-check
 
 # The sample custom module is built with magnet.ko (same Kbuild tree).
 samples/magnet_sample.ko kmod/magnet.ko: module
