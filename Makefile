@@ -62,6 +62,10 @@ include tests/vm/progs.mk
 include bench/build.mk
 include daemon/build.mk
 include tests/fuzz/build.mk
+# Packaging (make install, uninstall, deb), man pages, static checks.
+-include packaging/build.mk
+-include man/build.mk
+-include tools/lint.mk
 
 $(BUILD):
 	$(Q)mkdir -p $@
