@@ -41,6 +41,7 @@ $(DAEMON_UNIT_TESTS): %: %.o $(BUILD)/tests/unit/testutil.o $(LIBMAGNET)
 # The server on the host, collect.h stubbed in the test (no module here).
 $(BUILD)/tests/unit/test_server: $(BUILD)/tests/unit/test_server.o \
 		$(BUILD)/tests/unit/testutil.o $(BUILD)/daemon/server.o \
+		$(BUILD)/daemon/client.o $(BUILD)/daemon/fanout.o \
 		$(BUILD)/daemon/chunkq.o $(BUILD)/daemon/procinfo.o \
 		$(DAEMON_OBJS) $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
@@ -53,6 +54,7 @@ UNIT_TESTS += $(DAEMON_UNIT_TESTS) $(BUILD)/tests/unit/test_server
 # (the probe set at start), libaio for the rings.
 MAGNETD := $(BUILD)/daemon/magnetd
 MAGNETD_OBJS := $(BUILD)/daemon/magnetd.o $(BUILD)/daemon/server.o \
+	$(BUILD)/daemon/client.o $(BUILD)/daemon/fanout.o \
 	$(BUILD)/daemon/collect.o $(BUILD)/daemon/chunkq.o \
 	$(BUILD)/daemon/procinfo.o
 

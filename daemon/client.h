@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One connection of magnetd's server: its bounded output queue, its
+ * input lines, its protocol's commands (client.c).
+ */
+#ifndef MAGNET_DAEMON_CLIENT_H
+#define MAGNET_DAEMON_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "agg.h"
+#include "proto.h"
+#include "server.h"
+#include "supermon.h"
+
+#define RECV_BYTES		4096
+
+enum { TAG_LISTEN = 1, TAG_QUEUE, TAG_TIMER, TAG_SIGNAL, TAG_CLIENT };
+
+/* What an epoll event points to: its tag first. */
+struct ev_src {
+	int tag;
+};
+
+struct mg_server;
+struct mg_expr;
+
+struct obuf {
+	char *buf;
+	size_t head, len, cap;	/* bytes buf[head, head + len) wait */
+	size_t bound;		/* client_queue: grow past it only as needed */
+};
+
+/* Whom a connection counts against for max_clients_per_user. */
+struct owner {
+	bool local;		/* uid known: a socket of this host */
+	uid_t uid;
+	unsigned char addr[16];	/* else the peer's address (IPv4 mapped) */
+};
+
+/* A growable buffer behind a FILE, for the one print path (lib/print.c). */
+struct membuf {
+	char *buf;
+	size_t len, cap;
+};
+
+struct client {
+	struct ev_src src;	/* TAG_CLIENT */
+	int fd;
+	unsigned int idx;	/* in the server's list; dead: freed after the batch */
+	bool dead;
+	struct client *next_dead;
+	char peer[96];		/* address, and uid if local: for the log */
+	enum mg_listen_kind kind;	/* the protocol it speaks */
+	struct owner who;
+	struct mg_linebuf lb;
+	char in[RECV_BYTES];	/* received, not yet taken into lines */
+	size_t in_off, in_len;
+	struct obuf out;
+	bool reading;		/* EPOLLIN wanted: queue below the bound */
+	bool writing;		/* EPOLLOUT wanted: output waits */
+	bool closing;		/* QUIT: close once the output is out */
+	__u64 written;		/* bytes the socket took from out, ever */
+	__u64 taken;		/* of them, acknowledged by the client's TCP */
+	__u64 active_ns;	/* mono ns of the last byte received or taken */
+	__u64 full_since;	/* queue at its bound, no byte taken since (0: not) */
+
+	/* SUBSCRIBE */
+	struct mg_expr *filter;
+	bool subscribed;
+	enum mg_format format;
+	__u64 pending_drop;	/* records dropped, not told yet */
+	__u64 dropped;		/* all of them */
+
+	/* AGG */
+	struct mg_agg *agg;
+	enum mg_agg_key agg_key;
+	__u64 every_ns, agg_start, agg_next;
+	__u64 agg_dropped;	/* daemon queue drops in this interval */
+	__u64 agg_skipped;	/* reports not sent since the last one sent */
+
+	/* Supermon: the client's category mask. */
+	struct mg_supermon_client sm;
+	/* Prometheus: the request line, answered at the blank line. */
+	char http_line[512];
+	bool http_line_seen;
+};
+
+/* fopencookie's write for a struct membuf. */
+ssize_t mg_membuf_write(void *cookie, const char *data, size_t n);
+/* One word of the protocol: bytes outside '!'..'~' and '%' as %XX. */
+size_t mg_escape_word(char *dst, size_t size, const char *src);
+
+/* Room left in c's queue before its bound. */
+size_t mg_client_room(const struct mg_server *s, const struct client *c);
+int mg_obuf_put(struct obuf *o, const void *data, size_t n);
+/* A reply or a table line: always queued. */
+__attribute__((format(printf, 2, 3)))
+void mg_client_reply(struct client *c, const char *fmt, ...);
+/* Before data: the "D <n>" line, if due; false if it did not fit. */
+bool mg_client_tell_drops(struct mg_server *s, struct client *c);
+/* Took output since last looked? Also: is output waiting for it. */
+bool mg_client_progress(struct client *c, __u64 now);
+void mg_client_drop(struct mg_server *s, struct client *c, __u64 records);
+/* Data (never a reply): queued whole, or dropped and counted. */
+bool mg_client_put_data(struct mg_server *s, struct client *c,
+			const void *data, size_t n, __u64 records);
+
+void mg_client_close(struct mg_server *s, struct client *c, const char *why);
+/* Free the clients closed during this epoll batch. */
+void mg_client_bury_dead(struct mg_server *s);
+/* Write what the socket takes; false if the client was closed. */
+bool mg_client_flush(struct mg_server *s, struct client *c);
+/* Receive, and handle the lines while the queue has room. */
+void mg_client_read(struct mg_server *s, struct client *c);
+
+#endif /* MAGNET_DAEMON_CLIENT_H */

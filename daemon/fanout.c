@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnetd's fan-out: the records the collection thread read, to the
+ * totals and to every client that wants them; AGG reports; the views of
+ * the totals the monitors get.
+ *
+ * Per chunk:
+ *
+ *   chunk queue ─► index the records ─┬─► totals: every record counted
+ *                                     ├─► AGG clients: filter, count
+ *                                     ├─► binary subscribers: filter,
+ *                                     │   one "B <n>" frame per chunk
+ *                                     └─► JSON subscribers: filter; each
+ *                                         record encoded once, shared
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "chunkq.h"
+#include "collect.h"
+#include "expr.h"
+#include "record.h"
+#include "sensor.h"
+#include "client.h"
+#include "fanout.h"
+#include "log.h"
+#include "server_int.h"
+
+/* Re-read the probe table for an unknown event id at most this often. */
+#define PROBES_REFRESH_NS	1000000000ULL
+/* Jobs' cgroups are looked for (gone ones stop being exported) this often. */
+#define JOBS_CHECK_NS		1000000000ULL
+
+static void note_queue_drops(struct mg_server *s);
+
+void mg_fanout_refresh_probes(struct mg_server *s, bool force)
+{
+	struct mg_probe_table t = { 0 };
+	size_t len;
+	char *text;
+
+	if (!force && s->now - s->probes_read_ns < PROBES_REFRESH_NS)
+		return;
+	s->probes_read_ns = s->now;
+	text = mg_sensor_read(s->cfg.dir, "probes", &len);
+	if (!text)
+		return;		/* module away: keep the names we had */
+	if (!mg_probes_parse(&t, text, len)) {
+		mg_probes_free(&s->probes);
+		s->probes = t;
+	}
+	free(text);
+}
+
+/*
+ * Jobs whose cgroup directory is gone (or is another cgroup now) stop
+ * being exported, at most once per JOBS_CHECK_NS. True if one went.
+ */
+static bool check_jobs(struct mg_server *s, const struct mg_totals_view *v)
+{
+	const char *root = mg_procinfo_cgroup_root(s->procs);
+	bool gone = false;
+	size_t i;
+
+	if (!root || s->now - s->jobs_checked_ns < JOBS_CHECK_NS)
+		return false;
+	s->jobs_checked_ns = s->now;
+	for (i = 0; i < v->njobs; i++) {
+		const char *path = mg_procinfo_cgroup_path(s->procs,
+							   v->jobs[i].cgroup);
+		char full[4096 + MG_PROCINFO_PATH_MAX];
+		struct stat st;
+
+		if (!path)
+			continue;
+		snprintf(full, sizeof(full), "%s%s", root, path);
+		if (stat(full, &st) ? errno == ENOENT :
+				      st.st_ino != v->jobs[i].cgroup) {
+			mg_totals_job_gone(s->totals, v->jobs[i].cgroup);
+			gone = true;
+		}
+	}
+	return gone;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct mg_totals_probe *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Probe names and types from the table; loaded probes not seen yet too. */
+static int name_probes(struct mg_server *s, struct mg_totals_view *v,
+		       bool up)
+{
+	size_t i, j, n = v->nprobes;
+	struct mg_totals_probe *p;
+
+	p = realloc(v->probes, (n + s->probes.n + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	v->probes = p;
+	for (i = 0; i < n; i++) {
+		snprintf(p[i].type, sizeof(p[i].type), "unknown");
+		snprintf(p[i].name, sizeof(p[i].name), "event%u", p[i].id);
+	}
+	for (j = 0; up && j < s->probes.n; j++) {
+		const struct mg_probe *t = &s->probes.v[j];
+		struct mg_totals_probe *o = NULL;
+
+		for (i = 0; i < n; i++)
+			if (p[i].id == t->id)
+				o = &p[i];
+		if (!o) {
+			o = &p[v->nprobes++];
+			memset(o, 0, sizeof(*o));
+			o->id = t->id;
+		}
+		o->loaded = true;
+		snprintf(o->type, sizeof(o->type), "%s", t->type);
+		snprintf(o->name, sizeof(o->name), "%s", t->target);
+	}
+	qsort(p, v->nprobes, sizeof(*p), by_id);
+	return 0;
+}
+
+/* The totals now, with names: what TOTALS and the monitors show. */
+int mg_fanout_totals_view(struct mg_server *s, struct mg_totals_view *v)
+{
+	bool up = mg_collect_up(s->env.collect);
+	size_t i;
+	int ret;
+
+	s->now = mg_now_ns(CLOCK_MONOTONIC);
+	note_queue_drops(s);
+	ret = mg_totals_view(s->totals, v);
+	if (!ret && check_jobs(s, v)) {
+		mg_totals_view_free(v);
+		ret = mg_totals_view(s->totals, v);
+	}
+	if (ret)
+		return ret;
+	if (up)
+		mg_fanout_refresh_probes(s, true);
+	ret = name_probes(s, v, up);
+	if (ret) {
+		mg_totals_view_free(v);
+		return ret;
+	}
+	gethostname(v->node.node, sizeof(v->node.node) - 1);
+	v->node.now_ns = mg_now_ns(CLOCK_REALTIME);
+	v->node.uptime_ns = s->now - s->start_ns;
+	v->node.module_up = up;
+	v->node.cpus = mg_collect_ncpus(s->env.collect);
+	v->node.probes = up ? s->probes.n : 0;
+	for (i = 0; i < v->njobs; i++) {
+		const char *path = mg_procinfo_cgroup_path(s->procs,
+							   v->jobs[i].cgroup);
+
+		if (path)
+			snprintf(v->jobs[i].path, sizeof(v->jobs[i].path), "%s",
+				 path);
+		else
+			snprintf(v->jobs[i].path, sizeof(v->jobs[i].path),
+				 "cgroup-%llu",
+				 (unsigned long long)v->jobs[i].cgroup);
+	}
+	return 0;
+}
+
+static void count_totals(struct mg_server *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nrecs; i++) {
+		const struct magnet_record *r = s->recs[i];
+		__u64 cgroup = 0;
+
+		/* pid 0: the idle task or a LOST record, no job. */
+		if (r->pid && r->event_id != MAGNET_EVENT_LOST)
+			cgroup = mg_procinfo_get(s->procs, r->pid, s->now)->cgroup;
+		mg_totals_add(s->totals, r, cgroup);
+	}
+}
+
+int mg_fanout_agg_key(void *arg, enum mg_agg_key kind,
+		      const struct magnet_record *r, __u64 *key, char *label)
+{
+	struct mg_server *s = arg;
+	const struct mg_proc *p;
+
+	switch (kind) {
+	case MG_AGG_PROBE:
+		return 0;	/* labelled from the probe table at report time */
+	case MG_AGG_TGID:
+		p = mg_procinfo_get(s->procs, r->tgid, s->now);
+		break;
+	default:
+		p = mg_procinfo_get(s->procs, r->pid, s->now);
+		break;
+	}
+	switch (kind) {
+	case MG_AGG_PID:
+	case MG_AGG_TGID:
+		if (p->alive)
+			memcpy(label, p->comm, MG_AGG_LABEL_LEN);
+		return 0;
+	case MG_AGG_COMM:
+		if (!p->alive)
+			return -ESRCH;
+		memcpy(label, p->comm, MG_AGG_LABEL_LEN);
+		return 0;
+	case MG_AGG_CGROUP:
+		if (!p->cgroup)
+			return -ESRCH;
+		*key = p->cgroup;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static bool wants(const struct client *c, const struct magnet_record *r)
+{
+	return r->event_id == MAGNET_EVENT_LOST || mg_expr_match(c->filter, r);
+}
+
+static void feed_agg(struct mg_server *s, struct client *c)
+{
+	size_t i;
+
+	for (i = 0; i < s->nrecs; i++) {
+		const struct magnet_record *r = s->recs[i];
+
+		if (c->subscribed && !wants(c, r))
+			continue;
+		mg_agg_add_record(c->agg, c->agg_key, r, mg_fanout_agg_key, s);
+	}
+}
+
+static void feed_binary(struct mg_server *s, struct client *c)
+{
+	size_t i, n = 0, room, fit, bytes = 0, run;
+	char hdr[32];
+	int hl;
+
+	for (i = 0; i < s->nrecs; i++)
+		if (wants(c, s->recs[i]))
+			s->pick[n++] = s->recs[i];
+	if (!n)
+		return;
+	if (!mg_client_tell_drops(s, c)) {
+		mg_client_drop(s, c, n);
+		return;
+	}
+	/*
+	 * What fits goes; the rest of the chunk is dropped for this client.
+	 * The header is sized for the largest frame once, not per record.
+	 */
+	room = mg_client_room(s, c);
+	hl = snprintf(hdr, sizeof(hdr), "B %zu\n", (size_t)s->maxrecs * MAGNET_RECORD_MAX);
+	for (fit = 0; fit < n; fit++) {
+		if (hl + bytes + s->pick[fit]->size > room)
+			break;
+		bytes += s->pick[fit]->size;
+	}
+	if (fit) {
+		hl = snprintf(hdr, sizeof(hdr), "B %zu\n", bytes);
+		mg_obuf_put(&c->out, hdr, hl);
+		/* Matching records are mostly adjacent: copy them in runs. */
+		for (i = 0; i < fit; i += run) {
+			const char *p = (const char *)s->pick[i];
+			size_t len = s->pick[i]->size;
+
+			for (run = 1; i + run < fit &&
+			     (const char *)s->pick[i + run] == p + len; run++)
+				len += s->pick[i + run]->size;
+			mg_obuf_put(&c->out, p, len);
+		}
+		s->sent += fit;
+	}
+	mg_client_drop(s, c, n - fit);
+}
+
+/* The JSON line of record i, encoded on first use. */
+static bool json_of(struct mg_server *s, size_t i)
+{
+	size_t start;
+
+	if (s->json_done[i])
+		return s->json_len[i] > 0;
+	s->json_done[i] = true;
+	start = s->json.len;
+	if (mg_print_record(s->json_f, &s->popts, s->recs[i]) ||
+	    fflush(s->json_f)) {
+		s->json.len = start;
+		s->json_len[i] = 0;
+		return false;
+	}
+	s->json_off[i] = start;
+	s->json_len[i] = s->json.len - start;
+	return true;
+}
+
+static void feed_json(struct mg_server *s)
+{
+	size_t i;
+	unsigned int k;
+
+	s->json.len = 0;
+	memset(s->json_done, 0, s->nrecs * sizeof(*s->json_done));
+	for (i = 0; i < s->nrecs; i++) {
+		const struct magnet_record *r = s->recs[i];
+
+		if (r->event_id >= MAGNET_EVENT_FIRST_DYNAMIC &&
+		    !mg_probes_find(&s->probes, r->event_id))
+			mg_fanout_refresh_probes(s, false);	/* a new probe: name it */
+		for (k = 0; k < s->nclients; k++) {
+			struct client *c = s->clients[k];
+
+			if (!c->subscribed || c->format != MG_FORMAT_JSON ||
+			    !wants(c, r))
+				continue;
+			if (!json_of(s, i))
+				continue;
+			mg_client_put_data(s, c, s->json.buf + s->json_off[i],
+					   s->json_len[i], 1);
+		}
+	}
+}
+
+/* Records the collection thread could not queue: everyone is told. */
+static void note_queue_drops(struct mg_server *s)
+{
+	__u64 now = atomic_load(s->env.queue_dropped);
+	__u64 d = now - s->seen_queue_dropped;
+	unsigned int k;
+
+	if (!d)
+		return;
+	s->seen_queue_dropped = now;
+	mg_totals_dropped(s->totals, d);
+	for (k = 0; k < s->nclients; k++) {
+		struct client *c = s->clients[k];
+
+		if (c->subscribed) {
+			c->pending_drop += d;
+			c->dropped += d;
+		}
+		if (c->agg)
+			c->agg_dropped += d;
+	}
+}
+
+static int index_chunk(struct mg_server *s, const void *data, size_t len)
+{
+	const struct magnet_record *r;
+	size_t off = 0;
+
+	s->nrecs = 0;
+	while (mg_record_next(data, len, &off, &r) == 1) {
+		if (s->nrecs == s->maxrecs)
+			return -E2BIG;	/* cannot happen: sized for the buffer */
+		s->recs[s->nrecs++] = r;
+	}
+	return 0;
+}
+
+static void handle_chunk(struct mg_server *s, const void *data, size_t len)
+{
+	bool any_json = false;
+	unsigned int k;
+
+	note_queue_drops(s);
+	s->now = mg_now_ns(CLOCK_MONOTONIC);
+	index_chunk(s, data, len);
+	count_totals(s);
+	if (!s->nsubs && !s->naggs)
+		return;
+	for (k = 0; k < s->nclients; k++) {
+		struct client *c = s->clients[k];
+
+		if (c->agg)
+			feed_agg(s, c);
+		if (c->subscribed && c->format == MG_FORMAT_BINARY)
+			feed_binary(s, c);
+		any_json |= c->subscribed && c->format == MG_FORMAT_JSON;
+	}
+	if (any_json)
+		feed_json(s);
+}
+
+/*
+ * Take up to max queued chunks; true if more wait. Bounded, so a flood
+ * never starves the sockets, the timers (reports, cut-offs) or signals.
+ */
+bool mg_fanout_drain(struct mg_server *s, unsigned int max)
+{
+	const void *data;
+	size_t len;
+	__u32 cpu;
+
+	while (max-- && !mg_chunkq_peek(s->env.queue, &cpu, &data, &len)) {
+		handle_chunk(s, data, len);
+		mg_chunkq_pop(s->env.queue);
+	}
+	note_queue_drops(s);
+	return !mg_chunkq_peek(s->env.queue, &cpu, &data, &len);
+}
+
+void mg_fanout_agg_report(struct mg_server *s, struct client *c, __u64 now)
+{
+	unsigned int top = s->cfg.agg_top, n, i;
+	struct mg_agg_entry *e = calloc(top ? top : 1, sizeof(*e));
+	struct mg_agg_stats st;
+	__u64 interval = now - c->agg_start;
+	struct obuf tmp = { 0 };
+	struct client fake = { 0 };
+
+	if (!e)
+		return;
+	mg_agg_stats(c->agg, &st);
+	n = mg_agg_top(c->agg, top, e);
+	/* Build the report aside: it goes whole, or not at all. */
+	fake.out = tmp;
+	mg_client_reply(&fake, "A %s %u ts=%llu interval=%llu events=%llu bytes=%llu keys=%u lost=%llu evicted=%llu evicted_events=%llu unkeyed=%llu dropped=%llu skipped=%llu",
+			mg_proto_agg_key_name(c->agg_key), n,
+			(unsigned long long)mg_now_ns(CLOCK_REALTIME),
+			(unsigned long long)interval, (unsigned long long)st.events,
+			(unsigned long long)st.bytes, st.used,
+			(unsigned long long)mg_lost_total(&st.lost),
+			(unsigned long long)st.evictions,
+			(unsigned long long)st.evicted_events,
+			(unsigned long long)st.unkeyed,
+			(unsigned long long)c->agg_dropped,
+			(unsigned long long)c->agg_skipped);
+	for (i = 0; i < n; i++) {
+		char value[64], label[3 * MG_PROCINFO_PATH_MAX + 1];
+		const char *name = e[i].label;
+
+		if (c->agg_key == MG_AGG_COMM) {
+			mg_escape_word(value, sizeof(value), e[i].label);
+			name = "";
+		} else {
+			snprintf(value, sizeof(value), "%llu",
+				 (unsigned long long)e[i].key);
+		}
+		if (c->agg_key == MG_AGG_PROBE) {
+			const struct mg_probe *p = mg_probes_find(&s->probes, e[i].key);
+
+			if (!p) {
+				mg_fanout_refresh_probes(s, false);
+				p = mg_probes_find(&s->probes, e[i].key);
+			}
+			name = p ? p->target : "";
+		} else if (c->agg_key == MG_AGG_CGROUP) {
+			name = mg_procinfo_cgroup_path(s->procs, e[i].key);
+			if (!name)
+				name = "";
+		}
+		mg_escape_word(label, sizeof(label), name);
+		mg_client_reply(&fake, "%s %llu %llu %.1f %s", value,
+				(unsigned long long)e[i].events,
+				(unsigned long long)e[i].bytes,
+				mg_agg_rate(e[i].events, interval), label);
+	}
+	tmp = fake.out;
+	/* An empty queue takes a report of any size, as it takes a reply. */
+	if (mg_client_tell_drops(s, c) && (tmp.len <= mg_client_room(s, c) || !c->out.len)) {
+		mg_obuf_put(&c->out, tmp.buf + tmp.head, tmp.len);
+		c->agg_skipped = 0;
+	} else {
+		/*
+		 * No room: the report's records are dropped for this client,
+		 * told by a D line before its next report, which also counts
+		 * the reports skipped. The client_timeout clock runs.
+		 */
+		mg_client_drop(s, c, st.events + (c->subscribed ? 0 : c->agg_dropped));
+		c->agg_skipped++;
+	}
+	free(tmp.buf);
+	free(e);
+	mg_agg_reset(c->agg);
+	c->agg_dropped = 0;
+	c->agg_start = now;
+	while (c->agg_next <= now)
+		c->agg_next += c->every_ns;
+}

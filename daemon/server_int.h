@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The server's state, shared by its three files: server.c (the loop,
+ * listeners, timers), client.c (queues and commands) and fanout.c
+ * (records to clients, totals, reports). Not an API: server.h is.
+ */
+#ifndef MAGNET_DAEMON_SERVER_INT_H
+#define MAGNET_DAEMON_SERVER_INT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "client.h"
+#include "config.h"
+#include "print.h"
+#include "probes.h"
+#include "procinfo.h"
+#include "server.h"
+#include "totals.h"
+
+#define MAX_LISTENERS	3
+
+/* A listening socket and the protocol its clients speak. */
+struct listener {
+	struct ev_src src;	/* TAG_LISTEN */
+	int fd;
+	enum mg_listen_kind kind;
+};
+
+struct mg_server {
+	struct mg_config cfg;		/* a copy; probes not used here */
+	struct mg_server_env env;
+	int epfd, timer_fd;
+	struct listener listeners[MAX_LISTENERS];
+	unsigned int nlisteners;
+	bool quit;
+	__u64 start_ns;
+
+	/*
+	 * Live clients, dense (a closed one's place takes the last). Closed
+	 * ones are freed after the epoll batch that may still name them.
+	 */
+	struct client **clients;
+	unsigned int nclients, cap, nsubs, naggs;
+	struct client *dead;
+
+	/* The probe table, for filters, JSON names and AGG labels. */
+	struct mg_probe_table probes;
+	__u64 probes_read_ns;
+
+	struct mg_procinfo *procs;
+	__u64 now;			/* mono ns of the chunk being handled */
+
+	/* Per chunk. */
+	const struct magnet_record **recs;
+	size_t nrecs, maxrecs;
+	const struct magnet_record **pick;	/* a binary client's matches */
+	size_t *json_off, *json_len;
+	bool *json_done;
+	struct membuf json;
+	FILE *json_f;
+	struct mg_print_opts popts;
+	__u64 seen_queue_dropped;
+
+	/* Counters since start, for TOTALS and the monitors (totals.h). */
+	struct mg_totals *totals;
+	__u64 jobs_checked_ns;
+	/* A reply rendered through a FILE (monitors), then queued. */
+	struct membuf scratch;
+	FILE *scratch_f;
+
+	/* Counters for STATS. */
+	__u64 sent, client_dropped, cut_off, idle_closed, refused;
+};
+
+#endif /* MAGNET_DAEMON_SERVER_INT_H */
