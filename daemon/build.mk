@@ -11,7 +11,8 @@ DAEMON_OBJS := $(BUILD)/daemon/expr.o $(BUILD)/daemon/proto.o \
 DAEMON_UNIT_TESTS := $(BUILD)/tests/unit/test_expr $(BUILD)/tests/unit/test_proto \
 	$(BUILD)/tests/unit/test_agg $(BUILD)/tests/unit/test_tracewr \
 	$(BUILD)/tests/unit/test_config $(BUILD)/tests/unit/test_chunkq \
-	$(BUILD)/tests/unit/test_peer $(BUILD)/tests/unit/test_totals
+	$(BUILD)/tests/unit/test_peer $(BUILD)/tests/unit/test_totals \
+	$(BUILD)/tests/unit/test_prom
 
 $(BUILD)/tests/unit/test_expr.o $(BUILD)/tests/unit/test_proto.o \
 $(BUILD)/tests/unit/test_agg.o $(BUILD)/tests/unit/test_tracewr.o \
@@ -33,6 +34,7 @@ $(BUILD)/tests/unit/test_config: $(BUILD)/daemon/config.o $(BUILD)/daemon/log.o 
 $(BUILD)/tests/unit/test_chunkq: $(BUILD)/daemon/chunkq.o
 $(BUILD)/tests/unit/test_peer: $(BUILD)/daemon/peer.o
 $(BUILD)/tests/unit/test_totals: $(BUILD)/daemon/totals.o
+$(BUILD)/tests/unit/test_prom: $(BUILD)/daemon/prom.o
 
 $(DAEMON_UNIT_TESTS): %: %.o $(BUILD)/tests/unit/testutil.o $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")

@@ -146,7 +146,7 @@ static const struct key keys[] = {
 	  .help = "entries in each AGG report (50)" },
 	{ .name = "prometheus", .type = K_LISTENER, .flags = F_EMPTY,
 	  FIELD(prometheus), .arg = "ADDR:PORT",
-	  .help = "serve Prometheus' /metrics here (off; e.g. 127.0.0.1:9651)" },
+	  .help = "serve Prometheus' /metrics here (off; e.g. 127.0.0.1:8653)" },
 	{ .name = "supermon", .type = K_LISTENER, .flags = F_EMPTY,
 	  FIELD(supermon), .arg = "ADDR:PORT",
 	  .help = "speak Supermon's mon protocol here (off; e.g. 127.0.0.1:2709)" },

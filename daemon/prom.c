@@ -1,15 +1,210 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The renderer lands in the next commit; until then, no page. */
+/*
+ * Prometheus' text exposition format (0.0.4) of magnetd's totals; see
+ * prom.h and docs/prometheus.md. Every family is written, with its HELP
+ * and TYPE, also when it has no sample, so a scrape always shows what
+ * magnet can tell. Counters are the totals themselves: they restart from
+ * 0 with the daemon, which Prometheus' rate() reads as a counter reset,
+ * and magnet_daemon_start_time_seconds says when.
+ *
+ * A job's label is "cgroup", its cgroup v2 path: "job" is the label
+ * Prometheus itself gives every target (the scrape job), and a sample's
+ * own "job" would be renamed exported_job.
+ */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "prom.h"
 
+/* One label value: \\, \" and \n escaped; bytes that are not UTF-8 as U+FFFD. */
+static void label(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned int n = 0, i;
+
+		if (*p == '\\' || *p == '"') {
+			fprintf(out, "\\%c", *p++);
+			continue;
+		}
+		if (*p == '\n') {
+			fputs("\\n", out);
+			p++;
+			continue;
+		}
+		if (*p < 0x80) {
+			fputc(*p++, out);
+			continue;
+		}
+		/* A whole, shortest-form sequence, or U+FFFD for its lead byte. */
+		if (*p >= 0xc2 && *p <= 0xdf)
+			n = 1;
+		else if (*p >= 0xe0 && *p <= 0xef)
+			n = 2;
+		else if (*p >= 0xf0 && *p <= 0xf4)
+			n = 3;
+		for (i = 1; i <= n; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				break;
+		if (!n || i <= n ||
+		    (p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
+		    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f)) {
+			fputs("\xef\xbf\xbd", out);
+			p++;
+			continue;
+		}
+		fwrite(p, 1, n + 1, out);
+		p += n + 1;
+	}
+}
+
+static void family(FILE *out, const char *name, const char *type,
+		   const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void sample(FILE *out, const char *name, unsigned long long v)
+{
+	fprintf(out, "%s %llu\n", name, v);
+}
+
+static void probe_sample(FILE *out, const char *name,
+			 const struct mg_totals_probe *p, unsigned long long v)
+{
+	fprintf(out, "%s{probe=\"", name);
+	label(out, p->name);
+	fprintf(out, "\",type=\"");
+	label(out, p->type);
+	fprintf(out, "\",id=\"%u\"} %llu\n", p->id, v);
+}
+
+static void job_sample(FILE *out, const char *name,
+		       const struct mg_totals_job *j, unsigned long long v)
+{
+	fprintf(out, "%s{cgroup=\"", name);
+	label(out, j->path);
+	fprintf(out, "\"} %llu\n", v);
+}
+
 int mg_prom_render(FILE *out, const struct mg_totals_view *v)
 {
-	return -ENOSYS;
+	const struct mg_totals_node *n = &v->node;
+	double start = (double)(n->now_ns - n->uptime_ns) / 1e9;
+	size_t i;
+
+	family(out, "magnet_up", "gauge",
+	       "Whether magnetd reads magnet's rings now (1: the module is loaded).");
+	sample(out, "magnet_up", n->module_up);
+	family(out, "magnet_daemon_start_time_seconds", "gauge",
+	       "When magnetd started, in seconds since the epoch; its counters start from 0 then.");
+	fprintf(out, "magnet_daemon_start_time_seconds %.3f\n", start);
+	family(out, "magnet_cpus", "gauge", "CPUs whose rings magnetd reads.");
+	sample(out, "magnet_cpus", n->cpus);
+	family(out, "magnet_records_total", "counter",
+	       "Event records magnetd read from the rings.");
+	sample(out, "magnet_records_total", n->records);
+	family(out, "magnet_record_bytes_total", "counter",
+	       "Bytes of the event records magnetd read.");
+	sample(out, "magnet_record_bytes_total", n->bytes);
+	family(out, "magnet_kernel_lost_records_total", "counter",
+	       "Records the kernel reported lost (ring full, too big, nesting, overwritten).");
+	sample(out, "magnet_kernel_lost_records_total", n->kernel_lost);
+	family(out, "magnet_daemon_dropped_records_total", "counter",
+	       "Records magnetd dropped before counting them (its queue was full).");
+	sample(out, "magnet_daemon_dropped_records_total", n->daemon_dropped);
+	family(out, "magnet_probes", "gauge", "Probes loaded now.");
+	sample(out, "magnet_probes", n->probes);
+	family(out, "magnet_jobs", "gauge",
+	       "Jobs (cgroups) magnetd counts now, exported or not.");
+	sample(out, "magnet_jobs", n->jobs);
+
+	family(out, "magnet_probe_events_total", "counter",
+	       "Records of each probe (also of probes since removed).");
+	for (i = 0; i < v->nprobes; i++)
+		probe_sample(out, "magnet_probe_events_total", &v->probes[i],
+			     v->probes[i].events);
+	family(out, "magnet_probe_sock_bytes_total", "counter",
+	       "Bytes in the size argument of each sock-handler probe (for tcp_sendmsg: bytes sent).");
+	for (i = 0; i < v->nprobes; i++)
+		if (v->probes[i].sock)
+			probe_sample(out, "magnet_probe_sock_bytes_total",
+				     &v->probes[i], v->probes[i].sock_bytes);
+
+	family(out, "magnet_job_events_total", "counter",
+	       "Records of each job, by its cgroup v2 path; jobs beyond export_jobs, and records of no known job, as cgroup=\"other\".");
+	for (i = 0; i < v->njobs; i++)
+		if (v->jobs[i].exported)
+			job_sample(out, "magnet_job_events_total", &v->jobs[i],
+				   v->jobs[i].events);
+	job_sample(out, "magnet_job_events_total", &v->other, v->other.events);
+	family(out, "magnet_job_sock_bytes_total", "counter",
+	       "Bytes in the size argument of sock-handler records, per job, as magnet_job_events_total.");
+	for (i = 0; i < v->njobs; i++)
+		if (v->jobs[i].exported)
+			job_sample(out, "magnet_job_sock_bytes_total", &v->jobs[i],
+				   v->jobs[i].sock_bytes);
+	job_sample(out, "magnet_job_sock_bytes_total", &v->other,
+		   v->other.sock_bytes);
+	return ferror(out) ? -EIO : 0;
+}
+
+static int respond(FILE *out, int code, const char *reason,
+		   const char *extra, const char *body, size_t len, bool head)
+{
+	fprintf(out, "HTTP/1.1 %d %s\r\n", code, reason);
+	if (code == 200)
+		fputs("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n", out);
+	else
+		fputs("Content-Type: text/plain; charset=utf-8\r\n", out);
+	fprintf(out, "Content-Length: %zu\r\n%sConnection: close\r\n\r\n",
+		len, extra ? extra : "");
+	if (!head)
+		fwrite(body, 1, len, out);
+	return ferror(out) ? -EIO : 0;
+}
+
+static int respond_text(FILE *out, int code, const char *reason,
+			const char *extra, const char *text, bool head)
+{
+	return respond(out, code, reason, extra, text, strlen(text), head);
 }
 
 int mg_prom_respond(FILE *out, const char *line, const struct mg_totals_view *v)
 {
-	return -ENOSYS;
+	char method[16], path[256], version[16], more;
+	char *body = NULL;
+	size_t len = 0;
+	FILE *page;
+	bool head;
+	int ret;
+
+	if (sscanf(line, "%15s %255s %15s %c", method, path, version, &more) != 3 ||
+	    strncmp(version, "HTTP/1.", 7))
+		return respond_text(out, 400, "Bad Request", NULL,
+				    "magnetd: not an HTTP/1.x request line\n", false);
+	head = !strcmp(method, "HEAD");
+	if (!head && strcmp(method, "GET"))
+		return respond_text(out, 405, "Method Not Allowed",
+				    "Allow: GET, HEAD\r\n",
+				    "magnetd: only GET and HEAD\n", false);
+	path[strcspn(path, "?")] = '\0';	/* parameters: ignored */
+	if (strcmp(path, "/metrics"))
+		return respond_text(out, 404, "Not Found", NULL,
+				    "magnetd: the metrics are at /metrics\n", head);
+
+	page = open_memstream(&body, &len);
+	if (!page)
+		return -ENOMEM;
+	ret = mg_prom_render(page, v);
+	if (fclose(page) || ret) {
+		free(body);
+		return respond_text(out, 500, "Internal Server Error", NULL,
+				    "magnetd: out of memory\n", head);
+	}
+	ret = respond(out, 200, "OK", NULL, body, len, head);
+	free(body);
+	return ret;
 }

@@ -35,13 +35,13 @@
 # towards job /a.
 #
 # Ports on 127.0.0.1 (override if taken): MON_MAGNETD_PORT (18650 ->
-# guest 8650), MON_PROM_PORT (19651 -> 9651), MON_SUPERMON_PORT (12709 ->
+# guest 8650), MON_PROM_PORT (18653 -> 8653), MON_SUPERMON_PORT (12709 ->
 # 2709), MON_WORK_PORT (17000 -> mon-workload's 7000). MON_DIR is this
 # test's scratch directory (removed at exit unless MON_KEEP=1); the node's
 # console is $MON_DIR/console.log.
 
 MON_MAGNETD_PORT=${MON_MAGNETD_PORT:-18650}
-MON_PROM_PORT=${MON_PROM_PORT:-19651}
+MON_PROM_PORT=${MON_PROM_PORT:-18653}
 MON_SUPERMON_PORT=${MON_SUPERMON_PORT:-12709}
 MON_WORK_PORT=${MON_WORK_PORT:-17000}
 MON_DIR=$(mktemp -d "${TMPDIR:-/tmp}/magnet-mon.XXXXXX")
@@ -96,7 +96,7 @@ mon_boot() {
 	local i=0
 	mon_log "booting the node (QEMU, TCG); console: $MON_DIR/console.log"
 	tests/vm/run --forward "$MON_MAGNETD_PORT:8650" \
-		--forward "$MON_PROM_PORT:9651" \
+		--forward "$MON_PROM_PORT:8653" \
 		--forward "$MON_SUPERMON_PORT:2709" \
 		--forward "$MON_WORK_PORT:7000" \
 		--timeout "${MON_VM_TIMEOUT:-1800}" \

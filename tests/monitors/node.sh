@@ -18,7 +18,7 @@ magnet-ctl probe add kprobe tcp_sendmsg handler sock
 cat >/tmp/mon/magnetd.conf <<CONF
 listen = 0.0.0.0:8650
 allow = 10.0.2.2/32
-prometheus = 0.0.0.0:9651
+prometheus = 0.0.0.0:8653
 supermon = 0.0.0.0:2709
 CONF
 sh /magnet/tests/monitors/start-magnetd.sh

@@ -1119,18 +1119,18 @@ START_TEST(allowlist_rule)
 	ck_assert_uint_eq(cfg.prometheus.len, 0);
 	ck_assert_uint_eq(cfg.supermon.len, 0);
 	ck_assert_uint_eq(cfg.export_jobs, 20);
-	LOAD_OK("--prometheus", "127.0.0.1:9651", "--supermon", "[::1]:2709",
+	LOAD_OK("--prometheus", "127.0.0.1:8653", "--supermon", "[::1]:2709",
 		"--export-jobs", "5");
 	ck_assert_int_eq(mg_config_check(&cfg, err, sizeof(err)), 0);
-	ck_assert_str_eq(cfg.prometheus.text, "127.0.0.1:9651");
+	ck_assert_str_eq(cfg.prometheus.text, "127.0.0.1:8653");
 	ck_assert_uint_eq(cfg.export_jobs, 5);
 	LOAD_OK("--supermon", "0.0.0.0:2709");
 	ck_assert_int_eq(mg_config_check(&cfg, err, sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, "supermon on 0.0.0.0:2709 needs an allowlist: --allow CIDR (or allow = in magnetd.conf)");
-	LOAD_OK("-c", write_conf("prometheus = *:9651\nallow = 10.0.0.0/8\n"));
+	LOAD_OK("-c", write_conf("prometheus = *:8653\nallow = 10.0.0.0/8\n"));
 	ck_assert_int_eq(mg_config_check(&cfg, err, sizeof(err)), 0);
-	LOAD_ERR("--prometheus: bad address 'localhost:9651': not a numeric IPv4 address (names are not looked up)",
-		 "--prometheus", "localhost:9651");
+	LOAD_ERR("--prometheus: bad address 'localhost:8653': not a numeric IPv4 address (names are not looked up)",
+		 "--prometheus", "localhost:8653");
 	ck_assert_int_eq(LOAD(&cfg, "--export-jobs", "5000"), -EINVAL);
 }
 END_TEST

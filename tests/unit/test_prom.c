@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * daemon/prom.c: the exposition of a made-up view, line by line (every
+ * family with HELP and TYPE, probes and exported jobs labelled, "other"
+ * always there), label escaping (quotes, backslashes, newlines, bytes
+ * that are not UTF-8), the HTTP answers (200 with Content-Length, HEAD,
+ * 404, 405, 400), and Debian's promtool accepting the page.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "prom.h"
+#include "testutil.h"
+
+static struct mg_totals_probe probes[3];
+static struct mg_totals_job jobs[3];
+
+static struct mg_totals_view view(void)
+{
+	struct mg_totals_view v = { 0 };
+
+	memset(probes, 0, sizeof(probes));
+	memset(jobs, 0, sizeof(jobs));
+	v.node.now_ns = 1700000000500000000ULL;
+	v.node.uptime_ns = 500000000ULL;
+	v.node.module_up = true;
+	v.node.cpus = 2;
+	v.node.records = 1234;
+	v.node.bytes = 56789;
+	v.node.kernel_lost = 7;
+	v.node.daemon_dropped = 3;
+	v.node.probes = 2;
+	v.node.jobs = 3;
+	probes[0] = (struct mg_totals_probe){ .id = 16, .type = "kprobe",
+		.name = "__x64_sys_getppid", .loaded = true, .events = 1000 };
+	probes[1] = (struct mg_totals_probe){ .id = 17, .type = "kprobe",
+		.name = "tcp_sendmsg", .loaded = true, .sock = true,
+		.events = 20, .sock_bytes = 100000 };
+	probes[2] = (struct mg_totals_probe){ .id = 18, .type = "unknown",
+		.name = "event18", .events = 5 };
+	v.probes = probes;
+	v.nprobes = 3;
+	jobs[0] = (struct mg_totals_job){ .cgroup = 100, .path = "/a",
+		.exported = true, .events = 1000, .sock_bytes = 100000 };
+	jobs[1] = (struct mg_totals_job){ .cgroup = 101,
+		.path = "/odd \"job\"\\x\n\xff\xc3\xa9", .exported = true,
+		.events = 30 };
+	jobs[2] = (struct mg_totals_job){ .cgroup = 102, .path = "/late",
+		.events = 9 };
+	v.jobs = jobs;
+	v.njobs = 3;
+	v.other = (struct mg_totals_job){ .path = "other", .exported = true,
+		.events = 12, .sock_bytes = 40 };
+	return v;
+}
+
+static char *render(const struct mg_totals_view *v, int (*fn)(FILE *,
+		    const char *, const struct mg_totals_view *), const char *line)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	if (fn)
+		ck_assert_int_eq(fn(f, line, v), 0);
+	else
+		ck_assert_int_eq(mg_prom_render(f, v), 0);
+	fclose(f);
+	return buf;
+}
+
+static void has_line(const char *page, const char *line)
+{
+	const char *p = page;
+	size_t n = strlen(line);
+
+	while ((p = strstr(p, line))) {
+		if ((p == page || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+			return;
+		p++;
+	}
+	ck_abort_msg("no line '%s' in:\n%s", line, page);
+}
+
+START_TEST(page)
+{
+	struct mg_totals_view v = view();
+	char *p = render(&v, NULL, NULL);
+
+	has_line(p, "# HELP magnet_up Whether magnetd reads magnet's rings now (1: the module is loaded).");
+	has_line(p, "# TYPE magnet_up gauge");
+	has_line(p, "magnet_up 1");
+	has_line(p, "magnet_daemon_start_time_seconds 1700000000.000");
+	has_line(p, "# TYPE magnet_records_total counter");
+	has_line(p, "magnet_records_total 1234");
+	has_line(p, "magnet_record_bytes_total 56789");
+	has_line(p, "magnet_kernel_lost_records_total 7");
+	has_line(p, "magnet_daemon_dropped_records_total 3");
+	has_line(p, "magnet_probes 2");
+	has_line(p, "magnet_jobs 3");
+	has_line(p, "magnet_probe_events_total{probe=\"__x64_sys_getppid\",type=\"kprobe\",id=\"16\"} 1000");
+	has_line(p, "magnet_probe_events_total{probe=\"event18\",type=\"unknown\",id=\"18\"} 5");
+	has_line(p, "magnet_probe_sock_bytes_total{probe=\"tcp_sendmsg\",type=\"kprobe\",id=\"17\"} 100000");
+	/* Only sock probes have sock bytes. */
+	ck_assert_ptr_null(strstr(p, "magnet_probe_sock_bytes_total{probe=\"__x64"));
+	has_line(p, "magnet_job_events_total{cgroup=\"/a\"} 1000");
+	has_line(p, "magnet_job_events_total{cgroup=\"/odd \\\"job\\\"\\\\x\\n\xef\xbf\xbd\xc3\xa9\"} 30");
+	/* Not exported: only in "other". */
+	ck_assert_ptr_null(strstr(p, "/late"));
+	has_line(p, "magnet_job_events_total{cgroup=\"other\"} 12");
+	has_line(p, "magnet_job_sock_bytes_total{cgroup=\"/a\"} 100000");
+	has_line(p, "magnet_job_sock_bytes_total{cgroup=\"other\"} 40");
+	free(p);
+
+	/* Empty tables: the families are still there, "other" too. */
+	v.nprobes = v.njobs = 0;
+	v.node.module_up = false;
+	p = render(&v, NULL, NULL);
+	has_line(p, "magnet_up 0");
+	has_line(p, "# TYPE magnet_probe_events_total counter");
+	has_line(p, "magnet_job_events_total{cgroup=\"other\"} 12");
+	free(p);
+}
+END_TEST
+
+START_TEST(http)
+{
+	struct mg_totals_view v = view();
+	char *r, *body;
+	size_t len;
+
+	r = render(&v, mg_prom_respond, "GET /metrics HTTP/1.1");
+	ck_assert_msg(!strncmp(r, "HTTP/1.1 200 OK\r\n", 17), "%s", r);
+	ck_assert_ptr_nonnull(strstr(r, "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
+	ck_assert_ptr_nonnull(strstr(r, "\r\nConnection: close\r\n"));
+	body = strstr(r, "\r\n\r\n");
+	ck_assert_ptr_nonnull(body);
+	body += 4;
+	ck_assert_int_eq(sscanf(strstr(r, "Content-Length: "), "Content-Length: %zu", &len), 1);
+	ck_assert_uint_eq(len, strlen(body));
+	ck_assert(!strncmp(body, "# HELP magnet_up ", 17));
+	free(r);
+
+	r = render(&v, mg_prom_respond, "GET /metrics?x=1 HTTP/1.0");
+	ck_assert(!strncmp(r, "HTTP/1.1 200 OK\r\n", 17));
+	free(r);
+	r = render(&v, mg_prom_respond, "HEAD /metrics HTTP/1.1");
+	ck_assert(!strncmp(r, "HTTP/1.1 200 OK\r\n", 17));
+	ck_assert_str_eq(strstr(r, "\r\n\r\n"), "\r\n\r\n");	/* no body */
+	free(r);
+	r = render(&v, mg_prom_respond, "GET / HTTP/1.1");
+	ck_assert_msg(!strncmp(r, "HTTP/1.1 404 Not Found\r\n", 24), "%s", r);
+	ck_assert_ptr_nonnull(strstr(r, "/metrics"));
+	free(r);
+	r = render(&v, mg_prom_respond, "POST /metrics HTTP/1.1");
+	ck_assert(!strncmp(r, "HTTP/1.1 405 Method Not Allowed\r\n", 33));
+	ck_assert_ptr_nonnull(strstr(r, "\r\nAllow: GET, HEAD\r\n"));
+	free(r);
+	r = render(&v, mg_prom_respond, "hello");
+	ck_assert(!strncmp(r, "HTTP/1.1 400 Bad Request\r\n", 26));
+	free(r);
+	r = render(&v, mg_prom_respond, "GET /metrics SPDY/3 x");
+	ck_assert(!strncmp(r, "HTTP/1.1 400 Bad Request\r\n", 26));
+	free(r);
+}
+END_TEST
+
+/* Debian's promtool (tools/bootstrap installs it) parses the page. */
+START_TEST(promtool)
+{
+	struct mg_totals_view v = view();
+	char *p = render(&v, NULL, NULL), path[64], cmd[256];
+	int fd, st;
+
+	if (access("/usr/bin/promtool", X_OK)) {
+		fprintf(stderr, "test_prom: promtool not installed: not checked (run tools/bootstrap)\n");
+		free(p);
+		return;
+	}
+	fd = tu_tmpfile(path);
+	ck_assert_int_eq(write(fd, p, strlen(p)), (ssize_t)strlen(p));
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
+	st = system(cmd);
+	unlink(path);
+	ck_assert_msg(st == 0, "promtool check metrics refused the page:\n%s", p);
+	free(p);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("prom");
+	TCase *tc = tcase_create("prom");
+
+	tcase_add_test(tc, page);
+	tcase_add_test(tc, http);
+	tcase_add_test(tc, promtool);
+	tcase_set_timeout(tc, 30);
+	suite_add_tcase(s, tc);
+	return tu_run(s);
+}
