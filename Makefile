@@ -62,6 +62,7 @@ include tests/vm/progs.mk
 include bench/build.mk
 include daemon/build.mk
 include tests/fuzz/build.mk
+include tests/monitors/build.mk
 # Packaging (make install, uninstall, deb), man pages, static checks.
 -include packaging/build.mk
 -include man/build.mk

@@ -1,19 +1,293 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The protocol lands in the next commit; until then, no reply. */
+/*
+ * Supermon's mon protocol over magnetd's totals; see supermon.h and
+ * docs/supermon.md. As mon: one-character requests, each answered with
+ * one s-expression (on one line here, so a reply is also a line), a
+ * description that says what samples hold, and a category mask kept per
+ * connection. Strings are double-quoted with \" and \\ escaped, as
+ * sfsexp reads them; bytes outside printable ASCII, and '%', are %XX so a
+ * reply never holds a control byte or a byte that is not ASCII.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "supermon.h"
+
+#define ECHO_MAX	32
+
+struct var {
+	const char *name, *type, *kind, *source;
+};
+
+static const struct var header_vars[] = {
+	{ "host", "string", "label", "the node's name (gethostname), after \"sample\"" },
+	{ "time", "seconds", "gauge", "CLOCK_REALTIME of the sample, seconds since the epoch" },
+};
+
+static const struct var node_vars[] = {
+	{ "module", "symbol", "gauge", "up while magnetd reads magnet's rings, down while the module is away" },
+	{ "uptime", "u64", "gauge", "seconds since magnetd started; the counters start from 0 then" },
+	{ "cpus", "u32", "gauge", "CPUs whose rings magnetd reads" },
+	{ "records", "u64", "counter", "event records magnetd read from the rings" },
+	{ "bytes", "u64", "counter", "bytes of those records" },
+	{ "kernel_lost", "u64", "counter", "records the kernel reported lost (LOST records)" },
+	{ "daemon_dropped", "u64", "counter", "records magnetd dropped before counting them" },
+	{ "probes", "u32", "gauge", "probes loaded now (magnet/probes)" },
+	{ "jobs", "u32", "gauge", "jobs (cgroups) magnetd counts now" },
+};
+
+static const struct var probe_vars[] = {
+	{ "id", "u32", "label", "the probe's event id" },
+	{ "name", "string", "label", "its target function, or the custom event's name" },
+	{ "type", "symbol", "label", "kprobe, kretprobe, custom (unknown: removed before magnetd saw it)" },
+	{ "loaded", "u32", "gauge", "1 while the probe is in magnet/probes" },
+	{ "events", "u64", "counter", "records of the probe" },
+	{ "sock_bytes", "u64", "counter", "sum of the size argument of its sock-handler records (bytes sent or received)" },
+};
+
+static const struct var job_vars[] = {
+	{ "cgroup", "u64", "label", "the job's cgroup id (0: other)" },
+	{ "path", "string", "label", "its cgroup v2 path; \"other\": jobs beyond export_jobs and records of no known job" },
+	{ "events", "u64", "counter", "records of the job's threads (looked up in /proc when read)" },
+	{ "sock_bytes", "u64", "counter", "sum of the size argument of the job's sock-handler records" },
+};
+
+static const struct {
+	const char *name;
+	unsigned int bit;
+	const char *entry;		/* NULL: the variables are direct */
+	const struct var *vars;
+	size_t nvars;
+} categories[] = {
+	{ "node", MG_SM_NODE, NULL, node_vars,
+	  sizeof(node_vars) / sizeof(node_vars[0]) },
+	{ "probes", MG_SM_PROBES, "probe", probe_vars,
+	  sizeof(probe_vars) / sizeof(probe_vars[0]) },
+	{ "jobs", MG_SM_JOBS, "job", job_vars,
+	  sizeof(job_vars) / sizeof(job_vars[0]) },
+};
+
+#define NCATEGORIES	(sizeof(categories) / sizeof(categories[0]))
+
+static void str(FILE *out, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i;
+
+	fputc('"', out);
+	for (i = 0; i < len; i++) {
+		unsigned char c = s[i];
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20 || c > 0x7e || c == '%')
+			fprintf(out, "%%%c%c", hex[c >> 4], hex[c & 15]);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void cstr(FILE *out, const char *s)
+{
+	str(out, s, strlen(s));
+}
+
+static void error(FILE *out, const char *msg, const char *word, size_t len)
+{
+	fputs("(error ", out);
+	if (word) {
+		char buf[256];
+		size_t n = len > ECHO_MAX ? ECHO_MAX : len;
+
+		snprintf(buf, sizeof(buf), "%s '%.*s%s'", msg, (int)n, word,
+			 len > ECHO_MAX ? "..." : "");
+		cstr(out, buf);
+	} else {
+		cstr(out, msg);
+	}
+	fputs(")\n", out);
+}
 
 void mg_supermon_client_init(struct mg_supermon_client *c)
 {
 	c->mask = MG_SM_ALL;
 }
 
+static void vars(FILE *out, const struct var *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		fprintf(out, " (%s %s %s ", v[i].name, v[i].type, v[i].kind);
+		cstr(out, v[i].source);
+		fputc(')', out);
+	}
+}
+
+static void describe(FILE *out, const struct mg_totals_view *v)
+{
+	size_t i;
+
+	fputs("(description ", out);
+	cstr(out, v->node.node);
+	fputs(" (protocol magnet-mon 1) (sample", out);
+	vars(out, header_vars, sizeof(header_vars) / sizeof(header_vars[0]));
+	fputc(')', out);
+	for (i = 0; i < NCATEGORIES; i++) {
+		fprintf(out, " (category %s %u", categories[i].name,
+			categories[i].bit);
+		if (categories[i].entry)
+			fprintf(out, " (%s", categories[i].entry);
+		vars(out, categories[i].vars, categories[i].nvars);
+		if (categories[i].entry)
+			fputc(')', out);
+		fputc(')', out);
+	}
+	fputs(")\n", out);
+}
+
+static void job(FILE *out, const struct mg_totals_job *j)
+{
+	fprintf(out, " (job (cgroup %llu) (path ", (unsigned long long)j->cgroup);
+	cstr(out, j->path);
+	fprintf(out, ") (events %llu) (sock_bytes %llu))",
+		(unsigned long long)j->events,
+		(unsigned long long)j->sock_bytes);
+}
+
+static void sample(FILE *out, unsigned int mask, const struct mg_totals_view *v)
+{
+	const struct mg_totals_node *n = &v->node;
+	size_t i;
+
+	fputs("(sample ", out);
+	cstr(out, n->node);
+	fprintf(out, " (time %llu.%09llu)",
+		(unsigned long long)(n->now_ns / 1000000000ULL),
+		(unsigned long long)(n->now_ns % 1000000000ULL));
+	if (mask & MG_SM_NODE)
+		fprintf(out, " (node (module %s) (uptime %llu) (cpus %u) (records %llu) (bytes %llu) (kernel_lost %llu) (daemon_dropped %llu) (probes %u) (jobs %u))",
+			n->module_up ? "up" : "down",
+			(unsigned long long)(n->uptime_ns / 1000000000ULL),
+			n->cpus, (unsigned long long)n->records,
+			(unsigned long long)n->bytes,
+			(unsigned long long)n->kernel_lost,
+			(unsigned long long)n->daemon_dropped, n->probes,
+			n->jobs);
+	if (mask & MG_SM_PROBES) {
+		fputs(" (probes", out);
+		for (i = 0; i < v->nprobes; i++) {
+			const struct mg_totals_probe *p = &v->probes[i];
+
+			fprintf(out, " (probe (id %u) (name ", p->id);
+			cstr(out, p->name);
+			fputs(") (type ", out);
+			/* A symbol: the table's types are words; quote anything else. */
+			if (p->type[0] && strspn(p->type, "abcdefghijklmnopqrstuvwxyz") == strlen(p->type))
+				fputs(p->type, out);
+			else
+				cstr(out, p->type);
+			fprintf(out, ") (loaded %d) (events %llu) (sock_bytes %llu))",
+				p->loaded, (unsigned long long)p->events,
+				(unsigned long long)p->sock_bytes);
+		}
+		fputc(')', out);
+	}
+	if (mask & MG_SM_JOBS) {
+		fputs(" (jobs", out);
+		for (i = 0; i < v->njobs; i++)
+			if (v->jobs[i].exported)
+				job(out, &v->jobs[i]);
+		job(out, &v->other);
+		fputc(')', out);
+	}
+	fputs(")\n", out);
+}
+
+/* "M <mask>": decimal or 0x hex, some of the category bits, no others. */
+static int set_mask(FILE *out, const char *arg, size_t len,
+		    struct mg_supermon_client *c)
+{
+	char buf[32], *end;
+	unsigned long m;
+
+	if (!len || len >= sizeof(buf)) {
+		error(out, "M needs a mask: the sum of 1 (node), 2 (probes), 4 (jobs)",
+		      NULL, 0);
+		return 0;
+	}
+	memcpy(buf, arg, len);
+	buf[len] = '\0';
+	errno = 0;
+	m = strtoul(buf, &end, 0);
+	if (errno || *end || buf[0] == '-' || buf[0] == '+') {
+		error(out, "bad mask", arg, len);
+		return 0;
+	}
+	if (!m || (m & ~(unsigned long)MG_SM_ALL)) {
+		error(out, "mask must be 1 to 7: the sum of 1 (node), 2 (probes), 4 (jobs), not",
+		      arg, len);
+		return 0;
+	}
+	c->mask = m;
+	fprintf(out, "(mask %u)\n", c->mask);
+	return 0;
+}
+
+static bool blank(char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
 int mg_supermon_handle(FILE *out, const char *line, size_t len,
 		       struct mg_supermon_client *c,
 		       const struct mg_totals_view *v)
 {
+	size_t i;
+
+	while (len && blank(*line)) {
+		line++;
+		len--;
+	}
+	while (len && blank(line[len - 1]))
+		len--;
+	for (i = 0; i < len; i++)
+		if ((unsigned char)line[i] < 0x20 && line[i] != '\t') {
+			error(out, "control character in the request", NULL, 0);
+			return 0;
+		}
+	if (len == 1 && line[0] == '#') {
+		describe(out, v);
+		return 0;
+	}
+	if (len == 1 && line[0] == 'S') {
+		sample(out, c->mask, v);
+		return 0;
+	}
+	if (len >= 1 && line[0] == 'M' && (len == 1 || blank(line[1]))) {
+		for (i = 1; i < len && blank(line[i]); i++)
+			;
+		return set_mask(out, line + i, len - i, c);
+	}
+	if (len == 1 && line[0] == 'Q') {
+		fputs("(bye)\n", out);
+		return 1;
+	}
+	if (!len)
+		error(out, "empty request: # (describe), S (sample), M <mask>, Q (quit)",
+		      NULL, 0);
+	else
+		error(out, "unknown request: # (describe), S (sample), M <mask>, Q (quit), not",
+		      line, len);
 	return 0;
 }
 
 void mg_supermon_too_long(FILE *out, size_t max)
 {
+	char msg[96];
+
+	snprintf(msg, sizeof(msg), "request longer than %zu bytes", max);
+	error(out, msg, NULL, 0);
 }

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * daemon/supermon.c: every reply parsed by sfsexp (Debian's libsexp, the
+ * parser that came out of Supermon): the description's categories, bits
+ * and variables; samples with their values, whole and under each mask;
+ * only exported jobs and "other"; strings with quotes, backslashes,
+ * control and non-ASCII bytes arriving intact (as %XX where the grammar
+ * says); malformed requests answered with an error that changes nothing;
+ * Q closes.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sfsexp/sexp.h>
+
+#include "supermon.h"
+#include "testutil.h"
+
+static struct mg_totals_probe probes[2];
+static struct mg_totals_job jobs[3];
+static struct mg_totals_view v;
+
+static void setup(void)
+{
+	memset(&v, 0, sizeof(v));
+	strcpy(v.node.node, "node-1");
+	v.node.now_ns = 1700000000123456789ULL;
+	v.node.uptime_ns = 42000000000ULL;
+	v.node.module_up = true;
+	v.node.cpus = 2;
+	v.node.records = 1300;
+	v.node.bytes = 52000;
+	v.node.kernel_lost = 4;
+	v.node.daemon_dropped = 1;
+	v.node.probes = 2;
+	v.node.jobs = 3;
+	probes[0] = (struct mg_totals_probe){ .id = 16, .type = "kprobe",
+		.name = "__x64_sys_getppid", .loaded = true, .events = 1000 };
+	probes[1] = (struct mg_totals_probe){ .id = 17, .type = "kprobe",
+		.name = "tcp_sendmsg", .loaded = true, .sock = true,
+		.events = 3, .sock_bytes = 4096 };
+	v.probes = probes;
+	v.nprobes = 2;
+	jobs[0] = (struct mg_totals_job){ .cgroup = 100, .path = "/a",
+		.exported = true, .events = 1000, .sock_bytes = 4096 };
+	jobs[1] = (struct mg_totals_job){ .cgroup = 101,
+		.path = "/we \"ird\"\\\n\xff%", .exported = true, .events = 200 };
+	jobs[2] = (struct mg_totals_job){ .cgroup = 102, .path = "/late",
+		.events = 50 };
+	v.jobs = jobs;
+	v.njobs = 3;
+	v.other = (struct mg_totals_job){ .path = "other", .exported = true,
+		.events = 100 };
+}
+
+/* The reply to one request: one line, parsed by sfsexp. */
+static sexp_t *ask(struct mg_supermon_client *c, const char *req, int *rc,
+		   char **text)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	sexp_t *e;
+
+	ck_assert_ptr_nonnull(f);
+	*rc = mg_supermon_handle(f, req, strlen(req), c, &v);
+	fclose(f);
+	ck_assert_msg(len && buf[len - 1] == '\n' && !memchr(buf, '\n', len - 1),
+		      "not one line: '%s'", buf);
+	e = parse_sexp(buf, len);
+	ck_assert_msg(e && e->ty == SEXP_LIST, "sfsexp cannot parse '%s'", buf);
+	*text = buf;
+	return e;
+}
+
+static const char *head(const sexp_t *e)
+{
+	return e->list && e->list->ty == SEXP_VALUE ? e->list->val : "";
+}
+
+/* The list (NAME ...) among e's elements, from the n-th on. */
+static const sexp_t *find(const sexp_t *e, const char *name)
+{
+	const sexp_t *x;
+
+	for (x = e->list; x; x = x->next)
+		if (x->ty == SEXP_LIST && !strcmp(head(x), name))
+			return x;
+	return NULL;
+}
+
+/* The value of (NAME VALUE) in e. */
+static const char *val(const sexp_t *e, const char *name)
+{
+	const sexp_t *x = find(e, name);
+
+	ck_assert_msg(x && x->list->next && x->list->next->ty == SEXP_VALUE,
+		      "no (%s value)", name);
+	return x->list->next->val;
+}
+
+START_TEST(description)
+{
+	struct mg_supermon_client c;
+	const sexp_t *x, *cat;
+	unsigned int bits = 0, n = 0;
+	char *text;
+	sexp_t *e;
+	int rc;
+
+	mg_supermon_client_init(&c);
+	e = ask(&c, "#", &rc, &text);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(head(e), "description");
+	ck_assert_str_eq(e->list->next->val, "node-1");
+	ck_assert_int_eq(e->list->next->aty, SEXP_DQUOTE);
+	for (x = e->list; x; x = x->next) {
+		const sexp_t *var;
+
+		if (x->ty != SEXP_LIST || strcmp(head(x), "category"))
+			continue;
+		cat = x->list->next;
+		bits |= atoi(cat->next->val);
+		n++;
+		/* node: variables; probes, jobs: an entry's variables. */
+		var = cat->next->next;
+		if (strcmp(cat->val, "node")) {
+			ck_assert_str_eq(head(var), !strcmp(cat->val, "probes") ? "probe" : "job");
+			var = var->list->next;
+		}
+		for (; var; var = var->next) {
+			const sexp_t *f = var->list;
+
+			/* (name type kind "source") */
+			ck_assert_ptr_nonnull(f->next);
+			ck_assert_ptr_nonnull(f->next->next);
+			ck_assert_ptr_nonnull(f->next->next->next);
+			ck_assert_int_eq(f->next->next->next->aty, SEXP_DQUOTE);
+			ck_assert_ptr_null(f->next->next->next->next);
+		}
+	}
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(bits, 7);
+	x = find(e, "category");
+	ck_assert_str_eq(x->list->next->val, "node");
+	ck_assert_str_eq(x->list->next->next->val, "1");
+	ck_assert_ptr_nonnull(strstr(text, "(records u64 counter \""));
+	ck_assert_ptr_nonnull(strstr(text, "(category probes 2 (probe (id u32 label"));
+	ck_assert_ptr_nonnull(strstr(text, "(category jobs 4 (job (cgroup u64 label"));
+	destroy_sexp(e);
+	free(text);
+}
+END_TEST
+
+START_TEST(sample_whole_and_masked)
+{
+	struct mg_supermon_client c;
+	const sexp_t *node, *pr, *jb, *x;
+	char *text;
+	sexp_t *e;
+	int rc, n;
+
+	mg_supermon_client_init(&c);
+	e = ask(&c, "S", &rc, &text);
+	ck_assert_str_eq(head(e), "sample");
+	ck_assert_str_eq(e->list->next->val, "node-1");	/* names its node */
+	ck_assert_str_eq(val(e, "time"), "1700000000.123456789");
+	node = find(e, "node");
+	ck_assert_str_eq(val(node, "module"), "up");
+	ck_assert_str_eq(val(node, "uptime"), "42");
+	ck_assert_str_eq(val(node, "records"), "1300");
+	ck_assert_str_eq(val(node, "bytes"), "52000");
+	ck_assert_str_eq(val(node, "kernel_lost"), "4");
+	ck_assert_str_eq(val(node, "daemon_dropped"), "1");
+	ck_assert_str_eq(val(node, "probes"), "2");
+	pr = find(e, "probes");
+	x = pr->list->next;
+	ck_assert_str_eq(val(x, "name"), "__x64_sys_getppid");
+	ck_assert_str_eq(val(x, "events"), "1000");
+	ck_assert_str_eq(val(x->next, "name"), "tcp_sendmsg");
+	ck_assert_str_eq(val(x->next, "sock_bytes"), "4096");
+	jb = find(e, "jobs");
+	for (n = 0, x = jb->list->next; x; x = x->next, n++)
+		;
+	ck_assert_int_eq(n, 3);		/* /a, the odd one, other: not /late */
+	x = jb->list->next;
+	ck_assert_str_eq(val(x, "path"), "/a");
+	ck_assert_str_eq(val(x, "events"), "1000");
+	ck_assert_str_eq(val(x->next, "path"), "/we \"ird\"\\%0A%FF%25");
+	ck_assert_str_eq(val(x->next->next, "path"), "other");
+	ck_assert_str_eq(val(x->next->next, "events"), "100");
+	ck_assert_ptr_null(strstr(text, "/late"));
+	destroy_sexp(e);
+	free(text);
+
+	/* A mask: only those categories, until changed. */
+	e = ask(&c, "M 0x5", &rc, &text);
+	ck_assert_str_eq(text, "(mask 5)\n");
+	destroy_sexp(e);
+	free(text);
+	e = ask(&c, "S", &rc, &text);
+	ck_assert_ptr_nonnull(find(e, "node"));
+	ck_assert_ptr_null(find(e, "probes"));
+	ck_assert_ptr_nonnull(find(e, "jobs"));
+	ck_assert_str_eq(e->list->next->val, "node-1");
+	destroy_sexp(e);
+	free(text);
+	e = ask(&c, "  M 2 ", &rc, &text);
+	destroy_sexp(e);
+	free(text);
+	e = ask(&c, "S", &rc, &text);
+	ck_assert_ptr_null(find(e, "node"));
+	ck_assert_ptr_nonnull(find(e, "probes"));
+	ck_assert_ptr_null(find(e, "jobs"));
+	destroy_sexp(e);
+	free(text);
+}
+END_TEST
+
+START_TEST(bad_requests)
+{
+	static const char *const bad[] = {
+		"", "X", "SS", "s", "M", "M 0", "M 8", "M 15", "M -1", "M x",
+		"M 1 2", "M 99999999999999999999999", "#S", "\x01",
+		"GET / HTTP/1.1", "(sample)",
+	};
+	struct mg_supermon_client c;
+	char *text;
+	sexp_t *e;
+	size_t i;
+	int rc;
+
+	mg_supermon_client_init(&c);
+	e = ask(&c, "M 4", &rc, &text);
+	destroy_sexp(e);
+	free(text);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		e = ask(&c, bad[i], &rc, &text);
+		ck_assert_msg(!strcmp(head(e), "error"), "'%s' got %s", bad[i], text);
+		ck_assert_int_eq(e->list->next->aty, SEXP_DQUOTE);
+		ck_assert_int_eq(rc, 0);
+		ck_assert_uint_eq(c.mask, 4);	/* unchanged */
+		destroy_sexp(e);
+		free(text);
+	}
+	{
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		mg_supermon_too_long(f, 4096);
+		fclose(f);
+		ck_assert_str_eq(buf, "(error \"request longer than 4096 bytes\")\n");
+		free(buf);
+	}
+	e = ask(&c, "Q", &rc, &text);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_str_eq(text, "(bye)\n");
+	destroy_sexp(e);
+	free(text);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("supermon");
+	TCase *tc = tcase_create("supermon");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, description);
+	tcase_add_test(tc, sample_whole_and_masked);
+	tcase_add_test(tc, bad_requests);
+	suite_add_tcase(s, tc);
+	return tu_run(s);
+}
