@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * modmagnet.so: magnet as a gmond metric module (Ganglia 3.7), the
+ * event-based sensor in place of /proc sampling. See docs/ganglia.md.
+ *
+ * The values come from magnetd's TOTALS (docs/protocol.md): counters of
+ * every record since magnetd started. Not the rings: a ring has one
+ * reader, and magnetd is it (with its traces, its subscribers and the
+ * other monitors); TOTALS costs one short TCP exchange per collection and
+ * loses nothing between two (the counters are magnetd's, not sampled).
+ *
+ * gmond fixes a module's metrics at metric_init, so they are made from the
+ * module's parameters: the node's, one set per probe and per job named,
+ * and "top" slots whose job is a string metric. A probe added later is
+ * counted by magnetd at once, in the node's metrics and the top jobs; it
+ * gets metrics of its own when named in the configuration and gmond is
+ * restarted.
+ *
+ * Counts since magnetd started are gauges to gmond (slope "both"), not
+ * "positive": gmetad would store a positive slope as an RRD COUNTER, a
+ * rate of its own; the RRDs hold the counts, and the module's own rates
+ * (per collection interval, over the node's clock) are exact.
+ *
+ * Each collection (the first handler call 1 s or more after the last)
+ * fetches TOTALS once; rates are the difference with the fetch before,
+ * over the node's own clock. While magnetd is away every number is NaN
+ * and every string empty: gmond shows "nan", gmetad stores unknown, a
+ * graph has a gap; nothing stale is reported. Each fetch connects anew,
+ * so a restarted magnetd is found at the next collection; its counters
+ * start again from 0, and the one collection that spans the restart has
+ * NaN rates, not negative ones.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <apr_strings.h>
+#include <gm_metric.h>
+
+#include "totals.h"
+
+/* libganglia's, in gmond: to gmond's log (stderr with -f, else syslog). */
+extern void err_msg(const char *fmt, ...);
+
+#define MAX_NAMED	64
+#define MAX_TOP		20
+#define WORD_MAX	96
+
+enum kind {
+	K_UP, K_RECORDS_RATE, K_RECORDS, K_LOST_RATE, K_LOST, K_DROPPED_RATE,
+	K_DROPPED, K_PROBES,
+	K_PROBE_RATE, K_PROBE_EVENTS, K_PROBE_BYTES_RATE, K_PROBE_BYTES,
+	K_JOB_RATE, K_JOB_EVENTS, K_JOB_BYTES_RATE, K_JOB_BYTES,
+	K_TOP_NAME, K_TOP_RATE,
+};
+
+struct def {
+	enum kind kind;
+	int arg;		/* probe, job or top slot */
+};
+
+extern mmodule magnet_module;
+
+static struct {
+	const char *host, *port;
+	int timeout_ms;
+	const char *probes[MAX_NAMED], *jobs[MAX_NAMED];
+	int nprobes, njobs, ntop;
+
+	struct def *defs;
+	struct mgg_snapshot prev, cur;
+	bool have_prev, have_cur, away;
+	long long last_try_ms;
+	struct { const char *name; double rate; } top[MAX_TOP];
+	char topnames[MAX_TOP][256];
+} mm;
+
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+static int by_rate(const void *a, const void *b)
+{
+	double x = ((const typeof(mm.top[0]) *)a)->rate;
+	double y = ((const typeof(mm.top[0]) *)b)->rate;
+
+	return (x < y) - (x > y);
+}
+
+/* The busiest jobs between the last two fetches ("other" is no job). */
+static void rank_jobs(void)
+{
+	size_t i, n = 0;
+	typeof(mm.top[0]) *all;
+
+	memset(mm.top, 0, sizeof(mm.top));
+	if (!mm.have_prev)
+		return;
+	all = calloc(mm.cur.njobs + 1, sizeof(*all));
+	if (!all)
+		return;
+	for (i = 0; i < mm.cur.njobs; i++) {
+		const struct mgg_counter *c = &mm.cur.jobs_v[i];
+		const struct mgg_counter *p = mgg_find(mm.prev.jobs_v,
+						       mm.prev.njobs, c->name);
+
+		if (!strcmp(c->name, "other"))
+			continue;
+		all[n].name = c->name;
+		all[n].rate = mgg_rate(&mm.prev, &mm.cur, p ? p->events : 0,
+				       c->events);
+		if (!isnan(all[n].rate))
+			n++;
+	}
+	qsort(all, n, sizeof(*all), by_rate);
+	for (i = 0; i < n && i < (size_t)mm.ntop; i++) {
+		snprintf(mm.topnames[i], sizeof(mm.topnames[i]), "%s", all[i].name);
+		mm.top[i].name = mm.topnames[i];
+		mm.top[i].rate = all[i].rate;
+	}
+	free(all);
+}
+
+static void refresh(void)
+{
+	struct mgg_snapshot s;
+	char why[256];
+	long long now = now_ms();
+
+	if (mm.last_try_ms && now - mm.last_try_ms < 1000)
+		return;
+	mm.last_try_ms = now;
+	if (mgg_fetch(mm.host, mm.port, mm.timeout_ms, &s, why, sizeof(why))) {
+		if (!mm.away)
+			err_msg("magnet_module: magnetd unreachable: %s; magnet metrics are NaN until it is back",
+				why);
+		mm.away = true;
+		if (mm.have_prev)
+			mgg_free(&mm.prev);
+		if (mm.have_cur)
+			mgg_free(&mm.cur);
+		mm.have_prev = mm.have_cur = false;
+		return;
+	}
+	if (mm.away)
+		err_msg("magnet_module: magnetd at %s:%s is back (up %.0f s)",
+			mm.host, mm.port, s.uptime);
+	mm.away = false;
+	if (mm.have_prev)
+		mgg_free(&mm.prev);
+	mm.prev = mm.cur;
+	mm.have_prev = mm.have_cur;
+	mm.cur = s;
+	mm.have_cur = true;
+	rank_jobs();
+}
+
+static double rate_of(double before, double now)
+{
+	return mm.have_prev ? mgg_rate(&mm.prev, &mm.cur, before, now) : NAN;
+}
+
+static const struct mgg_counter *counter(bool job, const struct mgg_snapshot *s,
+					 int i)
+{
+	return job ? mgg_find(s->jobs_v, s->njobs, mm.jobs[i]) :
+		     mgg_find(s->probes_v, s->nprobes, mm.probes[i]);
+}
+
+/* A probe's or job's counter; 0 while magnetd has no record of it. */
+static double value_of(bool job, bool bytes, int i, bool rate)
+{
+	const struct mgg_counter *c = counter(job, &mm.cur, i), *p;
+	double now = c ? (bytes ? c->sock_bytes : c->events) : 0, before;
+
+	if (!rate)
+		return now;
+	if (!mm.have_prev)
+		return NAN;
+	p = counter(job, &mm.prev, i);
+	before = p ? (bytes ? p->sock_bytes : p->events) : 0;
+	return rate_of(before, now);
+}
+
+static g_val_t magnet_handler(int metric_index)
+{
+	const struct def *d = &mm.defs[metric_index];
+	const struct mgg_snapshot *c = &mm.cur, *p = &mm.prev;
+	g_val_t v;
+
+	memset(&v, 0, sizeof(v));
+	refresh();
+	if (!mm.have_cur) {
+		if (d->kind != K_TOP_NAME)
+			v.d = NAN;
+		return v;
+	}
+	switch (d->kind) {
+	case K_UP:
+		v.d = c->module_up;
+		break;
+	case K_RECORDS_RATE:
+		v.d = rate_of(p->records, c->records);
+		break;
+	case K_RECORDS:
+		v.d = c->records;
+		break;
+	case K_LOST_RATE:
+		v.d = rate_of(p->kernel_lost, c->kernel_lost);
+		break;
+	case K_LOST:
+		v.d = c->kernel_lost;
+		break;
+	case K_DROPPED_RATE:
+		v.d = rate_of(p->daemon_dropped, c->daemon_dropped);
+		break;
+	case K_DROPPED:
+		v.d = c->daemon_dropped;
+		break;
+	case K_PROBES:
+		v.d = c->probes;
+		break;
+	case K_PROBE_RATE:
+	case K_PROBE_EVENTS:
+	case K_PROBE_BYTES_RATE:
+	case K_PROBE_BYTES:
+		v.d = value_of(false, d->kind == K_PROBE_BYTES_RATE || d->kind == K_PROBE_BYTES,
+			       d->arg, d->kind == K_PROBE_RATE || d->kind == K_PROBE_BYTES_RATE);
+		break;
+	case K_JOB_RATE:
+	case K_JOB_EVENTS:
+	case K_JOB_BYTES_RATE:
+	case K_JOB_BYTES:
+		v.d = value_of(true, d->kind == K_JOB_BYTES_RATE || d->kind == K_JOB_BYTES,
+			       d->arg, d->kind == K_JOB_RATE || d->kind == K_JOB_BYTES_RATE);
+		break;
+	case K_TOP_NAME:
+		snprintf(v.str, sizeof(v.str), "%s",
+			 mm.top[d->arg].name ? mm.top[d->arg].name : "");
+		break;
+	case K_TOP_RATE:
+		v.d = mm.top[d->arg].name ? mm.top[d->arg].rate : 0;
+		break;
+	}
+	return v;
+}
+
+/* ------------------------------------------------------------- init */
+
+static apr_array_header_t *metrics;
+static apr_array_header_t *defs;
+
+static void add(apr_pool_t *pool, enum kind kind, int arg, const char *name,
+		const char *units, const char *slope, const char *fmt,
+		const char *desc)
+{
+	Ganglia_25metric *gmi = apr_array_push(metrics);
+	struct def *d = apr_array_push(defs);
+
+	memset(gmi, 0, sizeof(*gmi));
+	d->kind = kind;
+	d->arg = arg;
+	gmi->name = apr_pstrdup(pool, name);
+	gmi->tmax = 60;
+	if (kind == K_TOP_NAME) {
+		gmi->type = GANGLIA_VALUE_STRING;
+		gmi->msg_size = MAX_G_STRING_SIZE;
+		gmi->fmt = "%s";
+	} else {
+		gmi->type = GANGLIA_VALUE_DOUBLE;
+		gmi->msg_size = sizeof(double);
+		gmi->fmt = apr_pstrdup(pool, fmt);
+	}
+	gmi->units = apr_pstrdup(pool, units);
+	gmi->slope = apr_pstrdup(pool, slope);
+	gmi->desc = apr_pstrdup(pool, desc);
+	MMETRIC_INIT_METADATA(gmi, pool);
+	MMETRIC_ADD_METADATA(gmi, MGROUP, "magnet");
+	MMETRIC_ADD_METADATA(gmi, "TITLE", gmi->desc);
+}
+
+/* A comma-separated list into v (duplicated in pool); -1: too many. */
+static int split(apr_pool_t *pool, const char *list, const char **v)
+{
+	char *copy = apr_pstrdup(pool, list), *save = NULL, *w;
+	int n = 0;
+
+	for (w = strtok_r(copy, ", \t", &save); w; w = strtok_r(NULL, ", \t", &save)) {
+		if (n == MAX_NAMED)
+			return -1;
+		v[n++] = w;
+	}
+	return n;
+}
+
+static int params(apr_pool_t *pool)
+{
+	apr_array_header_t *list = magnet_module.module_params_list;
+	mmparam *p = list ? (mmparam *)list->elts : NULL;
+	int i;
+
+	mm.host = "127.0.0.1";
+	mm.port = "8650";
+	mm.timeout_ms = 2000;
+	mm.ntop = 3;
+	for (i = 0; list && i < list->nelts; i++) {
+		const char *k = p[i].name, *v = p[i].value ? p[i].value : "";
+		char *end;
+		long n;
+
+		if (!strcasecmp(k, "host")) {
+			mm.host = apr_pstrdup(pool, v);
+		} else if (!strcasecmp(k, "port")) {
+			n = strtol(v, &end, 10);
+			if (*end || n < 1 || n > 65535) {
+				err_msg("magnet_module: param port: '%s' is not a port (1 to 65535)", v);
+				return -1;
+			}
+			mm.port = apr_pstrdup(pool, v);
+		} else if (!strcasecmp(k, "timeout")) {
+			n = strtol(v, &end, 10);
+			if (strcmp(end, "ms") || n < 10 || n > 60000) {
+				err_msg("magnet_module: param timeout: '%s' is not 10ms to 60000ms", v);
+				return -1;
+			}
+			mm.timeout_ms = n;
+		} else if (!strcasecmp(k, "probes")) {
+			mm.nprobes = split(pool, v, mm.probes);
+			if (mm.nprobes < 0) {
+				err_msg("magnet_module: param probes: more than %d names", MAX_NAMED);
+				return -1;
+			}
+		} else if (!strcasecmp(k, "jobs")) {
+			mm.njobs = split(pool, v, mm.jobs);
+			if (mm.njobs < 0) {
+				err_msg("magnet_module: param jobs: more than %d cgroup paths", MAX_NAMED);
+				return -1;
+			}
+			for (n = 0; n < mm.njobs; n++)
+				if (mm.jobs[n][0] != '/') {
+					err_msg("magnet_module: param jobs: '%s' is not a cgroup path (it starts with /)",
+						mm.jobs[n]);
+					return -1;
+				}
+		} else if (!strcasecmp(k, "top_jobs")) {
+			n = strtol(v, &end, 10);
+			if (*end || n < 0 || n > MAX_TOP) {
+				err_msg("magnet_module: param top_jobs: '%s' is not 0 to %d", v, MAX_TOP);
+				return -1;
+			}
+			mm.ntop = n;
+		} else {
+			err_msg("magnet_module: unknown param '%s' (host, port, timeout, probes, jobs, top_jobs)", k);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int magnet_init(apr_pool_t *p)
+{
+	char name[WORD_MAX + 64], w[WORD_MAX], desc[512];
+	Ganglia_25metric *end;
+	int i;
+
+	metrics = apr_array_make(p, 16, sizeof(Ganglia_25metric));
+	defs = apr_array_make(p, 16, sizeof(struct def));
+	if (params(p)) {
+		/* No metrics at all: gmond runs on, the log says why. */
+		err_msg("magnet_module: bad configuration: no magnet metrics (see docs/ganglia.md)");
+		mm.nprobes = mm.njobs = mm.ntop = 0;
+		end = apr_array_push(metrics);
+		memset(end, 0, sizeof(*end));
+		magnet_module.metrics_info = (Ganglia_25metric *)metrics->elts;
+		mm.defs = (struct def *)defs->elts;
+		return 0;
+	}
+
+	add(p, K_UP, 0, "magnet_up", "", "both", "%.0f",
+	    "magnet module loaded and read by magnetd (1), or not (0)");
+	add(p, K_RECORDS_RATE, 0, "magnet_records_rate", "records/s", "both", "%.2f",
+	    "Event records magnetd read per second");
+	add(p, K_RECORDS, 0, "magnet_records", "records", "both", "%.0f",
+	    "Event records magnetd read since it started");
+	add(p, K_LOST_RATE, 0, "magnet_kernel_lost_rate", "records/s", "both", "%.2f",
+	    "Records the kernel lost per second (ring full, too big, nesting, overwritten)");
+	add(p, K_LOST, 0, "magnet_kernel_lost", "records", "both", "%.0f",
+	    "Records the kernel lost since magnetd started");
+	add(p, K_DROPPED_RATE, 0, "magnet_daemon_dropped_rate", "records/s", "both", "%.2f",
+	    "Records magnetd dropped per second before counting them");
+	add(p, K_DROPPED, 0, "magnet_daemon_dropped", "records", "both", "%.0f",
+	    "Records magnetd dropped since it started");
+	add(p, K_PROBES, 0, "magnet_probes", "probes", "both", "%.0f",
+	    "Probes loaded in the magnet module");
+	for (i = 0; i < mm.nprobes; i++) {
+		mgg_metric_word(w, sizeof(w), mm.probes[i]);
+		snprintf(name, sizeof(name), "magnet_probe_%s_rate", w);
+		snprintf(desc, sizeof(desc), "Events per second of probe %s", mm.probes[i]);
+		add(p, K_PROBE_RATE, i, name, "events/s", "both", "%.2f", desc);
+		snprintf(name, sizeof(name), "magnet_probe_%s_events", w);
+		snprintf(desc, sizeof(desc), "Events of probe %s since magnetd started", mm.probes[i]);
+		add(p, K_PROBE_EVENTS, i, name, "events", "both", "%.0f", desc);
+		snprintf(name, sizeof(name), "magnet_probe_%s_bytes_rate", w);
+		snprintf(desc, sizeof(desc), "Bytes per second in the size argument of probe %s (sock handler: bytes sent or received)",
+			 mm.probes[i]);
+		add(p, K_PROBE_BYTES_RATE, i, name, "bytes/s", "both", "%.2f", desc);
+		snprintf(name, sizeof(name), "magnet_probe_%s_bytes", w);
+		snprintf(desc, sizeof(desc), "Bytes in the size argument of probe %s since magnetd started",
+			 mm.probes[i]);
+		add(p, K_PROBE_BYTES, i, name, "bytes", "both", "%.0f", desc);
+	}
+	for (i = 0; i < mm.njobs; i++) {
+		mgg_metric_word(w, sizeof(w), mm.jobs[i]);
+		snprintf(name, sizeof(name), "magnet_job_%s_rate", w);
+		snprintf(desc, sizeof(desc), "Events per second of job (cgroup) %s", mm.jobs[i]);
+		add(p, K_JOB_RATE, i, name, "events/s", "both", "%.2f", desc);
+		snprintf(name, sizeof(name), "magnet_job_%s_events", w);
+		snprintf(desc, sizeof(desc), "Events of job (cgroup) %s since magnetd started", mm.jobs[i]);
+		add(p, K_JOB_EVENTS, i, name, "events", "both", "%.0f", desc);
+		snprintf(name, sizeof(name), "magnet_job_%s_bytes_rate", w);
+		snprintf(desc, sizeof(desc), "Network bytes per second of job (cgroup) %s (sock-handler probes)",
+			 mm.jobs[i]);
+		add(p, K_JOB_BYTES_RATE, i, name, "bytes/s", "both", "%.2f", desc);
+		snprintf(name, sizeof(name), "magnet_job_%s_bytes", w);
+		snprintf(desc, sizeof(desc), "Network bytes of job (cgroup) %s since magnetd started (sock-handler probes)",
+			 mm.jobs[i]);
+		add(p, K_JOB_BYTES, i, name, "bytes", "both", "%.0f", desc);
+	}
+	for (i = 0; i < mm.ntop; i++) {
+		snprintf(name, sizeof(name), "magnet_top%d_job", i + 1);
+		snprintf(desc, sizeof(desc), "The job (cgroup path) with the %d%s most events per second",
+			 i + 1, i == 0 ? "st" : i == 1 ? "nd" : i == 2 ? "rd" : "th");
+		add(p, K_TOP_NAME, i, name, "", "zero", "%s", desc);
+		snprintf(name, sizeof(name), "magnet_top%d_job_rate", i + 1);
+		snprintf(desc, sizeof(desc), "Events per second of magnet_top%d_job", i + 1);
+		add(p, K_TOP_RATE, i, name, "events/s", "both", "%.2f", desc);
+	}
+	end = apr_array_push(metrics);
+	memset(end, 0, sizeof(*end));
+	magnet_module.metrics_info = (Ganglia_25metric *)metrics->elts;
+	mm.defs = (struct def *)defs->elts;
+	err_msg("magnet_module: %d metrics from magnetd at %s:%s (%d probes, %d jobs, %d top slots)",
+		metrics->nelts - 1, mm.host, mm.port, mm.nprobes, mm.njobs, mm.ntop);
+	return 0;
+}
+
+static void magnet_cleanup(void)
+{
+	if (mm.have_prev)
+		mgg_free(&mm.prev);
+	if (mm.have_cur)
+		mgg_free(&mm.cur);
+	mm.have_prev = mm.have_cur = false;
+}
+
+mmodule magnet_module = {
+	STD_MMODULE_STUFF,
+	magnet_init,
+	magnet_cleanup,
+	NULL,			/* metrics_info: made by magnet_init */
+	magnet_handler,
+};
