@@ -376,6 +376,18 @@ int main(int argc, char **argv)
 	char err[1024];
 	sigset_t sigs;
 	int ret, lfd, sfd, pfd = -1, mfd = -1;
+	const struct {
+		const char *key, *what;
+		const struct mg_listener *l;
+		int *fd;
+		enum mg_listen_kind kind;
+	} monitors[] = {
+		{ "prometheus", "Prometheus /metrics", &d.cfg.prometheus, &pfd,
+		  MG_LISTEN_PROMETHEUS },
+		{ "supermon", "Supermon's mon protocol", &d.cfg.supermon, &mfd,
+		  MG_LISTEN_SUPERMON },
+	};
+	size_t i;
 
 	ret = mg_config_load(&d.cfg, argc, argv, err, sizeof(err));
 	if (ret == 1)
@@ -409,17 +421,15 @@ int main(int argc, char **argv)
 		fail(&d, "%s: %s", d.cfg.listen, err);
 	/* The monitors' listeners, opt-in; bound before going to the
 	 * background, so a taken port fails the start. */
-	if (d.cfg.prometheus.len) {
-		pfd = mg_server_listen((struct sockaddr *)&d.cfg.prometheus.addr,
-				       d.cfg.prometheus.len, err, sizeof(err));
-		if (pfd < 0)
-			fail(&d, "prometheus %s: %s", d.cfg.prometheus.text, err);
-	}
-	if (d.cfg.supermon.len) {
-		mfd = mg_server_listen((struct sockaddr *)&d.cfg.supermon.addr,
-				       d.cfg.supermon.len, err, sizeof(err));
-		if (mfd < 0)
-			fail(&d, "supermon %s: %s", d.cfg.supermon.text, err);
+	for (i = 0; i < sizeof(monitors) / sizeof(monitors[0]); i++) {
+		const struct mg_listener *l = monitors[i].l;
+
+		if (!l->len)
+			continue;
+		*monitors[i].fd = mg_server_listen((const struct sockaddr *)&l->addr,
+						   l->len, err, sizeof(err));
+		if (*monitors[i].fd < 0)
+			fail(&d, "%s %s: %s", monitors[i].key, l->text, err);
 	}
 	apply_probes(&d);
 	if (!d.cfg.foreground)
@@ -461,19 +471,16 @@ int main(int argc, char **argv)
 	ret = mg_server_create(&d.cfg, lfd, &env, &d.server);
 	if (ret)
 		fail(&d, "server: %s", strerror(-ret));
-	if (pfd >= 0) {
-		ret = mg_server_add_listener(d.server, pfd, MG_LISTEN_PROMETHEUS);
+	for (i = 0; i < sizeof(monitors) / sizeof(monitors[0]); i++) {
+		if (*monitors[i].fd < 0)
+			continue;
+		ret = mg_server_add_listener(d.server, *monitors[i].fd,
+					     monitors[i].kind);
 		if (ret)
-			fail(&d, "prometheus %s: %s", d.cfg.prometheus.text,
-			     strerror(-ret));
-		mg_log(LOG_INFO, "Prometheus /metrics on %s", d.cfg.prometheus.text);
-	}
-	if (mfd >= 0) {
-		ret = mg_server_add_listener(d.server, mfd, MG_LISTEN_SUPERMON);
-		if (ret)
-			fail(&d, "supermon %s: %s", d.cfg.supermon.text,
-			     strerror(-ret));
-		mg_log(LOG_INFO, "Supermon's mon protocol on %s", d.cfg.supermon.text);
+			fail(&d, "%s %s: %s", monitors[i].key,
+			     monitors[i].l->text, strerror(-ret));
+		mg_log(LOG_INFO, "%s on %s", monitors[i].what,
+		       monitors[i].l->text);
 	}
 	mg_log(LOG_INFO, "serving on %s; reading %u CPUs from %s%s%s",
 	       d.cfg.listen, mg_collect_ncpus(d.collect), d.cfg.dir,

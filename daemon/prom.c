@@ -95,31 +95,36 @@ int mg_prom_render(FILE *out, const struct mg_totals_view *v)
 	double start = (double)(n->now_ns - n->uptime_ns) / 1e9;
 	size_t i;
 
-	family(out, "magnet_up", "gauge",
-	       "Whether magnetd reads magnet's rings now (1: the module is loaded).");
-	sample(out, "magnet_up", n->module_up);
+	const struct {
+		const char *name, *type, *help;
+		unsigned long long value;
+	} totals[] = {
+		{ "magnet_up", "gauge",
+		  "Whether magnetd reads magnet's rings now (1: the module is loaded).",
+		  n->module_up },
+		{ "magnet_cpus", "gauge", "CPUs whose rings magnetd reads.", n->cpus },
+		{ "magnet_records_total", "counter",
+		  "Event records magnetd read from the rings.", n->records },
+		{ "magnet_record_bytes_total", "counter",
+		  "Bytes of the event records magnetd read.", n->bytes },
+		{ "magnet_kernel_lost_records_total", "counter",
+		  "Records the kernel reported lost (ring full, too big, nesting, overwritten).",
+		  n->kernel_lost },
+		{ "magnet_daemon_dropped_records_total", "counter",
+		  "Records magnetd dropped before counting them (its queue was full).",
+		  n->daemon_dropped },
+		{ "magnet_probes", "gauge", "Probes loaded now.", n->probes },
+		{ "magnet_jobs", "gauge",
+		  "Jobs (cgroups) magnetd counts now, exported or not.", n->jobs },
+	};
+
+	for (i = 0; i < sizeof(totals) / sizeof(totals[0]); i++) {
+		family(out, totals[i].name, totals[i].type, totals[i].help);
+		sample(out, totals[i].name, totals[i].value);
+	}
 	family(out, "magnet_daemon_start_time_seconds", "gauge",
 	       "When magnetd started, in seconds since the epoch; its counters start from 0 then.");
 	fprintf(out, "magnet_daemon_start_time_seconds %.3f\n", start);
-	family(out, "magnet_cpus", "gauge", "CPUs whose rings magnetd reads.");
-	sample(out, "magnet_cpus", n->cpus);
-	family(out, "magnet_records_total", "counter",
-	       "Event records magnetd read from the rings.");
-	sample(out, "magnet_records_total", n->records);
-	family(out, "magnet_record_bytes_total", "counter",
-	       "Bytes of the event records magnetd read.");
-	sample(out, "magnet_record_bytes_total", n->bytes);
-	family(out, "magnet_kernel_lost_records_total", "counter",
-	       "Records the kernel reported lost (ring full, too big, nesting, overwritten).");
-	sample(out, "magnet_kernel_lost_records_total", n->kernel_lost);
-	family(out, "magnet_daemon_dropped_records_total", "counter",
-	       "Records magnetd dropped before counting them (its queue was full).");
-	sample(out, "magnet_daemon_dropped_records_total", n->daemon_dropped);
-	family(out, "magnet_probes", "gauge", "Probes loaded now.");
-	sample(out, "magnet_probes", n->probes);
-	family(out, "magnet_jobs", "gauge",
-	       "Jobs (cgroups) magnetd counts now, exported or not.");
-	sample(out, "magnet_jobs", n->jobs);
 
 	family(out, "magnet_probe_events_total", "counter",
 	       "Records of each probe (also of probes since removed).");

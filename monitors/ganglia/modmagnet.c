@@ -287,6 +287,40 @@ static void add(apr_pool_t *pool, enum kind kind, int arg, const char *name,
 	MMETRIC_ADD_METADATA(gmi, "TITLE", gmi->desc);
 }
 
+/* The four metrics of a probe or a job named in the configuration. */
+static void add_set(apr_pool_t *pool, bool job, int i, const char *what)
+{
+	static const struct {
+		enum kind probe_kind, job_kind;
+		const char *suffix, *units, *fmt, *probe_desc, *job_desc;
+	} set[] = {
+		{ K_PROBE_RATE, K_JOB_RATE, "rate", "events/s", "%.2f",
+		  "Events per second of probe %s",
+		  "Events per second of job (cgroup) %s" },
+		{ K_PROBE_EVENTS, K_JOB_EVENTS, "events", "events", "%.0f",
+		  "Events of probe %s since magnetd started",
+		  "Events of job (cgroup) %s since magnetd started" },
+		{ K_PROBE_BYTES_RATE, K_JOB_BYTES_RATE, "bytes_rate", "bytes/s", "%.2f",
+		  "Bytes per second in the size argument of probe %s (sock handler: bytes sent or received)",
+		  "Network bytes per second of job (cgroup) %s (sock-handler probes)" },
+		{ K_PROBE_BYTES, K_JOB_BYTES, "bytes", "bytes", "%.0f",
+		  "Bytes in the size argument of probe %s since magnetd started",
+		  "Network bytes of job (cgroup) %s since magnetd started (sock-handler probes)" },
+	};
+	char name[WORD_MAX + 64], w[WORD_MAX], desc[512];
+	size_t k;
+
+	mgg_metric_word(w, sizeof(w), what);
+	for (k = 0; k < sizeof(set) / sizeof(set[0]); k++) {
+		snprintf(name, sizeof(name), "magnet_%s_%s_%s", job ? "job" : "probe",
+			 w, set[k].suffix);
+		snprintf(desc, sizeof(desc), job ? set[k].job_desc : set[k].probe_desc,
+			 what);
+		add(pool, job ? set[k].job_kind : set[k].probe_kind, i, name,
+		    set[k].units, "both", set[k].fmt, desc);
+	}
+}
+
 /* A comma-separated list into v (duplicated in pool); -1: too many. */
 static int split(apr_pool_t *pool, const char *list, const char **v)
 {
@@ -367,7 +401,7 @@ static int params(apr_pool_t *pool)
 
 static int magnet_init(apr_pool_t *p)
 {
-	char name[WORD_MAX + 64], w[WORD_MAX], desc[512];
+	char name[WORD_MAX + 64], desc[512];
 	Ganglia_25metric *end;
 	int i;
 
@@ -400,40 +434,10 @@ static int magnet_init(apr_pool_t *p)
 	    "Records magnetd dropped since it started");
 	add(p, K_PROBES, 0, "magnet_probes", "probes", "both", "%.0f",
 	    "Probes loaded in the magnet module");
-	for (i = 0; i < mm.nprobes; i++) {
-		mgg_metric_word(w, sizeof(w), mm.probes[i]);
-		snprintf(name, sizeof(name), "magnet_probe_%s_rate", w);
-		snprintf(desc, sizeof(desc), "Events per second of probe %s", mm.probes[i]);
-		add(p, K_PROBE_RATE, i, name, "events/s", "both", "%.2f", desc);
-		snprintf(name, sizeof(name), "magnet_probe_%s_events", w);
-		snprintf(desc, sizeof(desc), "Events of probe %s since magnetd started", mm.probes[i]);
-		add(p, K_PROBE_EVENTS, i, name, "events", "both", "%.0f", desc);
-		snprintf(name, sizeof(name), "magnet_probe_%s_bytes_rate", w);
-		snprintf(desc, sizeof(desc), "Bytes per second in the size argument of probe %s (sock handler: bytes sent or received)",
-			 mm.probes[i]);
-		add(p, K_PROBE_BYTES_RATE, i, name, "bytes/s", "both", "%.2f", desc);
-		snprintf(name, sizeof(name), "magnet_probe_%s_bytes", w);
-		snprintf(desc, sizeof(desc), "Bytes in the size argument of probe %s since magnetd started",
-			 mm.probes[i]);
-		add(p, K_PROBE_BYTES, i, name, "bytes", "both", "%.0f", desc);
-	}
-	for (i = 0; i < mm.njobs; i++) {
-		mgg_metric_word(w, sizeof(w), mm.jobs[i]);
-		snprintf(name, sizeof(name), "magnet_job_%s_rate", w);
-		snprintf(desc, sizeof(desc), "Events per second of job (cgroup) %s", mm.jobs[i]);
-		add(p, K_JOB_RATE, i, name, "events/s", "both", "%.2f", desc);
-		snprintf(name, sizeof(name), "magnet_job_%s_events", w);
-		snprintf(desc, sizeof(desc), "Events of job (cgroup) %s since magnetd started", mm.jobs[i]);
-		add(p, K_JOB_EVENTS, i, name, "events", "both", "%.0f", desc);
-		snprintf(name, sizeof(name), "magnet_job_%s_bytes_rate", w);
-		snprintf(desc, sizeof(desc), "Network bytes per second of job (cgroup) %s (sock-handler probes)",
-			 mm.jobs[i]);
-		add(p, K_JOB_BYTES_RATE, i, name, "bytes/s", "both", "%.2f", desc);
-		snprintf(name, sizeof(name), "magnet_job_%s_bytes", w);
-		snprintf(desc, sizeof(desc), "Network bytes of job (cgroup) %s since magnetd started (sock-handler probes)",
-			 mm.jobs[i]);
-		add(p, K_JOB_BYTES, i, name, "bytes", "both", "%.0f", desc);
-	}
+	for (i = 0; i < mm.nprobes; i++)
+		add_set(p, false, i, mm.probes[i]);
+	for (i = 0; i < mm.njobs; i++)
+		add_set(p, true, i, mm.jobs[i]);
 	for (i = 0; i < mm.ntop; i++) {
 		snprintf(name, sizeof(name), "magnet_top%d_job", i + 1);
 		snprintf(desc, sizeof(desc), "The job (cgroup path) with the %d%s most events per second",

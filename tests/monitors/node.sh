@@ -8,7 +8,8 @@
 # magnetd serving its client port, Prometheus and Supermon on the NIC for
 # the host's forwarded ports (only QEMU's host address, 10.0.2.2, allowed),
 # and mon-workload on port 7000 to run workloads of known size in jobs.
-# Prints MAGNET-NODE-READY, then serves until the host says "quit".
+# mon-workload prints MAGNET-NODE-READY once it listens, then serves until
+# the host says "quit".
 set -e
 PATH=/magnet/bin:$PATH
 mkdir -p /tmp/mon
@@ -23,8 +24,7 @@ supermon = 0.0.0.0:2709
 CONF
 sh /magnet/tests/monitors/start-magnetd.sh
 magnet-ctl probe list
-echo "MAGNET-NODE-READY"
-mon-workload 7000
+mon-workload 7000	# says MAGNET-NODE-READY once it listens
 sh /magnet/tests/monitors/stop-magnetd.sh || true
 rmmod magnet
 echo "MAGNET-NODE-DONE"

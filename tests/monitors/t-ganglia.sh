@@ -140,7 +140,6 @@ mon_log "gmond's XML, all 30 magnet metrics; counts: magnet_job_a_events 1001, m
 ## Rates, within 10 %: /a paced at 100 calls/s for 40 s.
 mon_work rate a 100 40 >/dev/null
 sleep 22
-ok=0
 for i in 1 2 3; do
 	r=$(val magnet_job_a_rate)
 	t=$(val magnet_top1_job)

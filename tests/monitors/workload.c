@@ -22,6 +22,9 @@
  * Anything else gets "error <why>".
  *
  *   mon-workload PORT
+ *
+ * Prints MAGNET-NODE-READY once it listens (tests/monitors/lib.sh waits
+ * for it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -326,6 +329,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	sink();
 	lfd = listen_on(atoi(argv[1]), INADDR_ANY);
+	/* The host's lib.sh waits for this line: only now do we listen. */
+	printf("MAGNET-NODE-READY\n");
+	fflush(stdout);
 	while (!quit) {
 		FILE *f;
 		char line[512], out[512];
