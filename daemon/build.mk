@@ -69,7 +69,7 @@ MAGNETD_OBJS := $(BUILD)/daemon/magnetd.o $(BUILD)/daemon/server.o \
 	$(BUILD)/daemon/collect.o $(BUILD)/daemon/chunkq.o \
 	$(BUILD)/daemon/procinfo.o
 
-$(MAGNETD_OBJS): CFLAGS += -Idaemon -Itools/ctl
+$(MAGNETD_OBJS): CFLAGS += -Idaemon $(CTL_CFLAGS)
 
 $(MAGNETD): $(MAGNETD_OBJS) $(DAEMON_OBJS) $(CTL_LIB) $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")

@@ -14,3 +14,7 @@ $(LIBMAGNET): $(LIBMAGNET_OBJS)
 	$(Q)$(AR) rcs $@ $^
 
 USER_BINS += $(LIBMAGNET)
+
+# libmagnetctl (lib/ctl/): the netlink client and magnet-ctl's command
+# engine, shared by magnet-ctl and magnetd.
+include lib/ctl/build.mk

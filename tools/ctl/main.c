@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * magnet-ctl's entry point: everything, the options included, is
- * ctl_exec()'s (exec.c, in libmagnetctl.a), so that the program and a
- * daemon running the same command lines in-process cannot differ.
+ * ctl_exec()'s (lib/ctl/exec.c, in libmagnetctl.a), so that the program
+ * and a daemon running the same command lines in-process cannot differ.
  *
  *   magnet-ctl [-j | -m] OBJECT COMMAND [ARGUMENTS]
  */

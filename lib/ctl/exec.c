@@ -12,8 +12,9 @@
  *
  * This file is the command line: options, the object and command tables,
  * prefix matching, usage, and ctl_exec(), which runs one command line. It
- * lives in libmagnetctl.a so that magnetd can run the same commands
- * in-process; main.c only hands the program's arguments to ctl_exec().
+ * lives in libmagnetctl.a (lib/ctl/) so that magnetd can run the same
+ * commands in-process; tools/ctl/main.c only hands the program's arguments
+ * to ctl_exec().
  */
 #include <errno.h>
 #include <stdarg.h>
