@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # magnetd's clients (docs/protocol.md): magnet-cat and magnet-top, on the
-# client library mgclient, linked statically like every user binary; and
-# their unit test, which runs both against a fake magnetd on loopback.
-MGCLIENT_OBJ := $(BUILD)/tools/client/mgclient.o
+# client library mgclient (mgclient.c the transport, mgreply.c the reply
+# parsers), linked statically like every user binary; and their unit test,
+# which runs both against a fake magnetd on loopback.
+MGCLIENT_OBJS := $(BUILD)/tools/client/mgclient.o \
+		 $(BUILD)/tools/client/mgreply.o
 MAGNET_CLIENT_BINS := $(BUILD)/tools/magnet-cat $(BUILD)/tools/magnet-top
 
 $(MAGNET_CLIENT_BINS): $(BUILD)/tools/%: $(BUILD)/tools/client/%.o \
-		       $(MGCLIENT_OBJ) $(LIBMAGNET)
+		       $(MGCLIENT_OBJS) $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
 
@@ -18,7 +20,7 @@ $(BUILD)/tests/unit/test_client.o: CFLAGS += -Itools/client
 
 # The binaries are run by the test, not linked into it: order-only.
 $(BUILD)/tests/unit/test_client: $(BUILD)/tests/unit/test_client.o \
-				 $(BUILD)/tests/unit/testutil.o $(MGCLIENT_OBJ) \
+				 $(BUILD)/tests/unit/testutil.o $(MGCLIENT_OBJS) \
 				 $(LIBMAGNET) | $(MAGNET_CLIENT_BINS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CHECK_LIBS)

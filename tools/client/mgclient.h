@@ -14,6 +14,10 @@
  *    messages, blocking with a timeout or, for programs that watch several
  *    connections, driven from their own poll loop (mgc_fill, mgc_next).
  *
+ * Two files: mgclient.c is the transport (addresses, framing, text
+ * helpers, the connection), mgreply.c the parsers of the replies' texts
+ * (key=value words and below "replies"); mgc_int.h their shared helpers.
+ *
  * Errors are negative errno values with a sentence for people in an error
  * buffer (the connection's err, or the parsers' why): -EPROTO for a server
  * that breaks the protocol, -EMSGSIZE for input over a limit below.

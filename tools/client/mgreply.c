@@ -1,0 +1,642 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mgclient's reply parsers (see mgclient.h): key=value words, and the
+ * texts of the HELLO, PROBES, STATS and AGG replies and of JSON records.
+ * Pure functions over bytes, no I/O; mgclient.c frames the messages they
+ * take. The protocol is docs/protocol.md; the comments here say only what
+ * the document leaves to a client.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/magnet.h>
+
+#include "mgc_int.h"
+#include "mgclient.h"
+
+/* ---- key=value words ---- */
+
+int mgc_kvs_parse(struct mgc_kvs *kv, const char *s, size_t len,
+		  char *why, size_t whylen)
+{
+	char ex[4 * MGC_EXCERPT + 8];
+	const char *p = s, *end = s + len, *w;
+	size_t wl, n = 0;
+
+	memset(kv, 0, sizeof(*kv));
+	while (next_word(&p, end, &w, &wl))
+		n++;
+	kv->text = malloc(len + 1);
+	kv->v = calloc(n ? n : 1, sizeof(*kv->v));
+	if (!kv->text || !kv->v) {
+		mgc_kvs_free(kv);
+		return -ENOMEM;
+	}
+	memcpy(kv->text, s, len);
+	kv->text[len] = '\0';
+	p = kv->text;
+	end = kv->text + len;
+	while (next_word(&p, end, &w, &wl)) {
+		char *word = (char *)w, *eq = memchr(word, '=', wl);
+
+		if (!eq || eq == word) {
+			excerpt(ex, sizeof(ex), w, wl);
+			mgc_kvs_free(kv);
+			return fail(why, whylen, "expected key=value, not '%s'", ex);
+		}
+		/* In place: the blank after the word (or the end) becomes NUL. */
+		word[wl] = '\0';
+		*eq = '\0';
+		kv->v[kv->n].key = word;
+		kv->v[kv->n].value = eq + 1;
+		kv->n++;
+		if (p < end)
+			p++;
+	}
+	return 0;
+}
+
+const char *mgc_kvs_get(const struct mgc_kvs *kv, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < kv->n; i++)
+		if (!strcmp(kv->v[i].key, key))
+			return kv->v[i].value;
+	return NULL;
+}
+
+void mgc_kvs_free(struct mgc_kvs *kv)
+{
+	free(kv->text);
+	free(kv->v);
+	memset(kv, 0, sizeof(*kv));
+}
+
+/* A number the table names at an offset of a struct. */
+struct field {
+	const char *key;
+	size_t off;
+};
+
+/* Every field of the table must be there, a number: what says what. */
+static int take_fields(const struct mgc_kvs *kv, const struct field *f,
+		       size_t nf, void *base, const char *what,
+		       char *why, size_t whylen)
+{
+	char ex[4 * MGC_EXCERPT + 8];
+	size_t i;
+
+	for (i = 0; i < nf; i++) {
+		const char *v = mgc_kvs_get(kv, f[i].key);
+
+		if (!v)
+			return fail(why, whylen, "%s: no %s=", what, f[i].key);
+		if (mgc_parse_u64(v, strlen(v), (__u64 *)((char *)base + f[i].off)))
+			return fail(why, whylen, "%s: %s=%s is not a number",
+				    what, f[i].key,
+				    excerpt(ex, sizeof(ex), v, strlen(v)));
+	}
+	return 0;
+}
+
+/* A word of a fixed set: its index, or -1. */
+static int one_of(const char *v, const char *const *set, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++)
+		if (!strcmp(v, set[i]))
+			return i;
+	return -1;
+}
+
+static const char *const up_down[] = { "down", "up" };
+
+/* The value of key as a number. 0, or -EINVAL if absent or not one. */
+static int kv_u64(const struct mgc_kvs *kv, const char *key, __u64 *v)
+{
+	const char *s = mgc_kvs_get(kv, key);
+
+	return s ? mgc_parse_u64(s, strlen(s), v) : -EINVAL;
+}
+
+/* ---- HELLO ---- */
+
+int mgc_parse_hello(const char *line, size_t len, struct mgc_hello *h,
+		    char *why, size_t whylen)
+{
+	static const char *const orders[] = { "le", "be" };
+	char ex[4 * MGC_EXCERPT + 8];
+	const char *p = line, *end = line + len, *w;
+	const char *order, *module;
+	__u64 version, cpus = 0, format = 0;
+	size_t wl;
+	int r;
+
+	memset(h, 0, sizeof(*h));
+	excerpt(ex, sizeof(ex), line, len);
+	if (!next_word(&p, end, &w, &wl) || !word_eq(w, wl, "OK") ||
+	    !next_word(&p, end, &w, &wl) || !word_eq(w, wl, "magnet") ||
+	    !next_word(&p, end, &w, &wl))
+		return fail(why, whylen, "not a HELLO reply: '%s'", ex);
+	if (mgc_parse_u64(w, wl, &version) || version > UINT32_MAX)
+		return fail(why, whylen, "HELLO: bad protocol version in '%s'", ex);
+	h->version = version;
+	if (version != MGC_PROTO_VERSION)
+		return 0;
+
+	r = mgc_kvs_parse(&h->kv, p, end - p, why, whylen);
+	if (r)
+		return r;
+	h->node = mgc_kvs_get(&h->kv, "node");
+	h->clock = mgc_kvs_get(&h->kv, "clock");
+	order = mgc_kvs_get(&h->kv, "order");
+	module = mgc_kvs_get(&h->kv, "module");
+	if (!h->node || !*h->node)
+		r = fail(why, whylen, "HELLO: no node=");
+	else if (!h->clock || !*h->clock)
+		r = fail(why, whylen, "HELLO: no clock=");
+	else if (one_of(order, orders, 2) < 0)
+		r = fail(why, whylen, "HELLO: order= must be le or be");
+	else if (one_of(module, up_down, 2) < 0)
+		r = fail(why, whylen, "HELLO: module= must be up or down");
+	else if (kv_u64(&h->kv, "cpus", &cpus) || !cpus || cpus > UINT32_MAX)
+		r = fail(why, whylen, "HELLO: cpus= must be a number from 1");
+	else if (kv_u64(&h->kv, "format", &format) || format > UINT32_MAX)
+		r = fail(why, whylen, "HELLO: format= must be a number");
+	if (r) {
+		mgc_hello_free(h);
+		return r;
+	}
+	h->version = version;
+	h->cpus = cpus;
+	h->format = format;
+	h->big_endian = !strcmp(order, "be");
+	h->module_up = !strcmp(module, "up");
+	return 0;
+}
+
+void mgc_hello_free(struct mgc_hello *h)
+{
+	mgc_kvs_free(&h->kv);
+	memset(h, 0, sizeof(*h));
+}
+
+/* ---- tables ---- */
+
+/*
+ * "OK <n> <noun> ..." and its lines: *n, the first line's rest after the
+ * noun, and where the lines start. The lines are then walked with
+ * next_line(); their count is checked against n by the caller.
+ */
+static int table_head(const char *text, size_t len, const char *noun,
+		      __u64 *n, const char **rest, size_t *rest_len,
+		      const char **lines, char *why, size_t whylen)
+{
+	char ex[4 * MGC_EXCERPT + 8];
+	const char *nl = memchr(text, '\n', len), *end, *p = text, *w;
+	size_t wl;
+
+	end = nl ? nl : text + len;
+	excerpt(ex, sizeof(ex), text, end - text);
+	if (!next_word(&p, end, &w, &wl) || !word_eq(w, wl, "OK") ||
+	    !next_word(&p, end, &w, &wl) || mgc_parse_u64(w, wl, n) ||
+	    !next_word(&p, end, &w, &wl) || !word_eq(w, wl, noun))
+		return fail(why, whylen, "expected 'OK <n> %s', not '%s'", noun, ex);
+	*rest = p;
+	*rest_len = end - p;
+	*lines = nl ? nl + 1 : text + len;
+	return 0;
+}
+
+/* The next line of [*p, end), without its '\n'; false at the end. */
+static bool next_line(const char **p, const char *end, const char **l,
+		      size_t *ll)
+{
+	const char *nl;
+
+	if (*p >= end)
+		return false;
+	nl = memchr(*p, '\n', end - *p);
+	*l = *p;
+	*ll = (nl ? nl : end) - *p;
+	*p = nl ? nl + 1 : end;
+	return true;
+}
+
+static int count_mismatch(const char *what, __u64 n, size_t got,
+			  char *why, size_t whylen)
+{
+	return fail(why, whylen, "%s: %llu lines announced, %s", what,
+		    (unsigned long long)n,
+		    got < n ? "fewer follow" : "more follow");
+}
+
+/* ---- PROBES ---- */
+
+struct probe_nums {
+	__u64 nargs, hits, missed;
+};
+
+static const struct field probe_fields[] = {
+	{ "nargs", offsetof(struct probe_nums, nargs) },
+	{ "hits", offsetof(struct probe_nums, hits) },
+	{ "missed", offsetof(struct probe_nums, missed) },
+};
+
+/*
+ * A probe name: %XX-decoded. The document escapes bytes outside !..~ but
+ * leaves it open whether '%' itself is (kretprobe names such as
+ * "vfs_read%return" contain one): a name that does not decode is taken
+ * as it is.
+ */
+static char *probe_name(const char *w, size_t wl)
+{
+	char *s = malloc(wl + 1);
+
+	if (!s)
+		return NULL;
+	if (mgc_unescape(w, wl, s, wl + 1) < 0) {
+		memcpy(s, w, wl);
+		s[wl] = '\0';
+	}
+	return s;
+}
+
+static int probe_line(struct mg_probe *pr, const char *l, size_t ll,
+		      size_t i, char *why, size_t whylen)
+{
+	char ex[4 * MGC_EXCERPT + 8], what[48];
+	const char *p = l, *end = l + ll, *idw, *tw, *nw;
+	size_t idl, tl, nl;
+	struct probe_nums nums;
+	struct mgc_kvs kv;
+	__u64 id;
+	int r;
+
+	snprintf(what, sizeof(what), "PROBES line %zu", i + 1);
+	excerpt(ex, sizeof(ex), l, ll);
+	if (!next_word(&p, end, &idw, &idl) || !next_word(&p, end, &tw, &tl) ||
+	    !next_word(&p, end, &nw, &nl))
+		return fail(why, whylen, "%s: expected '<id> <type> <name> ...', not '%s'",
+			    what, ex);
+	if (mgc_parse_u64(idw, idl, &id) || id > MAGNET_EVENT_MAX)
+		return fail(why, whylen, "%s: bad probe id in '%s'", what, ex);
+	r = mgc_kvs_parse(&kv, p, end - p, why, whylen);
+	if (r)
+		return r;
+	r = take_fields(&kv, probe_fields, 3, &nums, what, why, whylen);
+	mgc_kvs_free(&kv);
+	if (r)
+		return r;
+	if (nums.nargs > MAGNET_ARGS_MAX)
+		return fail(why, whylen, "%s: nargs=%llu (at most %u)", what,
+			    (unsigned long long)nums.nargs, MAGNET_ARGS_MAX);
+	memset(pr, 0, sizeof(*pr));
+	pr->id = id;
+	pr->nargs = nums.nargs;
+	pr->hits = nums.hits;
+	pr->missed = nums.missed;
+	pr->type = strndup(tw, tl);
+	pr->target = probe_name(nw, nl);
+	if (!pr->type || !pr->target) {
+		free(pr->type);
+		free(pr->target);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int mgc_parse_probes(const char *text, size_t len, struct mg_probe_table *t,
+		     char *why, size_t whylen)
+{
+	const char *rest, *p, *end = text + len, *l;
+	size_t rest_len, ll, i = 0;
+	__u64 n;
+	int r;
+
+	t->n = 0;
+	t->v = NULL;
+	r = table_head(text, len, "probes", &n, &rest, &rest_len, &p,
+		       why, whylen);
+	if (r)
+		return r;
+	if (n > MGC_TABLE_MAX)
+		return fail(why, whylen, "PROBES: %llu lines (more than %u)",
+			    (unsigned long long)n, MGC_TABLE_MAX);
+	t->v = calloc(n ? n : 1, sizeof(*t->v));
+	if (!t->v)
+		return -ENOMEM;
+	while (next_line(&p, end, &l, &ll)) {
+		if (i == n) {
+			r = count_mismatch("PROBES", n, i + 1, why, whylen);
+			break;
+		}
+		r = probe_line(&t->v[i], l, ll, i, why, whylen);
+		if (r)
+			break;
+		t->n = ++i;
+	}
+	if (!r && i < n)
+		r = count_mismatch("PROBES", n, i, why, whylen);
+	if (r)
+		mg_probes_free(t);
+	return r;
+}
+
+/* ---- STATS ---- */
+
+#define SF(k)	{ #k, offsetof(struct mgc_stats, k) }
+static const struct field stats_fields[] = {
+	SF(uptime), SF(reloads), SF(clients), SF(subscribers),
+	SF(aggregators), SF(read), SF(read_bytes), SF(read_lost),
+	SF(queue_dropped), SF(sent), SF(client_dropped), SF(cut_off),
+	SF(refused), SF(trace_files), SF(trace_bytes), SF(trace_dropped),
+	SF(trace_errors),
+};
+#undef SF
+
+struct cpu_nums {
+	__u64 cpu, written, bytes, lost_full, lost_too_big, lost_nesting;
+	__u64 overwritten, read, read_lost;
+};
+
+#define CF(k)	{ #k, offsetof(struct cpu_nums, k) }
+static const struct field cpu_fields[] = {
+	CF(cpu), CF(written), CF(bytes), CF(lost_full), CF(lost_too_big),
+	CF(lost_nesting), CF(overwritten), CF(read), CF(read_lost),
+};
+#undef CF
+
+static int stats_cpu_line(struct mgc_stats_cpu *c, const char *l, size_t ll,
+			  size_t i, char *why, size_t whylen)
+{
+	struct cpu_nums v;
+	struct mgc_kvs kv;
+	char what[48];
+	int r;
+
+	snprintf(what, sizeof(what), "STATS line %zu", i + 1);
+	r = mgc_kvs_parse(&kv, l, ll, why, whylen);
+	if (r)
+		return r;
+	r = take_fields(&kv, cpu_fields, sizeof(cpu_fields) / sizeof(cpu_fields[0]),
+			&v, what, why, whylen);
+	mgc_kvs_free(&kv);
+	if (r)
+		return r;
+	if (v.cpu > UINT32_MAX)
+		return fail(why, whylen, "%s: cpu=%llu is out of range", what,
+			    (unsigned long long)v.cpu);
+	c->cpu = v.cpu;
+	c->written = v.written;
+	c->bytes = v.bytes;
+	c->lost_full = v.lost_full;
+	c->lost_too_big = v.lost_too_big;
+	c->lost_nesting = v.lost_nesting;
+	c->overwritten = v.overwritten;
+	c->read = v.read;
+	c->read_lost = v.read_lost;
+	return 0;
+}
+
+int mgc_parse_stats(const char *text, size_t len, struct mgc_stats *s,
+		    char *why, size_t whylen)
+{
+	const char *rest, *p, *end = text + len, *l;
+	size_t rest_len, ll, i = 0;
+	__u64 n;
+	int m, r;
+
+	memset(s, 0, sizeof(*s));
+	r = table_head(text, len, "cpus", &n, &rest, &rest_len, &p, why, whylen);
+	if (r)
+		return r;
+	if (n > MGC_TABLE_MAX)
+		return fail(why, whylen, "STATS: %llu lines (more than %u)",
+			    (unsigned long long)n, MGC_TABLE_MAX);
+	r = mgc_kvs_parse(&s->kv, rest, rest_len, why, whylen);
+	if (r)
+		return r;
+	r = take_fields(&s->kv, stats_fields,
+			sizeof(stats_fields) / sizeof(stats_fields[0]), s,
+			"STATS", why, whylen);
+	m = one_of(mgc_kvs_get(&s->kv, "module"), up_down, 2);
+	if (!r && m < 0)
+		r = fail(why, whylen, "STATS: module= must be up or down");
+	s->module_up = m == 1;
+	if (!r) {
+		s->cpu = calloc(n ? n : 1, sizeof(*s->cpu));
+		if (!s->cpu)
+			r = -ENOMEM;
+	}
+	while (!r && next_line(&p, end, &l, &ll)) {
+		if (i == n) {
+			r = count_mismatch("STATS", n, i + 1, why, whylen);
+			break;
+		}
+		r = stats_cpu_line(&s->cpu[i], l, ll, i, why, whylen);
+		s->ncpus = ++i;
+	}
+	if (!r && i < n)
+		r = count_mismatch("STATS", n, i, why, whylen);
+	if (r)
+		mgc_stats_free(s);
+	return r;
+}
+
+void mgc_stats_free(struct mgc_stats *s)
+{
+	mgc_kvs_free(&s->kv);
+	free(s->cpu);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- AGG ---- */
+
+#define AF(k)	{ #k, offsetof(struct mgc_agg, k) }
+static const struct field agg_fields[] = {
+	AF(ts), AF(interval), AF(events), AF(bytes), AF(keys), AF(lost),
+	AF(evicted), AF(evicted_events), AF(unkeyed), AF(dropped),
+};
+#undef AF
+
+/* The keys whose values are numbers (all but comm). */
+static const char *const numeric_keys[] = { "probe", "pid", "tgid", "cgroup" };
+
+/* "%.1f" as the server prints it: digits, then maybe '.' and digits. */
+static int parse_rate(const char *s, size_t len, double *v)
+{
+	const char *dot = memchr(s, '.', len);
+	size_t il = dot ? (size_t)(dot - s) : len, fl = dot ? len - il - 1 : 0;
+	__u64 ip, fp = 0;
+	double scale = 1;
+	size_t i;
+
+	if (mgc_parse_u64(s, il, &ip) || (dot && mgc_parse_u64(dot + 1, fl, &fp)) ||
+	    fl > 9)
+		return -EINVAL;
+	for (i = 0; i < fl; i++)
+		scale *= 10;
+	*v = (double)ip + (double)fp / scale;
+	return 0;
+}
+
+/* Unescape a word into the report's string storage. */
+static char *agg_string(char **store, const char *w, size_t wl)
+{
+	char *s = *store;
+	ssize_t n = mgc_unescape(w, wl, s, wl + 1);
+
+	if (n < 0)
+		return NULL;
+	*store += n + 1;
+	return s;
+}
+
+static int agg_entry(struct mgc_agg *a, struct mgc_agg_entry *e, char **store,
+		     const char *l, size_t ll, size_t i, char *why,
+		     size_t whylen)
+{
+	char ex[4 * MGC_EXCERPT + 8];
+	const char *p = l, *end = l + ll, *w[5];
+	size_t wl[5], k;
+
+	excerpt(ex, sizeof(ex), l, ll);
+	for (k = 0; k < 5; k++)
+		if (!next_word(&p, end, &w[k], &wl[k]))
+			return fail(why, whylen, "AGG entry %zu: expected '<value> <events> <bytes> <rate> <label>', not '%s'",
+				    i + 1, ex);
+	/* Words added after the label by a later server are ignored. */
+	e->value = agg_string(store, w[0], wl[0]);
+	if (!e->value)
+		return fail(why, whylen, "AGG entry %zu: bad %%XX escape in the value of '%s'",
+			    i + 1, ex);
+	if (a->numeric && mgc_parse_u64(w[0], wl[0], &e->id))
+		return fail(why, whylen, "AGG entry %zu: %s value is not a number: '%s'",
+			    i + 1, a->key, ex);
+	if (mgc_parse_u64(w[1], wl[1], &e->events) ||
+	    mgc_parse_u64(w[2], wl[2], &e->bytes))
+		return fail(why, whylen, "AGG entry %zu: bad events or bytes in '%s'",
+			    i + 1, ex);
+	if (parse_rate(w[3], wl[3], &e->rate))
+		return fail(why, whylen, "AGG entry %zu: bad rate in '%s'", i + 1, ex);
+	e->label = agg_string(store, w[4], wl[4]);
+	if (!e->label)
+		return fail(why, whylen, "AGG entry %zu: bad %%XX escape in the label of '%s'",
+			    i + 1, ex);
+	return 0;
+}
+
+static int agg_head(struct mgc_agg *a, const char *l, size_t ll, __u64 *n,
+		    char *why, size_t whylen)
+{
+	char ex[4 * MGC_EXCERPT + 8];
+	const char *p = l, *end = l + ll, *w, *kw;
+	size_t wl, kl, i;
+	int r;
+
+	excerpt(ex, sizeof(ex), l, ll);
+	if (!next_word(&p, end, &w, &wl) || !word_eq(w, wl, "A") ||
+	    !next_word(&p, end, &kw, &kl) || !next_word(&p, end, &w, &wl) ||
+	    mgc_parse_u64(w, wl, n))
+		return fail(why, whylen, "expected 'A <key> <n> ...', not '%s'", ex);
+	if (kl >= sizeof(a->key))
+		return fail(why, whylen, "AGG: key too long in '%s'", ex);
+	for (i = 0; i < kl; i++)
+		if (kw[i] < 'a' || kw[i] > 'z')
+			return fail(why, whylen, "AGG: bad key in '%s'", ex);
+	memcpy(a->key, kw, kl);
+	a->key[kl] = '\0';
+	a->numeric = one_of(a->key, numeric_keys, 4) >= 0;
+	if (*n > MGC_TABLE_MAX)
+		return fail(why, whylen, "AGG: %llu entries (more than %u)",
+			    (unsigned long long)*n, MGC_TABLE_MAX);
+	r = mgc_kvs_parse(&a->kv, p, end - p, why, whylen);
+	if (r)
+		return r;
+	return take_fields(&a->kv, agg_fields,
+			   sizeof(agg_fields) / sizeof(agg_fields[0]), a,
+			   "AGG", why, whylen);
+}
+
+int mgc_parse_agg(const char *text, size_t len, struct mgc_agg *a,
+		  char *why, size_t whylen)
+{
+	const char *p = text, *end = text + len, *l;
+	size_t ll, i = 0;
+	char *store;
+	__u64 n = 0;
+	int r;
+
+	memset(a, 0, sizeof(*a));
+	if (!next_line(&p, end, &l, &ll))
+		return fail(why, whylen, "empty AGG report");
+	r = agg_head(a, l, ll, &n, why, whylen);
+	if (!r) {
+		/* Decoding never lengthens a word: the text bounds the strings. */
+		a->v = calloc(n ? n : 1, sizeof(*a->v));
+		a->strings = malloc(len + 2 * n + 2);
+		if (!a->v || !a->strings)
+			r = -ENOMEM;
+	}
+	store = a->strings;
+	while (!r && next_line(&p, end, &l, &ll)) {
+		if (i == n) {
+			r = count_mismatch("AGG", n, i + 1, why, whylen);
+			break;
+		}
+		r = agg_entry(a, &a->v[i], &store, l, ll, i, why, whylen);
+		a->n = ++i;
+	}
+	if (!r && i < n)
+		r = count_mismatch("AGG", n, i, why, whylen);
+	if (r)
+		mgc_agg_free(a);
+	return r;
+}
+
+void mgc_agg_free(struct mgc_agg *a)
+{
+	mgc_kvs_free(&a->kv);
+	free(a->v);
+	free(a->strings);
+	memset(a, 0, sizeof(*a));
+}
+
+/* ---- JSON records ---- */
+
+/* The unsigned integer after "key": in line, or 0. */
+static __u64 json_u64(const char *line, size_t len, const char *key)
+{
+	const char *p = memmem(line, len, key, strlen(key)), *end = line + len;
+	__u64 v = 0;
+
+	if (!p)
+		return 0;
+	for (p += strlen(key); p < end && *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (*p - '0');
+	return v;
+}
+
+bool mgc_json_lost(const char *line, size_t len, __u64 *lost)
+{
+	/*
+	 * Inside a JSON string every '"' is escaped, so these bytes can
+	 * only be the record's own keys: a probe cannot fake a LOST record.
+	 */
+	static const char tag[] = "\"id\":1,\"event\":\"lost\",";
+
+	if (!memmem(line, len, tag, sizeof(tag) - 1))
+		return false;
+	*lost = json_u64(line, len, "\"full\":") +
+		json_u64(line, len, "\"too_big\":") +
+		json_u64(line, len, "\"nesting\":") +
+		json_u64(line, len, "\"overwritten\":");
+	return true;
+}
