@@ -61,8 +61,9 @@ $(BUILD)/tests/unit/test_server: $(BUILD)/tests/unit/test_server.o \
 USER_BINS += $(DAEMON_OBJS)
 UNIT_TESTS += $(DAEMON_UNIT_TESTS) $(BUILD)/tests/unit/test_server
 
-# The daemon: its own objects, the foundation above, magnet-ctl's library
-# (the probe set at start), libaio for the rings.
+# The daemon: its own objects, the foundation above, libmagnetctl (lib/ctl:
+# magnet-ctl's command engine, for the probe set at start), libaio for the
+# rings.
 MAGNETD := $(BUILD)/daemon/magnetd
 MAGNETD_OBJS := $(BUILD)/daemon/magnetd.o $(BUILD)/daemon/server.o \
 	$(BUILD)/daemon/client.o $(BUILD)/daemon/fanout.o \
