@@ -385,6 +385,7 @@ struct magnet_sock {
 	__u8 daddr[16];
 	__u64 size;		/* the third argument (bytes, for sendmsg) */
 };
+
 #define MAGNET_ARGS_MAX			6
 
 struct magnet_capture {
@@ -452,6 +453,7 @@ enum magnet_cmd {
 	MAGNET_CMD_ALARM,
 	__MAGNET_CMD_MAX
 };
+
 #define MAGNET_CMD_MAX (__MAGNET_CMD_MAX - 1)
 
 enum magnet_attr {
@@ -464,6 +466,7 @@ enum magnet_attr {
 	MAGNET_A_GENERATION,
 	__MAGNET_A_LAST
 };
+
 #define MAGNET_A_MAX (__MAGNET_A_LAST - 1)
 
 enum magnet_probe_type {
@@ -496,6 +499,7 @@ enum magnet_probe_attr {
 	MAGNET_PROBE_A_STATS,
 	__MAGNET_PROBE_A_LAST
 };
+
 #define MAGNET_PROBE_A_MAX (__MAGNET_PROBE_A_LAST - 1)
 
 enum magnet_filter_kind {
@@ -520,6 +524,7 @@ enum magnet_filter_attr {
 	MAGNET_FILTER_A_CPUS,
 	__MAGNET_FILTER_A_LAST
 };
+
 #define MAGNET_FILTER_A_MAX (__MAGNET_FILTER_A_LAST - 1)
 
 enum magnet_buffer_attr {
@@ -529,6 +534,7 @@ enum magnet_buffer_attr {
 	MAGNET_BUFFER_A_CPUS,
 	__MAGNET_BUFFER_A_LAST
 };
+
 #define MAGNET_BUFFER_A_MAX (__MAGNET_BUFFER_A_LAST - 1)
 
 /* Per-probe counters: hits = filtered + sampled + recorded + lost. */
@@ -545,6 +551,7 @@ enum magnet_pstat_attr {
 	MAGNET_PSTAT_A_PAD,
 	__MAGNET_PSTAT_A_LAST
 };
+
 #define MAGNET_PSTAT_A_MAX (__MAGNET_PSTAT_A_LAST - 1)
 
 enum magnet_cstat_attr {
@@ -560,6 +567,7 @@ enum magnet_cstat_attr {
 	MAGNET_CSTAT_A_DISCARDED,	/* unread records dropped by a resize */
 	__MAGNET_CSTAT_A_LAST
 };
+
 #define MAGNET_CSTAT_A_MAX (__MAGNET_CSTAT_A_LAST - 1)
 
 enum magnet_alarm_attr {
@@ -573,6 +581,7 @@ enum magnet_alarm_attr {
 	MAGNET_ALARM_A_PAD,
 	__MAGNET_ALARM_A_LAST
 };
+
 #define MAGNET_ALARM_A_MAX (__MAGNET_ALARM_A_LAST - 1)
 
 #endif /* _UAPI_LINUX_MAGNET_H */
