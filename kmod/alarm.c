@@ -55,6 +55,10 @@ bool mg_alarm_queue(u16 probe_id, u64 abstract_id, u64 ts)
 		return false;
 	do {
 		h = local_read(&q->head);
+		/*
+		 * The worker's copy of a slot is done before we refill it:
+		 * pairs with the release of tail in mg_alarm_send().
+		 */
 		if (h - smp_load_acquire(&q->tail) >= MG_ALARM_SLOTS)
 			return false;	/* the worker is behind: drop, counted */
 	} while (local_cmpxchg(&q->head, h, h + 1) != h);
@@ -66,10 +70,12 @@ bool mg_alarm_queue(u16 probe_id, u64 abstract_id, u64 ts)
 	a->tgid = current->tgid;
 	a->timestamp = ts;
 	a->abstract_id = abstract_id;
+	/* The slot before ready: pairs with the acquire in mg_alarm_send(). */
 	smp_store_release(&a->ready, 1);
 	irq_work_queue(&q->kick);
 	return true;
 }
+
 NOKPROBE_SYMBOL(mg_alarm_queue);
 
 static void mg_alarm_send(struct work_struct *work)
@@ -83,10 +89,16 @@ static void mg_alarm_send(struct work_struct *work)
 			struct mg_alarm *a = &q->slot[q->tail % MG_ALARM_SLOTS];
 			struct mg_alarm copy;
 
+			/* Pairs with the release of ready in mg_alarm_queue(). */
 			if (!smp_load_acquire(&a->ready))
 				break;	/* claimed slots fill in order of claim */
 			copy = *a;
 			WRITE_ONCE(a->ready, 0);
+			/*
+			 * The copy and the cleared ready before the slot is
+			 * free: pairs with the acquire of tail in
+			 * mg_alarm_queue().
+			 */
 			smp_store_release(&q->tail, q->tail + 1);
 			mg_netlink_alarm(&copy);
 		}

@@ -28,6 +28,7 @@ u64 notrace mg_ring_clock(void)
 		return rdtsc();
 	return ktime_get_mono_fast_ns();
 }
+
 NOKPROBE_SYMBOL(mg_ring_clock);
 
 /* From a writer, maybe in NMI: only queue the irq_work. */
@@ -35,6 +36,7 @@ static void notrace mg_notify(struct mg_ring *rb)
 {
 	irq_work_queue(&mg_bufs[rb->cpu]->wake_work);
 }
+
 NOKPROBE_SYMBOL(mg_notify);
 
 static struct mg_ring *mg_ring_alloc(unsigned int cpu, unsigned long size,
@@ -290,4 +292,5 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 	rec->tgid = current->tgid;
 	return rec;
 }
+
 NOKPROBE_SYMBOL(magnet_reserve);

@@ -16,7 +16,7 @@ struct mg_cpu_buf {
 
 	/* Reader side: one reader at a time (fs.c). */
 	atomic_t reader;
-	struct mutex read_lock;
+	struct mutex read_lock;		/* one consume at a time; attr, bounce */
 	struct magnet_read_attr attr;
 	void *bounce;			/* overwrite-mode reads */
 	wait_queue_head_t wait;

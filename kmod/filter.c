@@ -147,6 +147,7 @@ static bool mg_in_cgroup(u64 id)
 			return true;
 	return false;
 }
+
 NOKPROBE_SYMBOL(mg_in_cgroup);
 
 bool mg_filter_match(const struct mg_filter_set *fs, u64 abstract_id)
@@ -182,4 +183,5 @@ bool mg_filter_match(const struct mg_filter_set *fs, u64 abstract_id)
 	}
 	return (matched & fs->include_kinds) == fs->include_kinds;
 }
+
 NOKPROBE_SYMBOL(mg_filter_match);

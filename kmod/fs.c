@@ -402,11 +402,12 @@ static ssize_t mg_read_iter(struct kiocb *iocb, struct iov_iter *to)
 			u64 left = deadline - ktime_get_ns();
 
 			ret = wait_event_interruptible_timeout(buf->wait,
-					mg_wait_ready(buf, rb, count, deadline),
-					nsecs_to_jiffies(left) + 1);
+							       mg_wait_ready(buf, rb, count,
+									     deadline),
+							       nsecs_to_jiffies(left) + 1);
 		} else {
 			ret = wait_event_interruptible(buf->wait,
-					mg_wait_ready(buf, rb, count, deadline));
+						       mg_wait_ready(buf, rb, count, deadline));
 		}
 		if (ret < 0)
 			return -ERESTARTSYS;
@@ -495,6 +496,10 @@ static int mg_release(struct inode *inode, struct file *filp)
 	WARN_ON_ONCE(!list_empty(&buf->aio_pending));
 	vfree(buf->bounce);
 	buf->bounce = NULL;
+	/*
+	 * All of the above is done before the next open may take the ring:
+	 * pairs with the fully ordered atomic_cmpxchg() in mg_open().
+	 */
 	atomic_set_release(&buf->reader, 0);
 	return 0;
 }
@@ -551,8 +556,8 @@ static int mg_stats_show(struct seq_file *m, void *v)
 	struct mg_ring_stats st;
 	unsigned int cpu;
 
-	seq_puts(m, "cpu\twritten\tbytes\tlost_full\tlost_too_big\tlost_nesting\toverwritten"
-		 "\tdiscarded\n");
+	seq_puts(m,
+		 "cpu\twritten\tbytes\tlost_full\tlost_too_big\tlost_nesting\toverwritten\tdiscarded\n");
 	for_each_possible_cpu(cpu) {
 		mg_buffer_stats(mg_bufs[cpu], &st);
 		seq_printf(m, "%u\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\n", cpu, st.written,

@@ -302,7 +302,8 @@ static int mg_with_probe(struct genl_info *info,
 static int mg_act_del(struct genl_info *info, struct nlattr **tb, struct mg_probe *p)
 {
 	if (p->type == MAGNET_PROBE_CUSTOM) {
-		NL_SET_ERR_MSG(info->extack, "a kernel module's event: only that module removes it");
+		NL_SET_ERR_MSG(info->extack,
+			       "a kernel module's event: only that module removes it");
 		return -EPERM;
 	}
 	return mg_probe_del(p);
@@ -417,7 +418,8 @@ static int mg_act_filter_add(struct genl_info *info, struct nlattr **tb, struct 
 		struct nlattr *a = ft[MAGNET_FILTER_A_CPUS];
 
 		if (!a || ft[MAGNET_FILTER_A_VALUE] || nla_len(a) % sizeof(u64)) {
-			NL_SET_ERR_MSG(info->extack, "a cpu filter needs CPUS, a bitmap of u64 words");
+			NL_SET_ERR_MSG(info->extack,
+				       "a cpu filter needs CPUS, a bitmap of u64 words");
 			return -EINVAL;
 		}
 		f.cpus = bitmap_zalloc(nr_cpu_ids, GFP_KERNEL);
@@ -426,14 +428,16 @@ static int mg_act_filter_add(struct genl_info *info, struct nlattr **tb, struct 
 		bitmap_from_arr64(f.cpus, nla_data(a),
 				  min_t(unsigned int, nla_len(a) * 8, nr_cpu_ids));
 		if (bitmap_empty(f.cpus, nr_cpu_ids)) {
-			NL_SET_ERR_MSG_ATTR(info->extack, a, "the CPU set names no CPU of this machine");
+			NL_SET_ERR_MSG_ATTR(info->extack, a,
+					    "the CPU set names no CPU of this machine");
 			ret = -EINVAL;
 			goto out;
 		}
-	} else if (!ft[MAGNET_FILTER_A_VALUE] || ft[MAGNET_FILTER_A_CPUS]) {
-		NL_SET_ERR_MSG(info->extack, "this filter kind needs VALUE (and no CPUS)");
-		return -EINVAL;
 	} else {
+		if (!ft[MAGNET_FILTER_A_VALUE] || ft[MAGNET_FILTER_A_CPUS]) {
+			NL_SET_ERR_MSG(info->extack, "this filter kind needs VALUE (and no CPUS)");
+			return -EINVAL;
+		}
 		f.value = nla_get_u64(ft[MAGNET_FILTER_A_VALUE]);
 	}
 	ret = mg_filter_add(p, &f, &id);
@@ -535,7 +539,8 @@ static int mg_nl_buffer_set(struct sk_buff *skb, struct genl_info *info)
 		return ret;
 	size = bt[MAGNET_BUFFER_A_SIZE] ? nla_get_u64(bt[MAGNET_BUFFER_A_SIZE]) : mg_buffers_size();
 	mode = bt[MAGNET_BUFFER_A_MODE] ? nla_get_u8(bt[MAGNET_BUFFER_A_MODE]) : mg_buffers_mode();
-	if (size < MAGNET_BUFFER_SIZE_MIN || size > MAGNET_BUFFER_SIZE_MAX || !is_power_of_2(size)) {
+	if (size < MAGNET_BUFFER_SIZE_MIN || size > MAGNET_BUFFER_SIZE_MAX ||
+	    !is_power_of_2(size)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, bt[MAGNET_BUFFER_A_SIZE],
 				    "the size must be a power of two from MAGNET_BUFFER_SIZE_MIN ("
 				    __stringify(MAGNET_BUFFER_SIZE_MIN_KIB) " KiB) to _MAX ("
@@ -569,7 +574,8 @@ static int mg_nl_stats_dump(struct sk_buff *skb, struct netlink_callback *cb)
 			break;
 		nest = nla_nest_start(skb, MAGNET_A_CPU_STATS);
 		if (!nest || nla_put_u32(skb, MAGNET_CSTAT_A_CPU, cpu) ||
-		    nla_put_u64_64bit(skb, MAGNET_CSTAT_A_WRITTEN, st.written, MAGNET_CSTAT_A_PAD) ||
+		    nla_put_u64_64bit(skb, MAGNET_CSTAT_A_WRITTEN, st.written,
+				      MAGNET_CSTAT_A_PAD) ||
 		    nla_put_u64_64bit(skb, MAGNET_CSTAT_A_BYTES, st.bytes, MAGNET_CSTAT_A_PAD) ||
 		    nla_put_u64_64bit(skb, MAGNET_CSTAT_A_LOST_FULL, st.lost_full,
 				      MAGNET_CSTAT_A_PAD) ||

@@ -41,6 +41,7 @@
 #include "filter.h"
 #include "probe.h"
 
+/* Guards mg_probes, its generation and every change to a probe. */
 DEFINE_MUTEX(mg_probes_lock);
 LIST_HEAD(mg_probes);
 unsigned int mg_probes_generation = 1;
@@ -115,6 +116,7 @@ bool mg_probe_pass(struct mg_probe *p, u64 abstract_id)
 	}
 	return true;
 }
+
 NOKPROBE_SYMBOL(mg_probe_pass);
 
 void mg_probe_alarm(struct mg_probe *p, u64 abstract_id, u64 ts)
@@ -124,6 +126,7 @@ void mg_probe_alarm(struct mg_probe *p, u64 abstract_id, u64 ts)
 	else
 		this_cpu_inc(p->pc->alarms_dropped);
 }
+
 NOKPROBE_SYMBOL(mg_probe_alarm);
 
 void mg_probe_done(struct mg_probe *p, struct mg_ring *rb, struct magnet_record *rec)
@@ -135,6 +138,7 @@ void mg_probe_done(struct mg_probe *p, struct mg_ring *rb, struct magnet_record 
 	if (READ_ONCE(p->flags) & MAGNET_PROBE_F_NOTIFY)
 		mg_probe_alarm(p, abstract_id, ts);
 }
+
 NOKPROBE_SYMBOL(mg_probe_done);
 
 /* Copy the capture without faulting: probes may run with interrupts off. */
@@ -152,6 +156,7 @@ static void mg_capture(const struct mg_probe *p, void *to, unsigned long from)
 	if (ret)
 		memset(cap->data, 0, p->capture_len);	/* never leak ring bytes */
 }
+
 NOKPROBE_SYMBOL(mg_capture);
 
 /*
@@ -194,6 +199,7 @@ static void mg_fill_sock(struct magnet_sock *ms, const struct sock *sk, u64 size
 	}
 	ms->family = skc.skc_family;
 }
+
 NOKPROBE_SYMBOL(mg_fill_sock);
 
 static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
@@ -220,11 +226,13 @@ static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 		for (i = 0; i < p->nargs; i++)
 			args[i] = regs_get_kernel_argument(regs, i);
 		if (p->capture_len)
-			mg_capture(p, &args[p->nargs], regs_get_kernel_argument(regs, p->capture_arg));
+			mg_capture(p, &args[p->nargs],
+				   regs_get_kernel_argument(regs, p->capture_arg));
 	}
 	mg_probe_done(p, rb, rec);
 	return 0;
 }
+
 NOKPROBE_SYMBOL(mg_kprobe_pre);
 
 static int mg_kret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -241,6 +249,7 @@ static int mg_kret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	d->start = ktime_get_mono_fast_ns();
 	return 0;
 }
+
 NOKPROBE_SYMBOL(mg_kret_entry);
 
 static int mg_kret_return(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -268,6 +277,7 @@ static int mg_kret_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	mg_probe_done(p, rb, rec);
 	return 0;
 }
+
 NOKPROBE_SYMBOL(mg_kret_return);
 
 /* ---- the registry ---- */
@@ -305,16 +315,16 @@ static int mg_sock_check(struct mg_probe *p, struct netlink_ext_ack *extack)
 
 	switch (n) {
 	case -EOPNOTSUPP:
-		NL_SET_ERR_MSG(extack, "handler sock checks the function's first argument in the "
-			       "kernel's BTF, and this kernel has none (/sys/kernel/btf/vmlinux)");
+		NL_SET_ERR_MSG(extack,
+			       "handler sock checks the function's first argument in the kernel's BTF, and this kernel has none (/sys/kernel/btf/vmlinux)");
 		return -EOPNOTSUPP;
 	case -ENOENT:
-		NL_SET_ERR_MSG(extack, "handler sock: the kernel's BTF does not describe this "
-			       "function (a module's, or not a function)");
+		NL_SET_ERR_MSG(extack,
+			       "handler sock: the kernel's BTF does not describe this function (a module's, or not a function)");
 		return -EINVAL;
 	case -ENOTUNIQ:
-		NL_SET_ERR_MSG(extack, "handler sock: the kernel's BTF has functions of this name "
-			       "with different arguments");
+		NL_SET_ERR_MSG(extack,
+			       "handler sock: the kernel's BTF has functions of this name with different arguments");
 		return -EINVAL;
 	}
 	if (n < 0) {
@@ -347,7 +357,8 @@ static void mg_register_extack(struct netlink_ext_ack *extack, int err)
 		NL_SET_ERR_MSG(extack, "no such symbol");
 		break;
 	case -EINVAL:
-		NL_SET_ERR_MSG(extack, "refused by kprobes (blacklisted, or not a probeable address)");
+		NL_SET_ERR_MSG(extack,
+			       "refused by kprobes (blacklisted, or not a probeable address)");
 		break;
 	case -EILSEQ:
 		NL_SET_ERR_MSG(extack, "offset is not on an instruction boundary");
@@ -423,6 +434,10 @@ struct mg_probe *mg_probe_find(int id, const char *name)
 
 static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *extack)
 {
+	/* The raw handler is for custom events only, and they have no other. */
+	bool raw = s->handler == MAGNET_HANDLER_RAW;
+	bool custom = s->type == MAGNET_PROBE_CUSTOM;
+
 	if (s->type < MAGNET_PROBE_KPROBE || s->type > MAGNET_PROBE_CUSTOM) {
 		NL_SET_ERR_MSG(extack, "unknown probe type");
 		return -EINVAL;
@@ -450,8 +465,7 @@ static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *
 			       "handler sock takes a kprobe at function entry without args or capture");
 		return -EINVAL;
 	}
-	if (s->handler > MAGNET_HANDLER_RAW ||
-	    (s->handler == MAGNET_HANDLER_RAW) != (s->type == MAGNET_PROBE_CUSTOM)) {
+	if (s->handler > MAGNET_HANDLER_RAW || raw != custom) {
 		NL_SET_ERR_MSG(extack, "unknown handler for this probe type");
 		return -EINVAL;
 	}

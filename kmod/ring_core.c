@@ -112,7 +112,8 @@
 #define cpu_relax() sched_yield()
 #endif
 
-#define RB_ALIGN(x)	(((x) + MAGNET_RECORD_ALIGN - 1) & ~(unsigned long)(MAGNET_RECORD_ALIGN - 1))
+#define RB_ALIGN(x)	\
+	(((x) + MAGNET_RECORD_ALIGN - 1) & ~(unsigned long)(MAGNET_RECORD_ALIGN - 1))
 #define RB_LOST_LEN	(MAGNET_RECORD_HEADER + sizeof(struct magnet_lost))
 #define RB_MIN_RECORD	8UL	/* size + event id: the smallest padding */
 
@@ -190,6 +191,7 @@ int mg_ring_wake_due(const struct mg_ring *rb)
 		return 1;
 	return !wb && !wr && mg_ring_avail_records(rb);
 }
+
 NOKPROBE_SYMBOL(mg_ring_wake_due);
 
 static notrace void rb_end_commit(struct mg_ring *rb)
@@ -200,6 +202,11 @@ again:
 	commits = local_read(&rb->commits);
 	barrier();
 	if (local_read(&rb->committing) == 1) {
+		/*
+		 * The records before commit: pairs with the smp_rmb() that
+		 * follows each reader's load of commit (rb_consume_discard(),
+		 * rb_consume_overwrite()).
+		 */
 		smp_wmb();
 		local_set(&rb->commit, local_read(&rb->head));
 	}
@@ -233,6 +240,7 @@ void notrace mg_ring_lose(struct mg_ring *rb, int reason)
 {
 	rb_count_loss(rb, reason);
 }
+
 NOKPROBE_SYMBOL(mg_ring_lose);
 
 static notrace inline int rb_has_pending(struct mg_ring *rb)
@@ -337,6 +345,11 @@ static notrace int rb_push_tail(struct mg_ring *rb, unsigned long h, unsigned lo
 			local_inc(&rb->overwritten);
 		}
 	}
+	/*
+	 * The pushed tail and the counters before push_gen: pairs with the
+	 * smp_rmb() after rb_consume_overwrite() loads push_gen, so a reader
+	 * that sees this push ended sees all it did.
+	 */
 	smp_wmb();
 	local_inc(&rb->push_gen);
 	local_dec(&rb->pushing);
@@ -347,7 +360,10 @@ static notrace inline int rb_make_room(struct mg_ring *rb, unsigned long h, unsi
 {
 	if (rb->mode == MG_RING_OVERWRITE)
 		return rb_push_tail(rb, h, need);
-	/* Acquire: the reader's copy of these bytes is done before we reuse them. */
+	/*
+	 * Acquire: the reader's copy of these bytes is done before we reuse
+	 * them. Pairs with the release of tail in rb_consume_discard().
+	 */
 	if (h + need - (unsigned long)atomic_long_read_acquire(&rb->tail) > rb->size)
 		return -1;
 	return 0;
@@ -406,6 +422,7 @@ lost:
 	rb_end_commit(rb);
 	return NULL;
 }
+
 NOKPROBE_SYMBOL(mg_ring_reserve);
 
 void notrace mg_ring_commit(struct mg_ring *rb, struct magnet_record *rec)
@@ -414,6 +431,7 @@ void notrace mg_ring_commit(struct mg_ring *rb, struct magnet_record *rec)
 	local_add(rec->size, &rb->bytes);
 	rb_end_commit(rb);
 }
+
 NOKPROBE_SYMBOL(mg_ring_commit);
 
 unsigned long mg_ring_avail_bytes(const struct mg_ring *rb)
@@ -421,6 +439,7 @@ unsigned long mg_ring_avail_bytes(const struct mg_ring *rb)
 	return (unsigned long)local_read(&rb->commit) -
 	       (unsigned long)atomic_long_read(&rb->tail);
 }
+
 NOKPROBE_SYMBOL(mg_ring_avail_bytes);
 
 /*
@@ -434,6 +453,7 @@ int mg_ring_half_full(const struct mg_ring *rb)
 {
 	return mg_ring_avail_bytes(rb) >= rb->size / 2;
 }
+
 NOKPROBE_SYMBOL(mg_ring_half_full);
 
 unsigned long mg_ring_avail_records(const struct mg_ring *rb)
@@ -443,6 +463,7 @@ unsigned long mg_ring_avail_records(const struct mg_ring *rb)
 
 	return n > 0 ? n : 0;
 }
+
 NOKPROBE_SYMBOL(mg_ring_avail_records);
 
 void mg_ring_stats(const struct mg_ring *rb, struct mg_ring_stats *st)
@@ -459,7 +480,11 @@ void mg_ring_stats(const struct mg_ring *rb, struct mg_ring_stats *st)
 void mg_ring_arm(struct mg_ring *rb)
 {
 	WRITE_ONCE(rb->wake_armed, 1);
-	smp_mb();	/* armed before the caller re-checks its condition */
+	/*
+	 * Armed before the caller re-checks its condition: pairs with the
+	 * smp_mb() in rb_end_commit() between commit and wake_armed.
+	 */
+	smp_mb();
 }
 
 /*
@@ -491,7 +516,7 @@ static long rb_consume_discard(struct mg_ring *rb, struct mg_reader *rd, unsigne
 	unsigned long pos = t, copied = 0, run, records, left;
 	int fault = 0;
 
-	smp_rmb();	/* records below commit are complete */
+	smp_rmb();	/* records below commit: pairs with rb_end_commit()'s smp_wmb() */
 	rd->records = 0;
 	while (pos != c) {
 		const struct magnet_record *rec = rb_at(rb, pos);
@@ -521,7 +546,10 @@ static long rb_consume_discard(struct mg_ring *rb, struct mg_reader *rd, unsigne
 		rd->records += records;
 		pos += run;
 	}
-	/* Release: our copies are done before the writer may reuse the bytes. */
+	/*
+	 * Release: our copies are done before the writer may reuse the bytes.
+	 * Pairs with the acquire of tail in rb_make_room().
+	 */
 	if (pos != t)
 		atomic_long_set_release(&rb->tail, pos);
 	rb->consumed += rd->records;
@@ -555,11 +583,17 @@ retry:
 	/* 1. tail and the push counters, consistently (see OVERWRITE). */
 	for (;;) {
 		gen = local_read(&rb->push_gen);
+		/* push_gen before the snapshot: pairs with rb_push_tail()'s smp_wmb() */
 		smp_rmb();
 		t = atomic_long_read(&rb->tail);
 		ovr = local_read(&rb->overwritten);
 		for (i = 0; i < 3; i++)
 			folded[i] = local_read(&rb->folded[i]);
+		/*
+		 * The snapshot before pushing and push_gen again: pairs with the
+		 * fully ordered tail cmpxchg in rb_push_tail(), which follows its
+		 * increment of pushing and precedes its counter updates.
+		 */
 		smp_rmb();
 		if (!local_read(&rb->pushing) && local_read(&rb->push_gen) == (long)gen)
 			break;
@@ -568,7 +602,7 @@ retry:
 		cpu_relax();
 	}
 	c = local_read(&rb->commit);
-	smp_rmb();
+	smp_rmb();	/* records below commit: pairs with rb_end_commit()'s smp_wmb() */
 
 	/* Losses since the last read go in front, as one LOST record. */
 	lost_len = 0;
