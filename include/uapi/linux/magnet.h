@@ -166,106 +166,260 @@
  * CAP_NET_ADMIN (GENL_ADMIN_PERM) and CAP_SYS_ADMIN (probes see all of the
  * kernel): EPERM otherwise; joining the alarm group needs both too (see
  * WHO MAY DO WHAT; on kernels older than 6.1.y's multicast-flags backport,
- * only CAP_NET_ADMIN can be asked for). Attributes are validated
- * strictly: unknown attributes, wrong types or lengths, and unknown flag
- * bits are rejected with EINVAL, values outside an attribute's range with
- * ERANGE, unknown commands with EOPNOTSUPP, and every refusal carries an extended-ACK
- * message saying why (and, where it applies, which attribute). Commands
- * are serialised. A probe is named by MAGNET_PROBE_A_ID (NLA_U16, 16 and
- * up) or, alternatively, MAGNET_PROBE_A_NAME, in the MAGNET_A_PROBE nest.
- * A reply larger than a netlink page (a probe with very many CPU filters
- * on a very large machine) fails with EMSGSIZE.
+ * only CAP_NET_ADMIN can be asked for). Commands are serialised.
  *
- * MAGNET_CMD_PROBE_ADD: insert a probe.
- *   MAGNET_A_PROBE: NLA_NESTED
- *     MAGNET_PROBE_A_TYPE: NLA_U8, enum magnet_probe_type (required)
- *     MAGNET_PROBE_A_SYMBOL: NLA_NUL_STRING, the function (required)
- *     MAGNET_PROBE_A_OFFSET: NLA_U32, kprobes only, default 0
- *     MAGNET_PROBE_A_NAME: NLA_NUL_STRING, unique; default "SYMBOL[+OFF]"
- *                          for a kprobe, "SYMBOL%return" for a kretprobe
- *     MAGNET_PROBE_A_NARGS: NLA_U8, 0..6 arguments to record, default 0
- *     MAGNET_PROBE_A_CAPTURE_LEN: NLA_U16, bytes to copy, default 0
- *     MAGNET_PROBE_A_CAPTURE_ARG: NLA_U8, argument holding the address
- *     MAGNET_PROBE_A_HANDLER: NLA_NUL_STRING, "generic" (default) or a
- *                          named handler (see HANDLERS)
- *     MAGNET_PROBE_A_FLAGS: NLA_U32, MAGNET_PROBE_F_*
- *   Reply: MAGNET_CMD_PROBE_ADD with MAGNET_A_PROBE { ID, NAME }.
- *   Errors: ENOENT no such symbol; EINVAL refused by kprobes or a bad
- *   combination (the message says which); EILSEQ the offset is not on an
- *   instruction boundary; EBUSY the address has another kind of probe;
- *   EEXIST name taken; ENOSPC no event id left.
+ * Attributes are validated strictly: unknown attributes, wrong types or
+ * lengths, and unknown flag bits are rejected with EINVAL, values outside
+ * an attribute's range with ERANGE, unknown commands with EOPNOTSUPP, and
+ * every refusal carries an extended-ACK message saying why (and, where it
+ * applies, which attribute). The whole policy applies to every request,
+ * attributes its command ignores included: one marked "never in a
+ * request" below is refused (EINVAL) in any. A command sent with
+ * NLM_F_DUMP that has no dump, or without it that is only a dump, gets
+ * EOPNOTSUPP.
  *
- * MAGNET_CMD_PROBE_DEL: remove a probe (and its filters).
- *   MAGNET_A_PROBE: { ID or NAME }. Errors: ENOENT; EPERM for an event a
- *   kernel module registered (it removes its own).
+ * Every request is NLM_F_REQUEST; NLM_F_ACK, optional, asks for an ACK
+ * after the reply, if any (a refusal is always sent). A reply is a message
+ * of the request's own command. A reply larger than a netlink page (a
+ * probe with very many CPU filters on a very large machine) fails with
+ * EMSGSIZE. Trees below list each attribute as NAME: TYPE, then its limits
+ * and meaning. Where the architecture needs it, a 64-bit attribute of a
+ * reply is preceded by a padding attribute that aligns it, to be skipped:
+ * MAGNET_PSTAT_A_PAD, MAGNET_CSTAT_A_PAD or MAGNET_ALARM_A_PAD in those
+ * nests, type 0 elsewhere.
  *
- * MAGNET_CMD_PROBE_GET: one probe (doit, { ID or NAME }) or all (dump).
- *   Each reply: MAGNET_A_PROBE: NLA_NESTED
- *     ID, NAME, TYPE, SYMBOL, OFFSET, NARGS, CAPTURE_LEN, CAPTURE_ARG,
- *     HANDLER, FLAGS, SAMPLE_EVERY, SAMPLE_INTERVAL_NS,
- *     MAGNET_PROBE_A_FILTERS: NLA_NESTED, one MAGNET_A_FILTER nest each
- *     MAGNET_PROBE_A_STATS: NLA_NESTED, MAGNET_PSTAT_A_* (NLA_U64 each)
- *   A dump carries MAGNET_A_GENERATION (NLA_U32) in every message and sets
- *   NLM_F_DUMP_INTR if the probe set changed while it ran: start again.
+ * A request that acts on one probe names it in the MAGNET_A_PROBE nest,
+ * written "ID or NAME" below: it contains one of
+ *     MAGNET_PROBE_A_ID: NLA_U16, 16 and up
+ *     MAGNET_PROBE_A_NAME: NLA_NUL_STRING, maxlen MAGNET_NAME_MAX
+ * (given both, the first probe that matches either). Errors: EINVAL
+ * without MAGNET_A_PROBE or with neither; ENOENT no such probe.
  *
- * MAGNET_CMD_PROBE_SET: set a probe's flags.
- *   MAGNET_A_PROBE: { ID or NAME, FLAGS }. FLAGS replaces the whole word
- *   (read it with PROBE_GET to change one bit). MAGNET_PROBE_F_DISABLED
- *   keeps the probe registered but disarmed; MAGNET_PROBE_F_NOTIFY sends
- *   alarms.
+ * MAGNET_CMD_PROBE_ADD
+ * --------------------
  *
- * MAGNET_CMD_FILTER_ADD: MAGNET_A_PROBE { ID or NAME },
- *   MAGNET_A_FILTER: NLA_NESTED
- *     MAGNET_FILTER_A_KIND: NLA_U8, enum magnet_filter_kind (required)
- *     MAGNET_FILTER_A_ACTION: NLA_U8, enum magnet_filter_action (required)
- *     MAGNET_FILTER_A_VALUE: NLA_U64: tgid, abstract id or cgroup id
- *                            (the cgroup2 directory's inode number)
- *     MAGNET_FILTER_A_CPUS: NLA_BINARY, a CPU bitmap: u64 words, CPU n is
- *                           bit n % 64 of word n / 64; a multiple of 8
- *                           bytes, at most 1024; bits past the machine's
- *                           CPUs are ignored, and it must name one of them
- *   Reply: MAGNET_A_FILTER { ID (NLA_U32) }. Up to MAGNET_FILTERS_MAX per
- *   probe (ENOSPC beyond).
- *   Semantics: a hit is recorded iff it matches no EXCLUDE filter and, for
- *   every kind that has INCLUDE filters, at least one of them (OR within a
- *   kind, AND across kinds). A cgroup filter matches the cgroup and every
- *   cgroup below it (a job and its steps).
- *
- * MAGNET_CMD_FILTER_DEL: MAGNET_A_PROBE { ID or NAME },
- *   MAGNET_A_FILTER { ID }.
- *
- * MAGNET_CMD_SAMPLE_SET: MAGNET_A_PROBE { ID or NAME, SAMPLE_EVERY
- *   (NLA_U32) and/or SAMPLE_INTERVAL_NS (NLA_U64) }; the one not given keeps
- *   its value. Of the hits that pass the filters, record one in
- *   SAMPLE_EVERY (per CPU; 0 or 1: all) and at most one per
- *   SAMPLE_INTERVAL_NS (across CPUs; 0: no limit).
- *
- * MAGNET_CMD_BUFFER_GET / MAGNET_CMD_BUFFER_SET:
- *   MAGNET_A_BUFFER: NLA_NESTED
- *     MAGNET_BUFFER_A_SIZE: NLA_U64, bytes per CPU, a power of two from
- *                           MAGNET_BUFFER_SIZE_MIN to _MAX
- *     MAGNET_BUFFER_A_MODE: NLA_U8, enum magnet_buffer_mode
- *     MAGNET_BUFFER_A_CPUS: NLA_U32, reply only
- *   SET fails with EBUSY while a reader is attached to any ring, ENOMEM if
- *   the rings cannot be allocated or would take more than half of memory
- *   (the old ones stay). A resize throws away unread records (counted as
- *   discarded); losses not yet reported in a LOST record are reported by
- *   the new ring's first record.
- *
- * MAGNET_CMD_STATS_GET (dump): one message per CPU,
- *   MAGNET_A_CPU_STATS: NLA_NESTED, MAGNET_CSTAT_A_* (CPU NLA_U32, the
- *   rest NLA_U64), the counters of magnet/stats. Per-probe counters come
- *   with MAGNET_CMD_PROBE_GET.
+ * Insert a probe. NLM_F_REQUEST, NLM_F_ACK optional. The request:
+ *     MAGNET_A_PROBE: NLA_NESTED
+ *         MAGNET_PROBE_A_TYPE: NLA_U8, enum magnet_probe_type, KPROBE or
+ *             KRETPROBE (required)
+ *         MAGNET_PROBE_A_SYMBOL: NLA_NUL_STRING, maxlen KSYM_NAME_LEN - 1,
+ *             the function (required)
+ *         MAGNET_PROBE_A_OFFSET: NLA_U32, kprobes only, default 0
+ *         MAGNET_PROBE_A_NAME: NLA_NUL_STRING, 1 to MAGNET_NAME_MAX bytes,
+ *             unique; default "SYMBOL[+OFF]" for a kprobe,
+ *             "SYMBOL%return" for a kretprobe
+ *         MAGNET_PROBE_A_NARGS: NLA_U8, 0..MAGNET_ARGS_MAX (6): arguments
+ *             to record, default 0
+ *         MAGNET_PROBE_A_CAPTURE_LEN: NLA_U16, 1..MAGNET_PAYLOAD_MAX: bytes
+ *             to copy, default 0 (no capture)
+ *         MAGNET_PROBE_A_CAPTURE_ARG: NLA_U8, 0..MAGNET_ARGS_MAX - 1: the
+ *             argument holding the address; given with CAPTURE_LEN, and
+ *             only with it
+ *         MAGNET_PROBE_A_HANDLER: NLA_NUL_STRING, maxlen 15: "generic"
+ *             (default) or a named handler, "sock" (see HANDLERS)
+ *         MAGNET_PROBE_A_FLAGS: NLA_U32, MAGNET_PROBE_F_*, default 0
+ *     ID, SAMPLE_EVERY and SAMPLE_INTERVAL_NS are refused (EINVAL): ids
+ *     are assigned, sampling is set with SAMPLE_SET.
+ * The kernel replies with:
+ *     MAGNET_A_PROBE: NLA_NESTED
+ *         MAGNET_PROBE_A_ID: NLA_U16, the event id of its records
+ *         MAGNET_PROBE_A_NAME: NLA_NUL_STRING
+ * Errors: ENOENT no such symbol; EINVAL refused by kprobes or a bad
+ * combination (the message says which: MAGNET_A_PROBE, TYPE or SYMBOL
+ * missing, an offset on a kretprobe, arguments and capture that do not fit
+ * one record, ...);
+ * EILSEQ the offset is not on an instruction boundary; EBUSY the address
+ * has another kind of probe; EEXIST name taken; ENOSPC no event id left.
  *
  * Event ids: a removed probe's id is handed out again only after every
  * other id of the 16..65535 range has been (cyclic allocation), so unread
  * records of a removed probe are not taken for a new probe's.
  *
- * MAGNET_CMD_ALARM: never a request; sent to multicast group
- *   MAGNET_GENL_MCGRP_ALARM ("alarm") for each hit of a NOTIFY probe that
- *   passes its filters and sampling, at most MAGNET_ALARM_RATE per second
- *   per CPU (the rest are counted in MAGNET_PSTAT_A_ALARMS_DROPPED).
- *   MAGNET_A_ALARM: NLA_NESTED, MAGNET_ALARM_A_*.
+ * MAGNET_CMD_PROBE_DEL
+ * --------------------
+ *
+ * Remove a probe (and its filters). NLM_F_REQUEST, NLM_F_ACK optional:
+ *     MAGNET_A_PROBE: NLA_NESTED
+ *         ID or NAME
+ * No reply but the ACK. Errors: ENOENT; EPERM for an event a kernel
+ * module registered (it removes its own).
+ *
+ * MAGNET_CMD_PROBE_GET
+ * --------------------
+ *
+ * One probe (doit): NLM_F_REQUEST, NLM_F_ACK optional, with
+ *     MAGNET_A_PROBE: NLA_NESTED
+ *         ID or NAME
+ * and the kernel replies with one message. All probes (dump):
+ * NLM_F_REQUEST | NLM_F_DUMP, no attributes needed; the kernel returns
+ * several messages (NLM_F_MULTI), one per probe, each carrying first
+ *     MAGNET_A_GENERATION: NLA_U32 (never in a request)
+ * and sets NLM_F_DUMP_INTR if the probe set changed while it ran: start
+ * again. Every reply message contains the following tree:
+ *     MAGNET_A_PROBE: NLA_NESTED
+ *         MAGNET_PROBE_A_ID: NLA_U16
+ *         MAGNET_PROBE_A_NAME: NLA_NUL_STRING
+ *         MAGNET_PROBE_A_TYPE: NLA_U8, enum magnet_probe_type
+ *         MAGNET_PROBE_A_SYMBOL: NLA_NUL_STRING
+ *         MAGNET_PROBE_A_OFFSET: NLA_U32
+ *         MAGNET_PROBE_A_NARGS: NLA_U8
+ *         MAGNET_PROBE_A_CAPTURE_LEN: NLA_U16, 0: no capture
+ *         MAGNET_PROBE_A_CAPTURE_ARG: NLA_U8
+ *         MAGNET_PROBE_A_HANDLER: NLA_NUL_STRING, "generic", "sock" or
+ *             "raw"
+ *         MAGNET_PROBE_A_FLAGS: NLA_U32, MAGNET_PROBE_F_*
+ *         MAGNET_PROBE_A_SAMPLE_EVERY: NLA_U32
+ *         MAGNET_PROBE_A_SAMPLE_INTERVAL_NS: NLA_U64
+ *         MAGNET_PROBE_A_FILTERS: NLA_NESTED (never in a request)
+ *             MAGNET_A_FILTER: NLA_NESTED, one per filter
+ *                 MAGNET_FILTER_A_ID: NLA_U32
+ *                 MAGNET_FILTER_A_KIND: NLA_U8, enum magnet_filter_kind
+ *                 MAGNET_FILTER_A_ACTION: NLA_U8,
+ *                     enum magnet_filter_action
+ *                 then, for a CPU filter:
+ *                 MAGNET_FILTER_A_CPUS: NLA_BINARY, the bitmap as in
+ *                     FILTER_ADD, one u64 word per 64 CPU ids of the
+ *                     machine, rounded up
+ *                 or, for the other kinds:
+ *                 MAGNET_FILTER_A_VALUE: NLA_U64
+ *         MAGNET_PROBE_A_STATS: NLA_NESTED (never in a request)
+ *             MAGNET_PSTAT_A_HITS: NLA_U64
+ *             MAGNET_PSTAT_A_FILTERED: NLA_U64
+ *             MAGNET_PSTAT_A_SAMPLED: NLA_U64
+ *             MAGNET_PSTAT_A_RECORDED: NLA_U64
+ *             MAGNET_PSTAT_A_LOST: NLA_U64
+ *             MAGNET_PSTAT_A_MISSED: NLA_U64
+ *             MAGNET_PSTAT_A_ALARMS: NLA_U64
+ *             MAGNET_PSTAT_A_ALARMS_DROPPED: NLA_U64
+ * Errors (doit): ENOENT.
+ *
+ * MAGNET_CMD_PROBE_SET
+ * --------------------
+ *
+ * Set a probe's flags. NLM_F_REQUEST, NLM_F_ACK optional:
+ *     MAGNET_A_PROBE: NLA_NESTED
+ *         ID or NAME
+ *         MAGNET_PROBE_A_FLAGS: NLA_U32, MAGNET_PROBE_F_* (required)
+ * FLAGS replaces the whole word (read it with PROBE_GET to change one
+ * bit). MAGNET_PROBE_F_DISABLED keeps the probe registered but disarmed;
+ * MAGNET_PROBE_F_NOTIFY sends alarms. No reply but the ACK. Errors:
+ * EINVAL without FLAGS; ENOENT; the kprobes core's, if it cannot arm or
+ * disarm the probe.
+ *
+ * MAGNET_CMD_FILTER_ADD
+ * ---------------------
+ *
+ * Add a filter to a probe. NLM_F_REQUEST, NLM_F_ACK optional:
+ *     MAGNET_A_PROBE: NLA_NESTED
+ *         ID or NAME
+ *     MAGNET_A_FILTER: NLA_NESTED (required)
+ *         MAGNET_FILTER_A_KIND: NLA_U8, enum magnet_filter_kind (required)
+ *         MAGNET_FILTER_A_ACTION: NLA_U8, enum magnet_filter_action
+ *             (required)
+ *         then, for KIND MAGNET_FILTER_CPU only:
+ *         MAGNET_FILTER_A_CPUS: NLA_BINARY, maxlen 1024, a CPU bitmap:
+ *             u64 words, CPU n is bit n % 64 of word n / 64; a multiple of
+ *             8 bytes; bits past the machine's CPUs are ignored, and it
+ *             must name one of them
+ *         or, for the other kinds only:
+ *         MAGNET_FILTER_A_VALUE: NLA_U64: tgid, abstract id or cgroup id
+ *             (the cgroup2 directory's inode number)
+ *     MAGNET_FILTER_A_ID is refused (EINVAL): ids are assigned.
+ * The kernel replies with:
+ *     MAGNET_A_FILTER: NLA_NESTED
+ *         MAGNET_FILTER_A_ID: NLA_U32, numbered per probe from 1
+ * Up to MAGNET_FILTERS_MAX per probe (ENOSPC beyond). Errors: EINVAL for
+ * a missing MAGNET_A_FILTER, KIND or ACTION, or the wrong one of CPUS and
+ * VALUE; ENOENT.
+ * Semantics: a hit is recorded iff it matches no EXCLUDE filter and, for
+ * every kind that has INCLUDE filters, at least one of them (OR within a
+ * kind, AND across kinds). A cgroup filter matches the cgroup and every
+ * cgroup below it (a job and its steps).
+ *
+ * MAGNET_CMD_FILTER_DEL
+ * ---------------------
+ *
+ * Remove a filter. NLM_F_REQUEST, NLM_F_ACK optional:
+ *     MAGNET_A_PROBE: NLA_NESTED
+ *         ID or NAME
+ *     MAGNET_A_FILTER: NLA_NESTED (required)
+ *         MAGNET_FILTER_A_ID: NLA_U32, 1 and up (required)
+ * No reply but the ACK. Errors: EINVAL without the filter's ID; ENOENT no
+ * such probe, or no filter of this id on it.
+ *
+ * MAGNET_CMD_SAMPLE_SET
+ * ---------------------
+ *
+ * Set a probe's sampling. NLM_F_REQUEST, NLM_F_ACK optional:
+ *     MAGNET_A_PROBE: NLA_NESTED
+ *         ID or NAME
+ *         MAGNET_PROBE_A_SAMPLE_EVERY: NLA_U32
+ *         MAGNET_PROBE_A_SAMPLE_INTERVAL_NS: NLA_U64
+ *     SAMPLE_EVERY and/or SAMPLE_INTERVAL_NS: the one not given keeps its
+ *     value.
+ * Of the hits that pass the filters, record one in SAMPLE_EVERY (per CPU;
+ * 0 or 1: all) and at most one per SAMPLE_INTERVAL_NS (across CPUs; 0: no
+ * limit). No reply but the ACK. Errors: EINVAL with neither; ENOENT.
+ *
+ * MAGNET_CMD_BUFFER_GET
+ * ---------------------
+ *
+ * The rings' geometry. NLM_F_REQUEST, NLM_F_ACK optional, no attributes
+ * needed. The kernel replies with:
+ *     MAGNET_A_BUFFER: NLA_NESTED
+ *         MAGNET_BUFFER_A_SIZE: NLA_U64, bytes per CPU
+ *         MAGNET_BUFFER_A_MODE: NLA_U8, enum magnet_buffer_mode
+ *         MAGNET_BUFFER_A_CPUS: NLA_U32, the possible CPUs, one ring each
+ *             (never in a request)
+ *
+ * MAGNET_CMD_BUFFER_SET
+ * ---------------------
+ *
+ * Replace the rings. NLM_F_REQUEST, NLM_F_ACK optional:
+ *     MAGNET_A_BUFFER: NLA_NESTED (required)
+ *         MAGNET_BUFFER_A_SIZE: NLA_U64, bytes per CPU, a power of two
+ *             from MAGNET_BUFFER_SIZE_MIN to _MAX (EINVAL otherwise)
+ *         MAGNET_BUFFER_A_MODE: NLA_U8, enum magnet_buffer_mode
+ *     The one not given keeps its value; the same size and mode change
+ *     nothing.
+ * No reply but the ACK. Errors: EBUSY while a reader is attached to any
+ * ring, ENOMEM if the rings cannot be allocated or would take more than
+ * half of memory (the old ones stay). A resize throws away unread records
+ * (counted as discarded); losses not yet reported in a LOST record are
+ * reported by the new ring's first record.
+ *
+ * MAGNET_CMD_STATS_GET
+ * --------------------
+ *
+ * The rings' counters, those of magnet/stats. May only be called via
+ * NLM_F_REQUEST | NLM_F_DUMP, no attributes needed. The kernel returns
+ * several messages (NLM_F_MULTI), one per possible CPU, containing:
+ *     MAGNET_A_CPU_STATS: NLA_NESTED (never in a request)
+ *         MAGNET_CSTAT_A_CPU: NLA_U32
+ *         MAGNET_CSTAT_A_WRITTEN: NLA_U64
+ *         MAGNET_CSTAT_A_BYTES: NLA_U64
+ *         MAGNET_CSTAT_A_LOST_FULL: NLA_U64
+ *         MAGNET_CSTAT_A_LOST_TOO_BIG: NLA_U64
+ *         MAGNET_CSTAT_A_LOST_NESTING: NLA_U64
+ *         MAGNET_CSTAT_A_OVERWRITTEN: NLA_U64
+ *         MAGNET_CSTAT_A_DISCARDED: NLA_U64
+ * Per-probe counters come with MAGNET_CMD_PROBE_GET.
+ *
+ * MAGNET_CMD_ALARM
+ * ----------------
+ *
+ * Never a request (EOPNOTSUPP); sent to multicast group
+ * MAGNET_GENL_MCGRP_ALARM ("alarm") for each hit of a NOTIFY probe that
+ * passes its filters and sampling, at most MAGNET_ALARM_RATE per second
+ * per CPU (the rest are counted in MAGNET_PSTAT_A_ALARMS_DROPPED). Each
+ * message contains:
+ *     MAGNET_A_ALARM: NLA_NESTED (never in a request)
+ *         MAGNET_ALARM_A_PROBE_ID: NLA_U16
+ *         MAGNET_ALARM_A_CPU: NLA_U32
+ *         MAGNET_ALARM_A_PID: NLA_U32
+ *         MAGNET_ALARM_A_TGID: NLA_U32
+ *         MAGNET_ALARM_A_TIMESTAMP: NLA_U64, the record clock
+ *         MAGNET_ALARM_A_ABSTRACT_ID: NLA_U64
  *
  * HANDLERS
  * --------
