@@ -2,8 +2,9 @@
 #
 # magnet top-level build.
 #   make            module (kmod/magnet.ko) and all user space
-#   make check      unit tests, the VM suite (boots Debian's kernel in QEMU),
-#                   then the monitors (Ganglia, Supermon, Prometheus) against it
+#   make check      unit tests, the man pages, the VM suite (boots Debian's
+#                   kernel in QEMU), then the monitors (Ganglia, Supermon,
+#                   Prometheus) against it
 #   make demo       the main job: a live node (magnet + magnetd) in magnet-top
 #   make bench      the benchmark table (native ring + in-VM comparisons)
 #   V=1             show full commands
@@ -89,7 +90,7 @@ user: $(USER_BINS)
 # machine is ready), then re-enter make so KDIR sees freshly installed headers.
 check:
 	$(Q)tools/bootstrap
-	$(Q)$(MAKE) unit fuzz-check vm-check monitors-check
+	$(Q)$(MAKE) unit man-check fuzz-check vm-check monitors-check
 
 # The real monitors on this host against magnetd in the VM (tests/monitors).
 # MON_TESTS=t-ganglia runs only some.
@@ -128,7 +129,7 @@ clean:
 	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1 || true
 
 .PHONY: all module user check unit unit-run unit-asan clean demo demo-run bench vm-check \
-	monitors-check
+	monitors-check man man-check
 
 # The sample custom module is built with magnet.ko (same Kbuild tree).
 samples/magnet_sample.ko kmod/magnet.ko: module

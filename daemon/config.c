@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * magnetd's configuration: defaults, the config file, the command line.
- * See config.h for the rules and docs/magnetd.md for the keys.
+ * See config.h for the rules and docs/magnetd.conf.md (magnetd.conf(5)) for the keys.
  *
  * One table describes every key: its file name (the long option is the
  * same with '-' for '_'), short option, type, field, range and help, so

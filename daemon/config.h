@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * magnetd's configuration: built-in defaults, then the config file, then
- * the command line (docs/magnetd.md, daemon/magnetd.conf).
+ * the command line (docs/magnetd.conf.md, daemon/magnetd.conf).
  *
  * The file is `key = value` lines. Blanks around keys and values are
  * trimmed; a line whose first non-blank character is '#' is a comment, and
