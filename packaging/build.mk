@@ -182,6 +182,9 @@ DEB_DIR := $(BUILD)/deb
 DEB_SRC := $(DEB_DIR)/magnet-$(MAGNET_VERSION)
 DEB_MAINTAINER := magnet maintainers <maintainers@users.noreply.a-seed-78943297.example>
 DEB_JOBS ?= 2
+# Unless V=1: the log, and its end when the build fails.
+DEB_QUIET = >../dpkg-buildpackage.log 2>&1 || { tail -n 40 ../dpkg-buildpackage.log; \
+	echo "make deb: failed; see $(DEB_DIR)/dpkg-buildpackage.log" >&2; exit 1; }
 
 deb:
 	@test -d .git || { echo "make deb: needs the git checkout (it copies git's files)" >&2; exit 1; }
@@ -198,8 +201,7 @@ deb:
 	@$(if $(Q),echo "  DPKG    $(DEB_DIR)/*.deb")
 	$(Q)cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD \
 		DEB_BUILD_OPTIONS="parallel=$(DEB_JOBS) $(DEB_BUILD_OPTIONS)" \
-		dpkg-buildpackage -us -uc $(if $(Q),>../dpkg-buildpackage.log 2>&1 || \
-		{ tail -n 40 ../dpkg-buildpackage.log; echo "make deb: failed, see $(DEB_DIR)/dpkg-buildpackage.log" >&2; exit 1; })
+		dpkg-buildpackage -us -uc $(if $(Q),$(DEB_QUIET))
 	@ls $(DEB_DIR)/*.deb | sed 's/^/  DEB     /'
 
 pkg-check:
