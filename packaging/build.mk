@@ -177,7 +177,10 @@ dkms-remove:
 # package and the three binary packages beside it. The changelog entry is
 # written from version.h, the one place the release is defined. The outer
 # make's flags and variables are not passed down: debian/rules runs the
-# project's Makefile with its own (see there).
+# project's Makefile with its own (see there). The staged tree is removed
+# afterwards (V=1 shows the whole build): the Makefile includes every *.d
+# under $(BUILD), and the packages' trees have directories such as
+# etc/ganglia/conf.d.
 DEB_DIR := $(BUILD)/deb
 DEB_SRC := $(DEB_DIR)/magnet-$(MAGNET_VERSION)
 DEB_MAINTAINER := magnet maintainers <maintainers@users.noreply.a-seed-78943297.example>
@@ -199,9 +202,10 @@ deb:
 	  echo " -- $(DEB_MAINTAINER)  $$(git log -1 --format=%cD HEAD)"; \
 	} >$(DEB_SRC)/debian/changelog
 	@$(if $(Q),echo "  DPKG    $(DEB_DIR)/*.deb")
-	$(Q)cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD \
+	$(Q)ret=0; (cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD \
 		DEB_BUILD_OPTIONS="parallel=$(DEB_JOBS) $(DEB_BUILD_OPTIONS)" \
-		dpkg-buildpackage -us -uc $(if $(Q),$(DEB_QUIET))
+		dpkg-buildpackage -us -uc $(if $(Q),$(DEB_QUIET))) || ret=$$?; \
+		rm -rf $(DEB_SRC); exit $$ret
 	@ls $(DEB_DIR)/*.deb | sed 's/^/  DEB     /'
 
 pkg-check:
@@ -209,3 +213,8 @@ pkg-check:
 
 .PHONY: FORCE pkg-build install install-tools install-dev uninstall uninstall-tools \
 	uninstall-dev dkms-src dkms-install dkms-remove deb pkg-check
+
+# For tests/pkg/run: the man pages install-tools and install-dev install.
+pkg-print-man:
+	@echo $(MAN_PAGES)
+.PHONY: pkg-print-man
