@@ -3,6 +3,7 @@
 # suite: it needs its own boot). magnet cannot create its files there: the
 # load must fail with a log line that says why, leave nothing behind, and
 # not oops (the harness fails the run on any kernel problem).
+# shellcheck source=tests/vm/lib.sh
 . /magnet/tests/vm/lib.sh
 dmesg -c >/dev/null
 if insmod /magnet/magnet.ko 2>/dev/null; then

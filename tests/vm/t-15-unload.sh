@@ -9,7 +9,7 @@ vmalloc_count() { wc -l </proc/vmallocinfo; }
 
 vm0=$(vmalloc_count)
 
-for cycle in 1 2 3 4 5; do
+for _ in 1 2 3 4 5; do
 	load probes=kprobe:__x64_sys_getpid,kretprobe:vfs_read:3,kprobe:vfs_write:2:64@1
 	mgtest fire 3 >/dev/null &
 	firer=$!

@@ -10,6 +10,7 @@ log=/tmp/magnetd.log
 trace=/tmp/mdtrace
 
 # Pid of the daemon answering on $1 (default port), once it serves.
+# shellcheck disable=SC2120 # the port is optional
 wait_up() { # [port]
 	i=0
 	until MDTEST_ADDR=127.0.0.1:${1:-8650} mdtest cmd HELLO >/tmp/hello 2>/dev/null; do

@@ -15,8 +15,8 @@ pids=
 
 cleanup() {
 	rc=$?
-	for p in $pids; do kill $p 2>/dev/null; done
-	[ -n "$pid" ] && kill $pid 2>/dev/null && wait $pid 2>/dev/null
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
 	[ $rc = 0 ] || sed "s/^/magnetd.log: /" $log
 }
 trap cleanup EXIT
@@ -42,12 +42,12 @@ reconfigure() { # lines of the configuration file
 
 held() { # file: wait for a hog's "held N" line, print N
 	i=0
-	until grep -q '^held' $1; do
+	until grep -q '^held' "$1"; do
 		i=$((i + 1))
-		[ $i -lt 600 ] || fail "the hog never settled: $(cat $1)"
+		[ $i -lt 600 ] || fail "the hog never settled: $(cat "$1")"
 		sleep 0.1
 	done
-	sed -n 's/^held //p' $1
+	sed -n 's/^held //p' "$1"
 }
 
 load buf_size=4M
