@@ -82,7 +82,7 @@ out cons_reps "$CREPS"
 # ---- tracer setup -------------------------------------------------------
 
 magnet_on() { # probes
-	insmod $KO buf_size=$BUF "probes=$1" || die "insmod probes=$1"
+	insmod $KO "buf_size=$BUF" "probes=$1" || die "insmod probes=$1"
 }
 
 magnet_off() {
@@ -104,13 +104,13 @@ ftrace_on() { # kprobe_events line, event name
 	echo $((BUF / 1024)) > $T/buffer_size_kb || die "buffer_size_kb"
 	echo "$1" > $T/kprobe_events || die "kprobe_events: $1"
 	echo > $T/trace
-	echo 1 > $T/events/kprobes/$2/enable || die "enable $2"
+	echo 1 > "$T/events/kprobes/$2/enable" || die "enable $2"
 	echo 1 > $T/tracing_on
 }
 
 ftrace_off() { # event name
 	echo 0 > $T/tracing_on
-	echo 0 > $T/events/kprobes/$1/enable
+	echo 0 > "$T/events/kprobes/$1/enable"
 	echo > $T/kprobe_events || die "cannot remove the kprobe event"
 	echo > $T/trace
 }
@@ -162,11 +162,11 @@ reader_stop() { # tracer prefix
 # ---- 2. probe cost --------------------------------------------------------
 
 getpid_ns() {
-	taskset $W loadgen getpid $ITER | sed -n 's/.*ns_per_op=//p'
+	taskset $W loadgen getpid "$ITER" | sed -n 's/.*ns_per_op=//p'
 }
 
 if want 2; then
-	none_runs= magnet_runs= ftrace_runs=
+	none_runs='' magnet_runs='' ftrace_runs=''
 	r=1
 	while [ $r -le "$REPS" ]; do
 		v=$(getpid_ns); none_runs="$none_runs $v"
@@ -226,35 +226,37 @@ compare() { # size magnet-probes ftrace-event ftrace-name load...
 	size=$1 mprobe=$2 fevent=$3 fname=$4
 	shift 4
 	magnet_on "$mprobe"
-	flood magnet ${size}_magnet "$@"
-	magnet_counts ${size}_magnet
+	flood magnet "${size}_magnet" "$@"
+	magnet_counts "${size}_magnet"
 	magnet_off
 	mrate=$(load_rate)
 
 	ftrace_on "$fevent" "$fname"
-	flood ftrace ${size}_ftrace "$@"
-	ftrace_counts ${size}_ftrace "$fname"
+	flood ftrace "${size}_ftrace" "$@"
+	ftrace_counts "${size}_ftrace" "$fname"
 	ftrace_off "$fname"
 	frate=$(load_rate)
 
 	rate=$(( (mrate < frate ? mrate : frate) * 9 / 10 ))
-	out ${size}_rate "$rate"
+	out "${size}_rate" "$rate"
 
 	magnet_on "$mprobe"
-	flood magnet ${size}_paced_magnet "$@" $rate
-	magnet_counts ${size}_paced_magnet
+	flood magnet "${size}_paced_magnet" "$@" $rate
+	magnet_counts "${size}_paced_magnet"
 	magnet_off
 
 	ftrace_on "$fevent" "$fname"
-	flood ftrace ${size}_paced_ftrace "$@" $rate
-	ftrace_counts ${size}_paced_ftrace "$fname"
+	flood ftrace "${size}_paced_ftrace" "$@" $rate
+	ftrace_counts "${size}_paced_ftrace" "$fname"
 	ftrace_off "$fname"
 }
 
 if want 3; then
+	# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax, not ours
 	compare small kprobe:__x64_sys_getpid:3 \
 		'p:getpid __x64_sys_getpid a=$arg1 b=$arg2 c=$arg3' getpid \
 		getpid-for "$DUR"
+	# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax, not ours
 	compare large kprobe:write_full:3:4000@1 \
 		'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w \
 		write-for "$DUR" 4000 /dev/full
@@ -274,7 +276,7 @@ ctl_cost() { # label, then the magnet-ctl setup commands as "a b c;d e"
 	runs=
 	r=1
 	while [ $r -le "$REPS" ]; do
-		insmod $KO buf_size=$BUF || die "insmod"
+		insmod $KO "buf_size=$BUF" || die "insmod"
 		magnet-ctl probe add kprobe __x64_sys_getpid args 3 name gp >/dev/null ||
 			die "magnet-ctl probe add"
 		echo "$1" | tr ';' '\n' | while read -r cmd; do
@@ -285,14 +287,14 @@ ctl_cost() { # label, then the magnet-ctl setup commands as "a b c;d e"
 		reader_start magnet /dev/null
 		v=$(getpid_ns)
 		runs="$runs $v"
-		reader_stop magnet ctl_${label}_$r >/dev/null
+		reader_stop magnet "ctl_${label}_$r" >/dev/null
 		magnet-ctl -j probe show gp >$TMP/ctl.json 2>/dev/null
 		magnet_off
 		r=$((r + 1))
 	done
 	# shellcheck disable=SC2086
 	out ctl_$label "$(median $runs)"
-	out ctl_${label}_json "$(tr -d '\n' <$TMP/ctl.json)"
+	out "ctl_${label}_json" "$(tr -d '\n' <$TMP/ctl.json)"
 }
 
 if want 4 && command -v magnet-ctl >/dev/null; then
@@ -347,11 +349,11 @@ fi
 # not include; ftrace-read's read() copies in the reader.
 
 cpu_ticks() { # pid: utime + stime of the whole process
-	sed 's/^.*) //' /proc/$1/stat | awk '{ print $12 + $13 }'
+	sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
 }
 
 sched_ns() { # pid: the sum of its threads' run times
-	cat /proc/$1/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
 }
 
 # utime + stime of every kworker: magnet's AIO reads are copied into the
@@ -363,16 +365,16 @@ kw_ticks() {
 }
 
 cpu_of() { # pids: "ticks ns" of each, on one line
-	for p; do printf '%s %s ' "$(cpu_ticks $p)" "$(sched_ns $p)"; done
+	for p; do printf '%s %s ' "$(cpu_ticks "$p")" "$(sched_ns "$p")"; done
 }
 
 # Not in the table, to tell where a consumer's time goes: utime, stime,
 # context switches (all threads), read and write system calls.
 diag_of() { # pid
-	sed 's/^.*) //' /proc/$1/stat | awk '{ printf "%s %s ", $12, $13 }'
-	cat /proc/$1/task/*/status | awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 }
+	sed 's/^.*) //' "/proc/$1/stat" | awk '{ printf "%s %s ", $12, $13 }'
+	cat /proc/"$1"/task/*/status | awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 }
 		END { printf "%.0f ", s }'
-	awk '/^syscr:/ { r = $2 } /^syscw:/ { w = $2 } END { printf "%.0f %.0f ", r, w }' /proc/$1/io
+	awk '/^syscr:/ { r = $2 } /^syscw:/ { w = $2 } END { printf "%.0f %.0f ", r, w }' "/proc/$1/io"
 }
 
 diag_out() { # prefix name before after: the differences
@@ -401,7 +403,7 @@ md_start() { # magnetd options...
 	i=0
 	until mdtest cmd HELLO >/dev/null 2>&1; do
 		i=$((i + 1))
-		[ $i -lt 100 ] && kill -0 $DPID 2>/dev/null ||
+		{ [ $i -lt 100 ] && kill -0 $DPID 2>/dev/null; } ||
 			{ cat $TMP/magnetd.log; die "magnetd did not come up"; }
 		sleep 0.1
 	done
@@ -425,7 +427,7 @@ consume() { # prefix consumer load...
 	p=$1 c=$2
 	shift 2
 	rm -rf $TMP/c.trace $TMP/mdtrace
-	CPID= DPID=
+	CPID='' DPID=''
 	case $c in
 	mread)
 		magnet_on kprobe:__x64_sys_getpid:3
@@ -447,6 +449,7 @@ consume() { # prefix consumer load...
 			sleep 0.1
 		done ;;
 	ftrace)
+		# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax
 		ftrace_on 'p:getpid __x64_sys_getpid a=$arg1 b=$arg2 c=$arg3' getpid
 		taskset $R ftrace-read -o $TMP/c.trace 2>$TMP/cons.err &
 		CPID=$! ;;
@@ -464,25 +467,25 @@ consume() { # prefix consumer load...
 	settle $pids
 	# shellcheck disable=SC2086
 	after=$(cpu_of $pids)
-	out ${p}_kwticks $(($(kw_ticks) - kw0))
-	[ -z "$DPID" ] || diag_out $p daemon "$ddiag" "$(diag_of $DPID)"
-	[ -z "$CPID" ] || diag_out $p consumer "$cdiag" "$(diag_of $CPID)"
+	out "${p}_kwticks" $(($(kw_ticks) - kw0))
+	[ -z "$DPID" ] || diag_out "$p" daemon "$ddiag" "$(diag_of $DPID)"
+	[ -z "$CPID" ] || diag_out "$p" consumer "$cdiag" "$(diag_of $CPID)"
 	# The kernel's counts now, while the consumer still runs: what
 	# happens while it stops is not part of the run.
-	if [ $c = ftrace ]; then
-		ftrace_counts $p getpid
+	if [ "$c" = ftrace ]; then
+		ftrace_counts "$p" getpid
 	else
-		magnet_counts $p
+		magnet_counts "$p"
 	fi
 	awk -v p="$p" '{ for (i = 1; i <= NF; i++) if ($i ~ /^(ops|secs)=/) print "bench: " p "_" $i }' \
 		$TMP/load.out
 	# ticks and ns of the first pid (the daemon, or the only consumer),
 	# then of the client.
-	echo "$before $after" | awk -v p="$p" -v n="$(echo $pids | wc -w)" '{
+	echo "$before $after" | awk -v p="$p" -v n="$(echo "$pids" | wc -w)" '{
 		for (i = 1; i <= 2 * n; i++) d[i] = $(i + 2 * n) - $i
 		printf "bench: %s_ticks=%.0f\nbench: %s_ns=%.0f\n", p, d[1], p, d[2]
 		if (n == 2) printf "bench: %s_cticks=%.0f\nbench: %s_cns=%.0f\n", p, d[3], p, d[4] }'
-	[ -z "$DPID" ] || md_stats $p
+	[ -z "$DPID" ] || md_stats "$p"
 	if [ -n "$CPID" ]; then
 		kill -INT $CPID
 		wait $CPID || { cat $TMP/cons.err; df /tmp; die "$c failed"; }
@@ -491,15 +494,15 @@ consume() { # prefix consumer load...
 	[ -z "$DPID" ] || md_stop
 	case $c in
 	mread)
-		magnet_read_counts $p $TMP/cons.err ;;
+		magnet_read_counts "$p" $TMP/cons.err ;;
 	mdsub)
 		sed -n 's/^magnet-cat: \([0-9]*\) records, \([0-9]*\) lost.*, \([0-9]*\) dropped.*/\1 \2 \3/p' \
 			$TMP/cons.err | awk -v p="$p" '{ printf "bench: %s_drained=%s\nbench: %s_cat_lost=%s\nbench: %s_cat_dropped=%s\n",
 				p, $1, p, $2, p, $3 }' ;;
 	ftrace)
-		ftrace_read_counts $p $TMP/cons.err ;;
+		ftrace_read_counts "$p" $TMP/cons.err ;;
 	esac
-	if [ $c = ftrace ]; then
+	if [ "$c" = ftrace ]; then
 		ftrace_off getpid
 	else
 		magnet_off
@@ -528,4 +531,4 @@ if want 5; then
 	fi
 fi
 
-out done 1
+out 'done' 1

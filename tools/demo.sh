@@ -10,7 +10,7 @@
 #
 #   tools/demo.sh [-l ADDR:PORT] [-a CIDR] [-t SECONDS] [MODULE [BINDIR]]
 set -e
-listen=127.0.0.1:8650 allow= seconds=${MAGNET_DEMO_SECONDS:-30}
+listen=127.0.0.1:8650 allow='' seconds=${MAGNET_DEMO_SECONDS:-30}
 while getopts l:a:t: o; do
 	case $o in
 	l) listen=$OPTARG ;;
@@ -50,7 +50,10 @@ md=$!
 i=0
 until grep -q "serving on" "$work/magnetd.log"; do
 	i=$((i + 1))
-	[ $i -lt 100 ] && kill -0 $md 2>/dev/null || { cat "$work/magnetd.log"; exit 1; }
+	if [ $i -ge 100 ] || ! kill -0 $md 2>/dev/null; then
+		cat "$work/magnetd.log"
+		exit 1
+	fi
 	sleep 0.1
 done
 sed 's/^/  /' "$work/magnetd.log"
@@ -79,7 +82,7 @@ say "SIGTERM: magnetd drains and closes its trace"
 kill -TERM $md
 wait $md
 tail -n 3 "$work/magnetd.log" | sed 's/^/  /'
-f=$(ls "$work"/trace/*.mgt | head -n 1)
+for f in "$work"/trace/*.mgt; do break; done
 say "magnet-dump $f: which job sent what to which host (sock records)"
 magnet-dump "$f" | grep tcp_sendmsg | head -n 5
 say "per-CPU counters: what magnetd read and was told was lost, against what the kernel wrote
