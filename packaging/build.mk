@@ -74,7 +74,8 @@ PKG_DEV_FILES = \
 	$(foreach m,$(filter %.3,$(MAN_PAGES)),0644:$(m):$(call pkg_man_dest,$(m)))
 
 # Directories that are magnet's alone, removed by uninstall once empty
-# (deepest first); shared ones (bin/, conf.d/, ...) are left in place.
+# (deepest first; one holding a file of the administrator's stays); shared
+# ones (bin/, conf.d/, ...) are left in place.
 PKG_TOOLS_DIRS = $(SYSCONFDIR)/magnet
 PKG_DEV_DIRS = $(INCLUDEDIR)/magnet/uapi/linux $(INCLUDEDIR)/magnet/uapi \
 	$(INCLUDEDIR)/magnet
@@ -95,7 +96,7 @@ define pkg_uninstall
 	@$(if $(Q),echo "  RM      $(DESTDIR)$(PREFIX) ($(1))")
 	$(Q)rm -f $(foreach f,$(2),"$(DESTDIR)$(call pkg_field,$(f),3)")
 	$(Q)for d in $(foreach d,$(3),"$(DESTDIR)$(d)"); do \
-		if [ -d "$$d" ]; then rmdir "$$d" || exit 1; fi; \
+		if [ -d "$$d" ]; then rmdir --ignore-fail-on-non-empty "$$d" || exit 1; fi; \
 	done
 endef
 
