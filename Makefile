@@ -3,8 +3,12 @@
 # magnet top-level build.
 #   make            module (kmod/magnet.ko) and all user space
 #   make check      unit tests, the man pages, the VM suite (boots Debian's
-#                   kernel in QEMU), then the monitors (Ganglia, Supermon,
-#                   Prometheus) against it
+#                   kernel in QEMU), the monitors (Ganglia, Supermon,
+#                   Prometheus) against it, then the packages (as root:
+#                   installs, DKMS-builds, boots and purges them)
+#   make install    user space, headers, unit, config, man pages (DESTDIR, PREFIX)
+#   make deb        magnet, magnet-dkms, libmagnet-dev (packaging/build.mk)
+#   make lint       sparse, checkpatch, shellcheck, scan-build (tools/lint.mk)
 #   make demo       the main job: a live node (magnet + magnetd) in magnet-top
 #   make bench      the benchmark table (native ring + in-VM comparisons)
 #   V=1             show full commands
@@ -78,7 +82,7 @@ $(BUILD)/%.o: %.c | $(BUILD)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
 
 module:
 	@test -n "$(KDIR)" || { echo "no kernel headers: run tools/bootstrap" >&2; exit 1; }
@@ -90,7 +94,7 @@ user: $(USER_BINS)
 # machine is ready), then re-enter make so KDIR sees freshly installed headers.
 check:
 	$(Q)tools/bootstrap
-	$(Q)$(MAKE) unit man-check fuzz-check vm-check monitors-check
+	$(Q)$(MAKE) unit man-check fuzz-check vm-check monitors-check pkg-check
 
 # The real monitors on this host against magnetd in the VM (tests/monitors).
 # MON_TESTS=t-ganglia runs only some.
