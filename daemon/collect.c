@@ -158,6 +158,8 @@ static void close_files(struct mg_collect *c)
 {
 	unsigned int i;
 
+	if (!c->files)
+		return;		/* a start that failed before allocating them */
 	for (i = 0; i < c->nfiles; i++) {
 		if (c->files[i].fd >= 0)
 			close(c->files[i].fd);
@@ -513,7 +515,6 @@ int mg_collect_start(const struct mg_collect_cfg *cfg, mg_collect_sink sink,
 			snprintf(err, errlen, "%s: %s", c->dir, strerror(-ret));
 		goto err_free;
 	}
-	c->nfiles = n;
 	c->ncpus = cpus[n - 1] + 1;
 	c->files = calloc(n, sizeof(*c->files));
 	c->counts = calloc(c->ncpus, sizeof(*c->counts));
@@ -522,6 +523,7 @@ int mg_collect_start(const struct mg_collect_cfg *cfg, mg_collect_sink sink,
 		snprintf(err, errlen, "out of memory");
 		goto err_free;
 	}
+	c->nfiles = n;	/* only now: the cleanup walks files[0..nfiles) */
 	for (i = 0; i < n; i++) {
 		c->files[i].cpu = cpus[i];
 		c->files[i].fd = -1;

@@ -148,7 +148,7 @@ static const char *refusal(const struct mg_server *s, const struct owner *o,
 static void accept_clients(struct mg_server *s, const struct listener *l)
 {
 	for (;;) {
-		struct sockaddr_storage ss;
+		struct sockaddr_storage ss = { 0 };	/* accept4() fills it */
 		socklen_t sl = sizeof(ss);
 		struct epoll_event ev;
 		struct client *c;

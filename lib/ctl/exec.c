@@ -145,7 +145,7 @@ int ctl_usage_error(struct ctl_args *a, const char *fmt, ...)
 	vfprintf(f, fmt, ap);
 	va_end(ap);
 	fputc('\n', f);
-	if (a->cmd)
+	if (a->cmd && a->obj)	/* a->cmd is only ever set with its object */
 		print_usage_line(f, a->obj, a->cmd, true);
 	else if (a->obj)
 		print_object_usage(f, a->obj);

@@ -47,6 +47,7 @@ static int cgroup_id(struct ctl_args *a, const char *path, __u64 *id)
 	struct statfs sfs;
 	struct stat st;
 
+	*id = 0;	/* set on failure too (ctl_usage_error() is never 0) */
 	if (stat(path, &st))
 		return ctl_usage_error(a, "cgroup %s: %s", path, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
@@ -145,6 +146,8 @@ static int parse_add(struct ctl_args *a)
 			return ctl_usage_error(a, "cpu %s: expected a CPU list such as 0-3,5", w);
 		r->filter_attrs |= CTL_BIT(MAGNET_FILTER_A_CPUS);
 		return ctl_parse_end(a);
+	default:	/* kind_of[] holds only the kinds above */
+		return -1;
 	}
 	r->value = v;
 	r->filter_attrs |= CTL_BIT(MAGNET_FILTER_A_VALUE);

@@ -272,7 +272,7 @@ int mgg_fetch(const char *host, const char *port, int timeout_ms,
 		ret = -ENOMEM;
 		goto out;
 	}
-	while (!complete(buf, len)) {
+	while (!len || !complete(buf, len)) {	/* nothing read yet: buf unset */
 		ssize_t n;
 
 		if (len == cap) {

@@ -37,6 +37,7 @@
 
 static int status;
 
+__attribute__((noreturn))
 static void die(int code, const char *fmt, const char *arg)
 {
 	fprintf(stderr, "supermon-client: ");
@@ -100,10 +101,19 @@ static const sexp_t *field(const sexp_t *e, const char *name)
 	return NULL;
 }
 
+__attribute__((noreturn))
 static void bad(const char *what)
 {
 	fprintf(stderr, "supermon-client: unexpected reply: %s\n", what);
 	exit(2);
+}
+
+/* The value after e's head, e.g. the host of (description host ...). */
+static const char *arg1(const sexp_t *e)
+{
+	if (!e->list->next || e->list->next->ty != SEXP_VALUE)
+		bad(head(e));
+	return e->list->next->val;
 }
 
 /* (name value) pairs of e (from its second element) as PREFIX.name value. */
@@ -161,7 +171,7 @@ static void print_description(const sexp_t *e)
 {
 	const sexp_t *x, *v;
 
-	printf("host %s\n", e->list->next->val);
+	printf("host %s\n", arg1(e));
 	for (x = e->list->next->next; x; x = x->next) {
 		const char *cat;
 
@@ -187,11 +197,11 @@ static void print_reply(const char *pfx, const sexp_t *e)
 	} else if (!strcmp(h, "description")) {
 		print_description(e);
 	} else if (!strcmp(h, "mask")) {
-		printf("%smask %s\n", pfx, e->list->next->val);
+		printf("%smask %s\n", pfx, arg1(e));
 	} else if (!strcmp(h, "bye")) {
 		printf("%sbye\n", pfx);
 	} else if (!strcmp(h, "error")) {
-		printf("%serror %s\n", pfx, e->list->next->val);
+		printf("%serror %s\n", pfx, arg1(e));
 		status = 3;
 	} else {
 		bad(h);

@@ -768,6 +768,7 @@ static int cmd_pipeline(int nc, int n)
 		if (waitpid(pids[k], &st, 0) != pids[k] || !WIFEXITED(st) || WEXITSTATUS(st))
 			die("pipeline client %d failed", k);
 	}
+	free(pids);
 	printf("pipeline: %d clients got all %d replies each, in order\n", nc, n);
 	return 0;
 }

@@ -81,6 +81,7 @@ static int self;	/* our tgid: calling getpid() later would fire the probe */
 static int fds[MAX_CPUS];
 static unsigned char *buf;
 
+__attribute__((noreturn))
 static void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -409,7 +410,8 @@ static int cmd_account(int n)
 	for (int i = 0; i < n; i++)
 		my_getpid();
 	read_stats(&st);
-	probe_id("kprobe", "__x64_sys_getpid", &hits);
+	if (probe_id("kprobe", "__x64_sys_getpid", &hits) < 0)
+		die("no kprobe __x64_sys_getpid in probes");
 	if (hits < (unsigned long)n)
 		die("probe hits %lu < %d fired", hits, n);
 	if (st.written + st.lost_full + st.lost_too_big + st.lost_nesting != hits)

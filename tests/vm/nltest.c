@@ -47,6 +47,7 @@ static int fd, family, alarm_group;
 static unsigned int seq = 1;
 static char errmsg[512];
 
+__attribute__((noreturn))
 static void die(const char *fmt, ...)
 {
 	va_list ap;

@@ -97,7 +97,7 @@ static void build_command(struct cat *k, int argc, char **argv)
 	size_t len;
 	int i, n;
 
-	n = snprintf(k->cmd, sizeof(k->cmd), "SUBSCRIBE");
+	snprintf(k->cmd, sizeof(k->cmd), "SUBSCRIBE");
 	for (i = 0; i < argc; i++) {
 		const unsigned char *p;
 

@@ -203,6 +203,10 @@ static int table_head(const char *text, size_t len, const char *noun,
 	size_t wl;
 
 	end = nl ? nl : text + len;
+	/* Set on failure too: the analyser does not see that fail() is nonzero. */
+	*n = 0;
+	*rest = *lines = end;
+	*rest_len = 0;
 	excerpt(ex, sizeof(ex), text, end - text);
 	if (!next_word(&p, end, &w, &wl) || !word_eq(w, wl, "OK") ||
 	    !next_word(&p, end, &w, &wl) || mgc_parse_u64(w, wl, n) ||
