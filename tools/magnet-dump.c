@@ -41,9 +41,11 @@ struct dump {
 	struct event_count *per_event;	/* --stats, by event id */
 };
 
-static void usage(void)
+/* -h asks for it (stdout, 0); anything else is a usage error. */
+__attribute__((noreturn))
+static void usage(int status)
 {
-	fprintf(stderr,
+	fprintf(status ? stderr : stdout,
 "usage: " PROG " [-j] [-w] [-c CPU]... [-e EVENT]... [--stats] [-H] FILE\n"
 "  -j, --json         JSON lines instead of text\n"
 "  -w, --wall         add wall-clock time (UTC) to each record\n"
@@ -52,7 +54,7 @@ static void usage(void)
 "                     LOST records always pass, since they qualify the rest\n"
 "  -s, --stats        print counts per CPU and per event instead of records\n"
 "  -H, --header       print the trace header and probe table, then exit\n");
-	exit(1);
+	exit(status);
 }
 
 __attribute__((format(printf, 2, 3), noreturn))
@@ -302,12 +304,14 @@ int main(int argc, char **argv)
 		case 'H':
 			d.header = true;
 			break;
+		case 'h':
+			usage(0);
 		default:
-			usage();
+			usage(1);
 		}
 	}
 	if (optind + 1 != argc)
-		usage();
+		usage(1);
 	d.path = argv[optind];
 
 	r = mg_trace_open(&d.t, d.path, &err);

@@ -77,9 +77,11 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-static void usage(void)
+/* -h asks for it (stdout, 0); anything else is a usage error. */
+__attribute__((noreturn))
+static void usage(int status)
 {
-	fprintf(stderr,
+	fprintf(status ? stderr : stdout,
 "usage: " PROG " -o FILE [-d DIR] [-b BYTES] [-w BYTES] [-c RECORDS] [-T MS]\n"
 "                   [-t SECONDS] [-n RECORDS]\n"
 "  -o FILE     trace file to write, \"-\" for stdout\n"
@@ -95,7 +97,7 @@ static void usage(void)
 "              written (records the kernel handed over are never dropped)\n"
 "Stops on SIGINT/SIGTERM, -t, -n, or when every file reaches EOF.\n"
 "Sizes take a K, M or G suffix (powers of 1024).\n", MIN_BUF);
-	exit(1);
+	exit(status);
 }
 
 static void vmsg(const char *fmt, va_list ap)
@@ -260,7 +262,7 @@ static void open_output(struct reader *rd, const char *path)
 	if (!strcmp(path, "-")) {
 		if (isatty(STDOUT_FILENO)) {
 			msg("refusing to write a binary trace to a terminal");
-			usage();
+			usage(1);
 		}
 		rd->out = STDOUT_FILENO;
 	} else {
@@ -607,41 +609,43 @@ int main(int argc, char **argv)
 			break;
 		case 'b':
 			if (parse_size(optarg, &v) || v < MIN_BUF || v > (1ULL << 30))
-				usage();
+				usage(1);
 			rd.bufsize = v;
 			break;
 		case 'w':
 			if (parse_size(optarg, &v))
-				usage();
+				usage(1);
 			rd.attr.watermark_bytes = v;
 			rd.watermark_set = true;
 			break;
 		case 'c':
 			if (parse_size(optarg, &v))
-				usage();
+				usage(1);
 			rd.attr.watermark_records = v;
 			break;
 		case 'T':
 			if (parse_size(optarg, &v) || v > ULLONG_MAX / 1000000)
-				usage();
+				usage(1);
 			rd.attr.timeout_ns = v * 1000000ULL;
 			break;
 		case 't':
 			if (parse_size(optarg, &v) || !v || v > 1000000000ULL)
-				usage();
+				usage(1);
 			rd.deadline_ns = v * 1000000000LL;
 			break;
 		case 'n':
 			if (parse_size(optarg, &v) || !v || v > LLONG_MAX)
-				usage();
+				usage(1);
 			rd.limit_records = v;
 			break;
+		case 'h':
+			usage(0);
 		default:
-			usage();
+			usage(1);
 		}
 	}
 	if (!out || optind != argc)
-		usage();
+		usage(1);
 
 	scan_dir(&rd);
 	check_version(&rd);

@@ -20,7 +20,7 @@ $(BUILD)/tests/unit/gen-stream: $(BUILD)/tests/unit/gen-stream.o $(LIBMAGNET)
 
 # make unit runs each UNIT_TESTS entry as ./ENTRY: a tiny wrapper tells the
 # script where this build's binaries are.
-$(BUILD)/tests/unit/t-tools: tests/unit/t-tools.sh $(MAGNET_TOOLS) \
+$(BUILD)/tests/unit/t-tools: tests/unit/t-tools.sh $(MAGNET_TOOLS) $(MAGNET_CLIENT_BINS) \
 			     $(BUILD)/tests/unit/gen-stream
 	@$(if $(Q),echo "  GEN     $@")
 	$(Q)printf '#!/bin/sh\nMAGNET_BUILD=%s exec sh %s "$$@"\n' \

@@ -412,4 +412,21 @@ run 2 e5 "$READ" -d "$T/ring" -o "$T/x"
 grep -q "record format 99" "$T/e5.err" || fail "version mismatch message"
 ok "usage errors exit 1, runtime errors exit 2 with a message"
 
+# Asked for, the usage is no error: stdout, exit 0, nothing on stderr. Both
+# clients are built beside the tools (test_client runs them). run() sets
+# $name, hence $tool.
+for prog in "$READ" "$DUMP" "$B/tools/magnet-top" "$B/tools/magnet-cat"; do
+	tool=${prog##*/}
+	[ -x "$prog" ] || fail "$prog not built"
+	for h in -h --help; do
+		[ "$tool" = magnet-read ] && [ "$h" = --help ] && continue
+		run 0 "help-$tool$h" "$prog" "$h"
+		grep -q "^usage: $tool" "$T/help-$tool$h.out" || fail "$tool $h: no usage on stdout"
+		[ ! -s "$T/help-$tool$h.err" ] || fail "$tool $h wrote to stderr"
+	done
+	run 1 "bad-$tool" "$prog" -Z
+	grep -q "^usage: $tool" "$T/bad-$tool.err" || fail "$tool -Z: no usage on stderr"
+done
+ok "-h and --help print the usage to stdout and exit 0; a bad option exits 1"
+
 echo "t-tools: all $pass passed"

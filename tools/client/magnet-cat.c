@@ -65,9 +65,11 @@ static void on_signal(int sig)
 	stop = sig;
 }
 
-static void usage(void)
+/* -h asks for it (stdout, 0); anything else is a usage error. */
+__attribute__((noreturn))
+static void usage(int status)
 {
-	fprintf(stderr,
+	fprintf(status ? stderr : stdout,
 "usage: " PROG " [-s HOST:PORT] [-j | -b] [-n COUNT] [-t SECONDS] [FILTER...]\n"
 "  -s, --server HOST:PORT  magnetd's address (default " MGC_DEFAULT_SERVER ");\n"
 "                          IPv6 as [::1]:8650, a host name, or HOST alone\n"
@@ -78,7 +80,7 @@ static void usage(void)
 "FILTER is the protocol's filter (docs/protocol.md), its words joined by\n"
 "spaces, e.g.: " PROG " 'probe == vfs_read && tgid == 1234'\n"
 "Text output is magnet-dump's; a summary goes to stderr at the end.\n");
-	exit(1);
+	exit(status);
 }
 
 __attribute__((format(printf, 2, 3), noreturn))
@@ -105,7 +107,7 @@ static void build_command(struct cat *k, int argc, char **argv)
 			if ((*p < 0x20 && *p != '\t') || *p == 0x7f) {
 				fprintf(stderr, PROG ": the filter holds a control character (0x%02x)\n",
 					*p);
-				usage();
+				usage(1);
 			}
 		len = strlen(k->cmd);
 		n = snprintf(k->cmd + len, sizeof(k->cmd) - len, " %s", argv[i]);
@@ -117,7 +119,7 @@ static void build_command(struct cat *k, int argc, char **argv)
 	if (n < 0 || (size_t)n >= sizeof(k->cmd) - len) {
 		fprintf(stderr, PROG ": the filter is too long (a command line holds %u bytes)\n",
 			MGC_CMD_MAX);
-		usage();
+		usage(1);
 	}
 }
 
@@ -421,29 +423,31 @@ int main(int argc, char **argv)
 		case 'b':
 			if (k.mode != OUT_TEXT) {
 				fprintf(stderr, PROG ": -j and -b exclude each other\n");
-				usage();
+				usage(1);
 			}
 			k.mode = opt == 'j' ? OUT_JSON : OUT_RAW;
 			break;
 		case 'n':
 			if (mgc_opt_count(PROG, 'n', optarg, &v))
-				usage();
+				usage(1);
 			k.limit = v;
 			break;
 		case 't':
 			if (mgc_parse_ms(optarg, &ms) || !ms) {
 				fprintf(stderr, PROG ": -t needs seconds above 0 (e.g. 10 or 0.5), not '%s'\n",
 					optarg);
-				usage();
+				usage(1);
 			}
 			break;
+		case 'h':
+			usage(0);
 		default:
-			usage();
+			usage(1);
 		}
 	}
 	if (k.mode == OUT_RAW && isatty(STDOUT_FILENO)) {
 		fprintf(stderr, PROG ": -b writes binary records: redirect stdout to a file or a pipe\n");
-		usage();
+		usage(1);
 	}
 	/* Records arrive in frames of up to a read buffer: write in big pieces. */
 	if (k.mode == OUT_RAW)

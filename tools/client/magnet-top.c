@@ -101,9 +101,11 @@ static void term_restore(void)
 	}
 }
 
-static void usage(void)
+/* -h asks for it (stdout, 0); anything else is a usage error. */
+__attribute__((noreturn))
+static void usage(int status)
 {
-	fprintf(stderr,
+	fprintf(status ? stderr : stdout,
 "usage: " PROG " [-s HOST:PORT] [-d SECONDS] [-n ITERATIONS] [-b | -m]\n"
 "  -s, --server HOST:PORT  magnetd's address (default " MGC_DEFAULT_SERVER ");\n"
 "                          IPv6 as [::1]:8650, a host name, or HOST alone\n"
@@ -113,7 +115,7 @@ static void usage(void)
 "                          when stdout is not a terminal)\n"
 "  -m, --machine           tab-separated lines: section, key, values\n"
 "Interactive: q quits.\n");
-	exit(1);
+	exit(status);
 }
 
 __attribute__((format(printf, 2, 3), noreturn))
@@ -729,12 +731,12 @@ int main(int argc, char **argv)
 			    t.interval_ms > INTERVAL_MAX_MS) {
 				fprintf(stderr, PROG ": -d needs seconds from 0.01 to 86400, not '%s'\n",
 					optarg);
-				usage();
+				usage(1);
 			}
 			break;
 		case 'n':
 			if (mgc_opt_count(PROG, 'n', optarg, &v))
-				usage();
+				usage(1);
 			t.iterations = v;
 			break;
 		case 'b':
@@ -743,12 +745,14 @@ int main(int argc, char **argv)
 		case 'm':
 			machine = true;
 			break;
+		case 'h':
+			usage(0);
 		default:
-			usage();
+			usage(1);
 		}
 	}
 	if (optind != argc)
-		usage();
+		usage(1);
 	if (machine)
 		t.mode = MODE_MACHINE;
 	else if (batch || !isatty(STDOUT_FILENO))
