@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cgroup.h>
 #include <linux/cpu.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
@@ -98,6 +99,17 @@ void mg_buffer_stats(struct mg_cpu_buf *buf, struct mg_ring_stats *st)
 	mg_stats_add(st, &now);
 }
 
+/*
+ * A reader that has not seen the TASK records already written must meet
+ * them again: writers compare task_gen before trusting a slot.
+ */
+void mg_buffer_forget_tasks(struct mg_cpu_buf *buf)
+{
+	unsigned int gen = READ_ONCE(buf->task_gen) + 1;
+
+	WRITE_ONCE(buf->task_gen, gen ? gen : 1);
+}
+
 struct mg_carry {
 	struct mg_ring *to;
 	const struct mg_ring *from;
@@ -188,6 +200,7 @@ int mg_buffers_resize(unsigned long size, enum mg_ring_mode mode)
 		if (!cpu_online(cpu) || smp_call_function_single(cpu, mg_carry_pending, &c, 1))
 			mg_carry_pending(&c);	/* offline: no writer runs there */
 		irq_work_sync(&mg_bufs[cpu]->wake_work);
+		mg_buffer_forget_tasks(mg_bufs[cpu]);
 		mg_ring_stats(fresh[cpu], &old);
 		old.discarded += mg_ring_avail_records(fresh[cpu]);
 		mg_stats_add(&mg_bufs[cpu]->base, &old);
@@ -236,6 +249,7 @@ int mg_buffers_init(unsigned long size, enum mg_ring_mode mode)
 			goto err;
 		mg_bufs[cpu] = buf;
 		buf->cpu = cpu;
+		buf->task_gen = 1;
 		mg_fs_buf_init(buf);
 		rb = mg_ring_alloc(cpu, size, mode);
 		if (!rb)
@@ -269,27 +283,92 @@ void mg_buffers_exit(void)
 	mg_bufs = NULL;
 }
 
+/*
+ * TASK records (UAPI: TASK RECORDS) give the command name behind a pid.
+ * One per record would cost 16 bytes each; a table the reader looks up
+ * later (ftrace's saved_cmdlines) forgets tasks that came and went. So a
+ * task is named in a CPU's stream just before its first record there, and
+ * again after it renames itself (exec, prctl) or when the reader may have
+ * missed its TASK record: each CPU remembers the last MG_TASK_SLOTS tasks
+ * it named, and forgets them when a reader opens the ring, on a resize
+ * and, in overwrite mode, once the TASK record is no longer in the ring.
+ */
+static void notrace mg_name_task(struct mg_cpu_buf *buf, struct mg_ring *rb,
+				 struct task_struct *tsk, u64 cgroup)
+{
+	struct mg_task_slot *slot = &buf->tasks[tsk->pid % MG_TASK_SLOTS];
+	unsigned int gen = READ_ONCE(buf->task_gen);
+	struct magnet_record *rec;
+	struct magnet_task *task;
+	u64 comm[2];
+
+	BUILD_BUG_ON(sizeof(tsk->comm) != sizeof(comm) ||
+		     sizeof(task->comm) != sizeof(comm));
+	memcpy(comm, tsk->comm, sizeof(comm));	/* may race a rename: harmless */
+	if (READ_ONCE(slot->gen) == gen && slot->pid == tsk->pid &&
+	    slot->comm[0] == comm[0] && slot->comm[1] == comm[1] &&
+	    (rb->mode == MG_RING_DISCARD || mg_ring_unread(rb, slot->pos)))
+		return;
+	rec = mg_ring_reserve(rb, MAGNET_RECORD_HEADER + sizeof(*task));
+	if (unlikely(!rec))
+		return;		/* lost and counted; the next record tries again */
+	rec->event_id = MAGNET_EVENT_TASK;
+	rec->flags = 0;
+	rec->cpu = rb->cpu;
+	rec->cgroup = (u32)cgroup;
+	rec->abstract_id = cgroup;
+	rec->pid = tsk->pid;
+	rec->tgid = tsk->tgid;
+	task = (struct magnet_task *)rec->payload;
+	memcpy(task->comm, comm, sizeof(comm));
+	mg_ring_commit(rb, rec);
+
+	/* Empty while torn, so a nested writer never trusts half a slot. */
+	WRITE_ONCE(slot->gen, 0);
+	barrier();
+	slot->pid = tsk->pid;
+	slot->comm[0] = comm[0];
+	slot->comm[1] = comm[1];
+	slot->pos = mg_ring_pos(rb, rec);
+	barrier();
+	WRITE_ONCE(slot->gen, gen);
+}
+
+NOKPROBE_SYMBOL(mg_name_task);
+
+/* The task's cgroup v2 id; see the UAPI comment on magnet_record.cgroup. */
+static inline u64 mg_task_cgroup(struct task_struct *tsk)
+{
+	/* Preemption is off: an RCU-sched read side, as task_css_set() accepts. */
+	return cgroup_id(task_dfl_cgroup(tsk));
+}
+
 struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id, u16 flags,
 					     u64 abstract_id, u32 payload_len)
 {
-	struct mg_ring *rb = rcu_dereference_sched(mg_bufs[smp_processor_id()]->ring);
+	struct mg_cpu_buf *buf = mg_bufs[smp_processor_id()];
+	struct mg_ring *rb = rcu_dereference_sched(buf->ring);
+	struct task_struct *tsk = current;
 	struct magnet_record *rec;
+	u64 cgroup;
 
 	*rbp = rb;
 	if (unlikely(payload_len > MAGNET_PAYLOAD_MAX)) {
 		mg_ring_lose(rb, MG_LOST_TOO_BIG);
 		return NULL;
 	}
+	cgroup = mg_task_cgroup(tsk);
+	mg_name_task(buf, rb, tsk, cgroup);
 	rec = mg_ring_reserve(rb, MAGNET_RECORD_HEADER + payload_len);
 	if (unlikely(!rec))
 		return NULL;
 	rec->event_id = event_id;
-	rec->flags = flags;
+	rec->flags = in_task() ? flags : flags | MAGNET_REC_INTR;
 	rec->cpu = rb->cpu;
-	rec->reserved = 0;
+	rec->cgroup = (u32)cgroup;
 	rec->abstract_id = abstract_id;
-	rec->pid = current->pid;
-	rec->tgid = current->tgid;
+	rec->pid = tsk->pid;
+	rec->tgid = tsk->tgid;
 	return rec;
 }
 

@@ -8,6 +8,21 @@
 #include <linux/workqueue.h>
 #include "ring_core.h"
 
+/*
+ * A task named in this CPU's stream by a TASK record (magnet_reserve()):
+ * valid while gen is the buffer's and, in overwrite mode, the record is
+ * still in the ring. Nested writers may tear a slot; the worst that does
+ * is one more TASK record.
+ */
+struct mg_task_slot {
+	u64 comm[2];
+	u32 pid;
+	u32 gen;		/* mg_cpu_buf.task_gen when written; 0: empty */
+	unsigned long pos;	/* where the TASK record went in the ring */
+};
+
+#define MG_TASK_SLOTS	64	/* per CPU, indexed by pid */
+
 /* Everything about one CPU's ring that outlives a resize. */
 struct mg_cpu_buf {
 	struct mg_ring __rcu *ring;	/* swapped only while no reader */
@@ -27,6 +42,13 @@ struct mg_cpu_buf {
 	struct list_head aio_pending;
 	struct delayed_work aio_work;
 	struct dentry *dentry;
+
+	/*
+	 * Writer side. task_gen is bumped (never to 0) when a reader may not
+	 * have seen the TASK records already written: a new reader, a resize.
+	 */
+	unsigned int task_gen;
+	struct mg_task_slot tasks[MG_TASK_SLOTS];
 };
 
 enum mg_clock { MG_CLOCK_MONO, MG_CLOCK_TSC };
@@ -40,11 +62,13 @@ int mg_buffers_resize(unsigned long size, enum mg_ring_mode mode);
 unsigned long mg_buffers_size(void);
 enum mg_ring_mode mg_buffers_mode(void);
 void mg_buffer_stats(struct mg_cpu_buf *buf, struct mg_ring_stats *st);
+void mg_buffer_forget_tasks(struct mg_cpu_buf *buf);
 
 /*
  * The record writer, used by every probe handler: reserve a record on this
  * CPU with its header filled in, write the payload, commit. Call with
- * preemption disabled; any context. NULL means lost (and counted).
+ * preemption disabled; any context. NULL means lost (and counted). The
+ * first record of a task in the stream is preceded by its TASK record.
  */
 struct magnet_record *magnet_reserve(struct mg_ring **rbp, u16 event_id, u16 flags,
 				     u64 abstract_id, u32 payload_len);

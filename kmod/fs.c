@@ -479,6 +479,7 @@ static int mg_open(struct inode *inode, struct file *filp)
 		goto out;
 	}
 	buf->attr = mg_default_attr;
+	mg_buffer_forget_tasks(buf);	/* this reader has seen no TASK record */
 	filp->private_data = buf;
 	ret = stream_open(inode, filp);
 out:

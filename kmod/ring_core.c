@@ -293,7 +293,7 @@ static notrace void rb_write_lost(struct mg_ring *rb, unsigned long pos, __u64 t
 	rec->event_id = MAGNET_EVENT_LOST;
 	rec->flags = 0;
 	rec->cpu = rb->cpu;
-	rec->reserved = 0;
+	rec->cgroup = 0;
 	rec->abstract_id = 0;
 	rec->timestamp = ts;
 	rec->pid = 0;

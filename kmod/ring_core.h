@@ -102,6 +102,23 @@ __u64 mg_ring_clock(void);
  */
 struct magnet_record *mg_ring_reserve(struct mg_ring *rb, unsigned int len);
 void mg_ring_commit(struct mg_ring *rb, struct magnet_record *rec);
+/*
+ * The free-running position of @rec, reserved on @rb by this CPU less than
+ * a ring's worth of reservations ago; and whether the record at @pos is
+ * still unread (neither consumed nor overwritten).
+ */
+static inline unsigned long mg_ring_pos(struct mg_ring *rb, const void *rec)
+{
+	unsigned long head = local_read(&rb->head);
+
+	return head - ((head - ((const unsigned char *)rec - rb->data)) & rb->mask);
+}
+
+static inline int mg_ring_unread(struct mg_ring *rb, unsigned long pos)
+{
+	return (long)(pos - (unsigned long)atomic_long_read(&rb->tail)) >= 0;
+}
+
 /* Count a loss that never reached reserve (e.g. a too-big payload). */
 void mg_ring_lose(struct mg_ring *rb, int reason);
 

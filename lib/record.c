@@ -12,7 +12,7 @@
 #include "record.h"
 
 #define MG_REC_FLAGS_KNOWN	(MAGNET_REC_RETURN | MAGNET_REC_CAPTURE | \
-				 MAGNET_REC_NARGS_MASK)
+				 MAGNET_REC_INTR | MAGNET_REC_NARGS_MASK)
 
 static const char *const mg_rec_reasons[MG_REC_NERR] = {
 	[0]			= "no error",
@@ -20,9 +20,8 @@ static const char *const mg_rec_reasons[MG_REC_NERR] = {
 	[MG_REC_SIZE_SMALL]	= "record size smaller than the 40-byte header",
 	[MG_REC_SIZE_ALIGN]	= "record size not a multiple of 8",
 	[MG_REC_SIZE_BIG]	= "record size larger than MAGNET_RECORD_MAX",
-	[MG_REC_RESERVED]	= "reserved field not zero",
 	[MG_REC_PAD]		= "padding record (event id 0)",
-	[MG_REC_EVENT]		= "reserved event id (2..15)",
+	[MG_REC_EVENT]		= "reserved event id (3..15)",
 	[MG_REC_FLAGS]		= "flags undefined (for this layout) or more than 6 arguments",
 	[MG_REC_LAYOUT]		= "record size does not match its layout",
 	[MG_REC_MISALIGNED]	= "record not 8-byte aligned",
@@ -75,7 +74,7 @@ static int check_sock(const struct magnet_record *r)
 {
 	const struct magnet_sock *s = (const struct magnet_sock *)r->payload;
 
-	if (r->flags != MAGNET_HANDLER_SOCK << MAGNET_REC_HANDLER_SHIFT)
+	if ((r->flags & ~MAGNET_REC_INTR) != MAGNET_HANDLER_SOCK << MAGNET_REC_HANDLER_SHIFT)
 		return -MG_REC_FLAGS;
 	if (r->size != MG_RECORD_SOCK_SIZE)
 		return -MG_REC_LAYOUT;
@@ -90,7 +89,7 @@ static int check_raw(const struct magnet_record *r)
 	const struct magnet_raw *raw = (const struct magnet_raw *)r->payload;
 	size_t room, i;
 
-	if (r->flags != MAGNET_HANDLER_RAW << MAGNET_REC_HANDLER_SHIFT)
+	if ((r->flags & ~MAGNET_REC_INTR) != MAGNET_HANDLER_RAW << MAGNET_REC_HANDLER_SHIFT)
 		return -MG_REC_FLAGS;
 	if (r->size < MAGNET_RECORD_HEADER + sizeof(*raw))
 		return -MG_REC_LAYOUT;
@@ -111,6 +110,8 @@ const char *mg_record_type(const struct magnet_record *r)
 {
 	if (mg_record_is_lost(r))
 		return "lost";
+	if (mg_record_is_task(r))
+		return "task";
 	if (mg_record_handler(r) == MAGNET_HANDLER_RAW)
 		return "custom";
 	return mg_record_is_return(r) ? "kretprobe" : "kprobe";
@@ -140,8 +141,6 @@ int mg_record_check(const void *buf, size_t len, size_t off)
 		return -MG_REC_SIZE_BIG;
 	if (avail < size)
 		return -MG_REC_TRUNCATED;
-	if (r->reserved)
-		return -MG_REC_RESERVED;
 
 	switch (r->event_id) {
 	case MAGNET_EVENT_PAD:
@@ -150,6 +149,12 @@ int mg_record_check(const void *buf, size_t len, size_t off)
 		if (r->flags)
 			return -MG_REC_FLAGS;
 		if (size != MAGNET_RECORD_HEADER + sizeof(struct magnet_lost))
+			return -MG_REC_LAYOUT;
+		return 0;
+	case MAGNET_EVENT_TASK:
+		if (r->flags)
+			return -MG_REC_FLAGS;
+		if (size != MAGNET_RECORD_HEADER + sizeof(struct magnet_task))
 			return -MG_REC_LAYOUT;
 		return 0;
 	default:
@@ -202,8 +207,10 @@ static void fill_header(struct magnet_record *r, const struct mg_record_hdr *h,
 	r->size = size;
 	r->event_id = event_id;
 	r->flags = flags;
+	if (h->intr && event_id >= MAGNET_EVENT_FIRST_DYNAMIC)
+		r->flags |= MAGNET_REC_INTR;
 	r->cpu = h->cpu;
-	r->reserved = 0;
+	r->cgroup = h->cgroup;
 	r->abstract_id = h->abstract_id;
 	r->timestamp = h->timestamp;
 	r->pid = h->pid;
@@ -331,6 +338,22 @@ ssize_t mg_record_encode_raw(void *buf, size_t len,
 	memset(raw->data, 0, size - MAGNET_RECORD_HEADER - sizeof(*raw));
 	if (dlen)
 		memcpy(raw->data, data, dlen);
+	return size;
+}
+
+ssize_t mg_record_encode_task(void *buf, size_t len,
+			      const struct mg_record_hdr *h, const char *comm)
+{
+	struct magnet_record *r = buf;
+	struct magnet_task *t;
+	size_t size = MAGNET_RECORD_HEADER + sizeof(*t);
+
+	if (len < size)
+		return -ENOSPC;
+	fill_header(r, h, size, MAGNET_EVENT_TASK, 0);
+	t = (struct magnet_task *)r->payload;
+	memset(t->comm, 0, sizeof(t->comm));	/* NUL-padded, as the kernel's */
+	memcpy(t->comm, comm, strnlen(comm, sizeof(t->comm)));
 	return size;
 }
 

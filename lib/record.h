@@ -19,9 +19,8 @@ enum mg_rec_err {
 	MG_REC_SIZE_SMALL,	/* size < MAGNET_RECORD_HEADER */
 	MG_REC_SIZE_ALIGN,	/* size not a multiple of MAGNET_RECORD_ALIGN */
 	MG_REC_SIZE_BIG,	/* size > MAGNET_RECORD_MAX */
-	MG_REC_RESERVED,	/* reserved field not zero */
 	MG_REC_PAD,		/* event id 0: ring padding leaked to a reader */
-	MG_REC_EVENT,		/* event id 2..15: reserved, undefined */
+	MG_REC_EVENT,		/* event id 3..15: reserved, undefined */
 	MG_REC_FLAGS,		/* undefined flag bits (a named handler's layout has
 				 * none but the handler), or nargs > 6 */
 	MG_REC_LAYOUT,		/* size does not match the layout flags describe */
@@ -83,10 +82,15 @@ static inline size_t mg_record_raw_size(size_t len)
 	       ~(size_t)7;
 }
 
-/* Header fields the encoders take; size, flags, reserved are computed. */
+/*
+ * Header fields the encoders take; size and flags are computed (intr adds
+ * MAGNET_REC_INTR to a probe, sock or raw record's).
+ */
 struct mg_record_hdr {
 	__u16 event_id;
+	bool intr;
 	__u32 cpu;
+	__u32 cgroup;
 	__u64 abstract_id;
 	__u64 timestamp;
 	__u32 pid;
@@ -145,6 +149,12 @@ ssize_t mg_record_encode_sock(void *buf, size_t len,
 ssize_t mg_record_encode_raw(void *buf, size_t len,
 			     const struct mg_record_hdr *h,
 			     const void *data, size_t dlen);
+/*
+ * A TASK record naming h->pid: comm is copied up to 16 bytes, NUL-padded.
+ * h->event_id and h->intr are ignored.
+ */
+ssize_t mg_record_encode_task(void *buf, size_t len,
+			      const struct mg_record_hdr *h, const char *comm);
 /* h->event_id is ignored: always MAGNET_EVENT_LOST. */
 ssize_t mg_record_encode_lost(void *buf, size_t len,
 			      const struct mg_record_hdr *h,
@@ -154,6 +164,42 @@ ssize_t mg_record_encode_lost(void *buf, size_t len,
 static inline bool mg_record_is_lost(const struct magnet_record *r)
 {
 	return r->event_id == MAGNET_EVENT_LOST;
+}
+
+/* A TASK record: metadata naming its pid, not an event of a probe. */
+static inline bool mg_record_is_task(const struct magnet_record *r)
+{
+	return r->event_id == MAGNET_EVENT_TASK;
+}
+
+/* Records LOST and TASK: written by magnet itself, not by a probe. */
+static inline bool mg_record_is_meta(const struct magnet_record *r)
+{
+	return r->event_id < MAGNET_EVENT_FIRST_DYNAMIC;
+}
+
+/*
+ * The command name a TASK record gives, NUL-terminated in comm (17 bytes);
+ * NULL for other records.
+ */
+static inline const char *mg_record_task_comm(const struct magnet_record *r,
+					      char comm[17])
+{
+	const struct magnet_task *t = (const struct magnet_task *)r->payload;
+	unsigned int i;
+
+	if (!mg_record_is_task(r))
+		return NULL;
+	for (i = 0; i < sizeof(t->comm) && t->comm[i]; i++)
+		comm[i] = t->comm[i];
+	comm[i] = 0;
+	return comm;
+}
+
+/* Written in interrupt context: pid, tgid and cgroup are the interrupted task's. */
+static inline bool mg_record_is_intr(const struct magnet_record *r)
+{
+	return r->flags & MAGNET_REC_INTR;
 }
 
 /*
@@ -167,7 +213,7 @@ static inline unsigned int mg_record_handler(const struct magnet_record *r)
 	return MAGNET_REC_HANDLER(r->flags);
 }
 
-/* "kprobe", "kretprobe", "custom" (raw) or "lost": the record's kind. */
+/* "kprobe", "kretprobe", "custom" (raw), "lost" or "task": the record's kind. */
 const char *mg_record_type(const struct magnet_record *r);
 
 static inline const struct magnet_sock *

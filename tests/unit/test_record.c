@@ -21,6 +21,7 @@ static __u64 buf64[65536 / 8];
 static const struct mg_record_hdr hdr = {
 	.event_id = 42,
 	.cpu = 1000,			/* no 64-CPU limit */
+	.cgroup = 0x80000001,		/* any 32 bits: a cgroup id's low half */
 	.abstract_id = 0xffff888012345678ULL,
 	.timestamp = 0x123456789abcdefULL,
 	.pid = 4242,
@@ -35,7 +36,7 @@ static void check_header(const struct magnet_record *r, __u16 id)
 {
 	ck_assert_uint_eq(r->event_id, id);
 	ck_assert_uint_eq(r->cpu, hdr.cpu);
-	ck_assert_uint_eq(r->reserved, 0);
+	ck_assert_uint_eq(r->cgroup, hdr.cgroup);
 	ck_assert_uint_eq(r->abstract_id, hdr.abstract_id);
 	ck_assert_uint_eq(r->timestamp, hdr.timestamp);
 	ck_assert_uint_eq(r->pid, hdr.pid);
@@ -537,12 +538,59 @@ START_TEST(err_truncated)
 }
 END_TEST
 
-START_TEST(err_reserved)
+START_TEST(task_record)
 {
-	good()->reserved = 1;
-	ck_assert_int_eq(check_at(56), -MG_REC_RESERVED);
-	good()->reserved = 0x80000000;
-	ck_assert_int_eq(check_at(56), -MG_REC_RESERVED);
+	struct magnet_record *r = (struct magnet_record *)BUF;
+	char comm[17];
+	ssize_t n;
+
+	memset(buf64, 0xaa, 128);
+	n = mg_record_encode_task(BUF, sizeof(buf64), &hdr, "kworker/u4:2-events");
+	ck_assert_int_eq(n, 56);
+	ck_assert_int_eq(check_at(56), 0);
+	ck_assert(mg_record_is_task(r) && mg_record_is_meta(r));
+	ck_assert_str_eq(mg_record_type(r), "task");
+	ck_assert_uint_eq(r->flags, 0);
+	ck_assert_uint_eq(r->cgroup, hdr.cgroup);
+	/* 16 bytes, not terminated when the name fills them. */
+	ck_assert_str_eq(mg_record_task_comm(r, comm), "kworker/u4:2-eve");
+	n = mg_record_encode_task(BUF, sizeof(buf64), &hdr, "sh");
+	ck_assert_str_eq(mg_record_task_comm(r, comm), "sh");
+	ck_assert_int_eq(r->payload[15], 0);	/* NUL-padded */
+	ck_assert_int_eq(mg_record_encode_task(BUF, 55, &hdr, "sh"), -ENOSPC);
+	ck_assert_ptr_null(mg_record_task_comm(good(), comm));
+	/* Exactly 56 bytes, flags 0 (not even INTR). */
+	mg_record_encode_task(BUF, sizeof(buf64), &hdr, "sh");
+	r->size = 64;
+	ck_assert_int_eq(check_at(64), -MG_REC_LAYOUT);
+	mg_record_encode_task(BUF, sizeof(buf64), &hdr, "sh");
+	r->flags = MAGNET_REC_INTR;
+	ck_assert_int_eq(check_at(56), -MG_REC_FLAGS);
+}
+END_TEST
+
+START_TEST(intr_flag)
+{
+	struct mg_record_hdr h = hdr;
+	struct magnet_record *r = (struct magnet_record *)BUF;
+	struct magnet_sock sock = { .family = AF_INET };
+
+	h.intr = true;
+	ck_assert_int_gt(mg_record_encode_kprobe(BUF, sizeof(buf64), &h, args6, 2), 0);
+	ck_assert(mg_record_is_intr(r));
+	ck_assert_int_eq(check_at(r->size), 0);
+	ck_assert_int_gt(mg_record_encode_sock(BUF, sizeof(buf64), &h, &sock), 0);
+	ck_assert(mg_record_is_intr(r));
+	ck_assert_int_eq(check_at(r->size), 0);
+	ck_assert_int_gt(mg_record_encode_raw(BUF, sizeof(buf64), &h, "x", 1), 0);
+	ck_assert(mg_record_is_intr(r));
+	ck_assert_int_eq(check_at(r->size), 0);
+	/* Magnet's own records never carry it. */
+	ck_assert_int_gt(mg_record_encode_lost(BUF, sizeof(buf64), &h,
+					      &(struct magnet_lost){ .full = 1 }), 0);
+	ck_assert(!mg_record_is_intr(r));
+	r->flags = MAGNET_REC_INTR;
+	ck_assert_int_eq(check_at(r->size), -MG_REC_FLAGS);
 }
 END_TEST
 
@@ -552,7 +600,10 @@ START_TEST(err_event)
 
 	good()->event_id = MAGNET_EVENT_PAD;
 	ck_assert_int_eq(check_at(56), -MG_REC_PAD);
-	for (id = 2; id < MAGNET_EVENT_FIRST_DYNAMIC; id++) {
+	/* A probe layout under the TASK id: TASK records have no flags. */
+	good()->event_id = MAGNET_EVENT_TASK;
+	ck_assert_int_eq(check_at(56), -MG_REC_FLAGS);
+	for (id = 3; id < MAGNET_EVENT_FIRST_DYNAMIC; id++) {
 		good()->event_id = id;
 		ck_assert_int_eq(check_at(56), -MG_REC_EVENT);
 	}
@@ -565,7 +616,7 @@ START_TEST(err_flags)
 {
 	unsigned int bit, n;
 
-	for (bit = 2; bit < 16; bit++) {
+	for (bit = 3; bit < 16; bit++) {	/* 2 is MAGNET_REC_INTR */
 		if (bit >= MAGNET_REC_NARGS_SHIFT && bit < MAGNET_REC_NARGS_SHIFT + 4)
 			continue;
 		good()->flags |= 1U << bit;
@@ -836,6 +887,8 @@ START_TEST(err_sock)
 
 	/* No RETURN, CAPTURE or NARGS bits: the layout is fixed. */
 	for (bit = 0; bit < MAGNET_REC_HANDLER_SHIFT; bit++) {
+		if (1U << bit == MAGNET_REC_INTR)
+			continue;	/* intr_flag */
 		good_sock(AF_INET)->flags |= 1U << bit;
 		ck_assert_int_eq(check_at(88), -MG_REC_FLAGS);
 	}
@@ -860,9 +913,6 @@ START_TEST(err_sock)
 	r = good_sock(AF_INET6);
 	memset((unsigned char *)sock_of(r) + 2, 0xff, sizeof(struct magnet_sock) - 2);
 	ck_assert_int_eq(check_at(88), 0);
-	/* The header's reserved field still counts. */
-	good_sock(0)->reserved = 1;
-	ck_assert_int_eq(check_at(88), -MG_REC_RESERVED);
 }
 END_TEST
 
@@ -894,6 +944,8 @@ START_TEST(err_raw_layout)
 
 	/* Flags: the handler only. */
 	for (bit = 0; bit < MAGNET_REC_HANDLER_SHIFT; bit++) {
+		if (1U << bit == MAGNET_REC_INTR)
+			continue;	/* intr_flag */
 		r = good_raw(5);
 		r->flags |= 1U << bit;
 		ck_assert_int_eq(check_at(r->size), -MG_REC_FLAGS);
@@ -901,10 +953,7 @@ START_TEST(err_raw_layout)
 	/* No room for struct magnet_raw. */
 	good_raw(0)->size = 40;
 	ck_assert_int_eq(check_at(48), -MG_REC_LAYOUT);
-	/* The header's reserved field, then the payload's. */
-	r = good_raw(20);
-	r->reserved = 1;
-	ck_assert_int_eq(check_at(r->size), -MG_REC_RESERVED);
+	/* The payload's reserved field. */
 	r = good_raw(20);
 	raw_of(r)->reserved = 1;
 	ck_assert_int_eq(check_at(r->size), -MG_REC_RAW_RESERVED);
@@ -1053,14 +1102,14 @@ START_TEST(next_sequence)
 	ck_assert_int_eq(mg_record_next(BUF, 0, &(size_t){ 0 }, &r), 0);
 
 	/* Break record 17: the walk stops there and the offset says where. */
-	((struct magnet_record *)(BUF + offs[17]))->reserved = 5;
+	((struct magnet_record *)(BUF + offs[17]))->event_id = 5;
 	off = 0;
 	for (i = 0; i < 17; i++)
 		ck_assert_int_eq(mg_record_next(BUF, len, &off, &r), 1);
-	ck_assert_int_eq(mg_record_next(BUF, len, &off, &r), -MG_REC_RESERVED);
+	ck_assert_int_eq(mg_record_next(BUF, len, &off, &r), -MG_REC_EVENT);
 	ck_assert_uint_eq(off, offs[17]);
 	/* And it stays there: the cursor never skips a bad record. */
-	ck_assert_int_eq(mg_record_next(BUF, len, &off, &r), -MG_REC_RESERVED);
+	ck_assert_int_eq(mg_record_next(BUF, len, &off, &r), -MG_REC_EVENT);
 	ck_assert_uint_eq(off, offs[17]);
 }
 END_TEST
@@ -1095,7 +1144,7 @@ START_TEST(fuzz_random_bytes)
 				h->flags = MAGNET_REC_CAPTURE |
 					   (iter % 8 == 7 ? MAGNET_REC_RETURN : 0) |
 					   nargs << MAGNET_REC_NARGS_SHIFT;
-				h->reserved = 0;
+				h->cgroup = tu_rand();
 				c = (struct magnet_capture *)(BUF + fixed);
 				c->len = tu_rand() % 40;
 				c->arg = tu_rand() % 8;
@@ -1108,7 +1157,7 @@ START_TEST(fuzz_random_bytes)
 			struct magnet_record *h = (struct magnet_record *)BUF;
 
 			h->event_id = MAGNET_EVENT_FIRST_DYNAMIC + tu_rand() % 4;
-			h->reserved = 0;
+			h->cgroup = tu_rand();
 			if (iter % 8 == 1) {
 				h->flags = MAGNET_HANDLER_SOCK << MAGNET_REC_HANDLER_SHIFT;
 				h->size = tu_rand() % 4 ? 88 : 80 + 8 * (tu_rand() % 3);
@@ -1147,7 +1196,8 @@ START_TEST(fuzz_random_bytes)
 
 				tu_assert_op(r->size, ==, 88);
 				tu_assert(fam == 0 || fam == AF_INET || fam == AF_INET6);
-				tu_assert_op(r->flags, ==, MAGNET_HANDLER_SOCK << MAGNET_REC_HANDLER_SHIFT);
+				tu_assert_op(r->flags & ~MAGNET_REC_INTR, ==,
+					     MAGNET_HANDLER_SOCK << MAGNET_REC_HANDLER_SHIFT);
 				socks++;
 			}
 			if (mg_record_raw(r)) {
@@ -1289,7 +1339,8 @@ int main(void)
 	tcase_add_test(tc, err_size_align);
 	tcase_add_test(tc, err_size_big);
 	tcase_add_test(tc, err_truncated);
-	tcase_add_test(tc, err_reserved);
+	tcase_add_test(tc, task_record);
+	tcase_add_test(tc, intr_flag);
 	tcase_add_test(tc, err_event);
 	tcase_add_test(tc, err_flags);
 	tcase_add_test(tc, err_layout);

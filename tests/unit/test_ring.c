@@ -62,7 +62,7 @@ static int put(struct mg_ring *rb, __u32 ctx, __u64 seq, unsigned int payload)
 	rec->event_id = EV;
 	rec->flags = 0;
 	rec->cpu = rb->cpu;
-	rec->reserved = 0;
+	rec->cgroup = 0;
 	rec->abstract_id = seq;
 	rec->pid = ctx;
 	rec->tgid = payload;
@@ -347,7 +347,7 @@ START_TEST(test_overwrite_lost_keeps_time_order)
 	outer->event_id = EV;
 	outer->flags = 0;
 	outer->cpu = 0;
-	outer->reserved = 0;
+	outer->cgroup = 0;
 	outer->abstract_id = seq;
 	outer->pid = 2;
 	outer->tgid = 8;

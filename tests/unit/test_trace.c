@@ -638,7 +638,7 @@ END_TEST
 
 struct rmut {
 	unsigned int rec[2];	/* indexes into refs (write order); ~0 = none */
-	int field;		/* 0 size, 1 reserved, 2 event id */
+	int field;		/* 0 size, 1 flags, 2 event id */
 	__u32 value;
 };
 
@@ -657,7 +657,7 @@ static void mutate_records(unsigned char *d, size_t *len, void *arg)
 		if (m->field == 0)
 			r->size = m->value ? m->value : r->size + 8;
 		else if (m->field == 1)
-			r->reserved = m->value;
+			r->flags = m->value;
 		else
 			r->event_id = m->value;
 	}
@@ -668,7 +668,7 @@ START_TEST(corrupt_record)
 {
 	static const struct rmut cases[] = {
 		{ { 25, ~0U }, 0, 12 },		/* cpu0 seq 15: size < 40 */
-		{ { 25, ~0U }, 1, 1 },		/* reserved */
+		{ { 25, ~0U }, 1, 1U << 3 },	/* undefined flag */
 		{ { 25, ~0U }, 2, 5 },		/* reserved event id */
 		{ { 29, ~0U }, 0, 0 },		/* last of its chunk: runs past it */
 		{ { 25, 3 }, 0, 44 },		/* two: lowest offset (seq 3) wins */

@@ -474,15 +474,18 @@
 /*
  * 2: the ioctl numbers moved out of GPIO's range, magnet/stats and
  * MAGNET_CMD_STATS_GET gained "discarded". The record layout is that of 1.
+ * 3: the header's reserved word is the task's cgroup; TASK records name
+ * tasks; MAGNET_REC_INTR. A version 2 stream is a valid version 3 stream
+ * without them (cgroup 0: unknown).
  */
-#define MAGNET_FORMAT_VERSION	2
+#define MAGNET_FORMAT_VERSION	3
 
 struct magnet_record {
 	__u32 size;
 	__u16 event_id;
 	__u16 flags;
 	__u32 cpu;
-	__u32 reserved;
+	__u32 cgroup;		/* low 32 bits of the task's cgroup v2 id */
 	__u64 abstract_id;
 	__u64 timestamp;
 	__u32 pid;
@@ -498,6 +501,7 @@ struct magnet_record {
 enum magnet_reserved_event {
 	MAGNET_EVENT_PAD = 0,
 	MAGNET_EVENT_LOST = 1,
+	MAGNET_EVENT_TASK = 2,
 	MAGNET_EVENT_FIRST_DYNAMIC = 16,
 	MAGNET_EVENT_MAX = 0xffff,
 };
@@ -505,6 +509,7 @@ enum magnet_reserved_event {
 /* Record flags. */
 #define MAGNET_REC_RETURN		(1U << 0)	/* kretprobe layout */
 #define MAGNET_REC_CAPTURE		(1U << 1)	/* a capture follows the args */
+#define MAGNET_REC_INTR			(1U << 2)	/* written in interrupt context */
 #define MAGNET_REC_NARGS_SHIFT		4
 #define MAGNET_REC_NARGS_MASK		(0xfU << MAGNET_REC_NARGS_SHIFT)
 #define MAGNET_REC_NARGS(flags)	\
@@ -519,6 +524,11 @@ enum magnet_handler {
 	MAGNET_HANDLER_GENERIC = 0,
 	MAGNET_HANDLER_SOCK = 1,
 	MAGNET_HANDLER_RAW = 2,		/* events logged by kernel modules */
+};
+
+/* Payload of a TASK record: the command name of the header's pid. */
+struct magnet_task {
+	char comm[16];		/* NUL-padded; not terminated if 16 long */
 };
 
 /* Payload of an event a kernel module logs with magnet_log(). */
