@@ -21,7 +21,7 @@ struct mg_task_slot {
 	unsigned long pos;	/* where the TASK record went in the ring */
 };
 
-#define MG_TASK_SLOTS	64	/* per CPU, indexed by pid */
+#define MG_TASK_SLOTS	MAGNET_TASK_SLOTS	/* per CPU, by pid modulo it */
 
 /* Everything about one CPU's ring that outlives a resize. */
 struct mg_cpu_buf {

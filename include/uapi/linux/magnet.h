@@ -101,7 +101,7 @@
  *        4    2 event_id     MAGNET_EVENT_LOST, or a probe's id (>= 16)
  *        6    2 flags        MAGNET_REC_* below; undefined bits are 0
  *        8    4 cpu          CPU the event happened on (no 64-CPU limit)
- *       12    4 reserved     zero
+ *       12    4 cgroup       low 32 bits of the task's cgroup v2 id, see JOBS
  *       16    8 abstract_id  event-specific; for probes, the first function
  *                            argument (usually the object acted on: a
  *                            socket, a file, an skb), captured at entry
@@ -110,6 +110,24 @@
  *                            of the idle task)
  *       36    4 tgid         process id of the current task
  *       40      payload      size - 40 bytes, see PAYLOADS
+ *
+ * JOBS: cgroup is the low half of the cgroup v2 id of the task that wrote
+ * the record, read when the record is written, so a task that exits or
+ * moves a microsecond later is still attributed exactly. The id is the
+ * kernel's cgroup_id(), the inode number of the cgroup's directory in the
+ * cgroup2 file system (st_ino), and what bpf_get_current_cgroup_id() and
+ * magnet's cgroup filters use. On 64-bit kernels its high half is a
+ * generation that stays 0 until 2^32 cgroups have been created since boot,
+ * and the low half is unique among live cgroups at any time: a reader maps
+ * it to a path by the inode numbers under the cgroup2 mount. TASK records
+ * carry the whole id. 1 is the root cgroup; 0 only in LOST records and in
+ * format 2 streams (unknown).
+ *
+ * MAGNET_REC_INTR in flags: the record was written in interrupt context
+ * (hard or soft interrupt, NMI). Its pid, tgid and cgroup are those of the
+ * task that was interrupted, which need not be the event's cause (packet
+ * reception runs in softirq on whatever task the CPU was running): what
+ * job caused such an event is not knowable at that point.
  *
  * ORDER: within one CPU's stream, records are in timestamp order (the ring
  * stamps a record inside its reservation), so readers may merge the CPU
@@ -155,8 +173,36 @@
  *   are never silent: the sum over a stream's LOST records, plus losses
  *   not yet followed by a record, equals the CPU's counters in stats.
  *
+ * MAGNET_EVENT_TASK: struct magnet_task, size 56, flags 0; pid, tgid and
+ *   cgroup those of the task named, abstract_id its whole cgroup v2 id,
+ *   cpu the ring's CPU, the timestamp of the record that follows it. See
+ *   TASK RECORDS.
+ *
  * Event ids 0..15 are reserved; 0 is the ring's internal padding and never
  * reaches a reader.
+ *
+ * TASK RECORDS
+ * ------------
+ *
+ * A TASK record gives the command name (comm) of a thread. Each CPU's ring
+ * remembers the last MAGNET_TASK_SLOTS threads it named, one per slot,
+ * slot = pid % MAGNET_TASK_SLOTS, and writes a TASK record just before a
+ * record of a thread its slot does not hold under the same name: the
+ * thread's first record in that CPU's stream, its first after it renamed
+ * itself (exec, PR_SET_NAME), and its first after the ring forgot it: a
+ * reader opened the file (every slot), the rings were resized (every
+ * slot), another thread took the slot, or (overwrite mode) its TASK record
+ * was overwritten. A TASK record that is lost (ring full) fills no slot,
+ * so the next record of that thread tries again.
+ *
+ * So a reader that keeps, per CPU, the last TASK record of each slot
+ * (MAGNET_TASK_SLOTS or any multiple of it per CPU) knows the name of
+ * every record's thread exactly, however briefly it lived: the record's
+ * slot holds its pid, or no TASK record named it (lost in a full ring, or
+ * written before this reader opened the file and read by another reader),
+ * and then its name is unknown; its cgroup never is. The task's name as of
+ * the TASK record is the name of every following record of that pid in
+ * that CPU's stream, up to the next TASK record of that pid.
  *
  * GENERIC NETLINK CONTROL PLANE
  * -----------------------------
@@ -525,6 +571,9 @@ enum magnet_handler {
 	MAGNET_HANDLER_SOCK = 1,
 	MAGNET_HANDLER_RAW = 2,		/* events logged by kernel modules */
 };
+
+/* Per CPU, the module remembers this many named tasks, by pid modulo it. */
+#define MAGNET_TASK_SLOTS	64
 
 /* Payload of a TASK record: the command name of the header's pid. */
 struct magnet_task {
