@@ -28,11 +28,14 @@ static const char *const mg_rec_reasons[MG_REC_NERR] = {
 	[MG_REC_CAPTURE_LEN]	= "capture length does not match the record size",
 	[MG_REC_CAPTURE_ARG]	= "capture argument not 0..5",
 	[MG_REC_CAPTURE_PAD]	= "capture bytes past its length not zero",
-	[MG_REC_HANDLER]	= "unknown handler (flags bits 8..11 above 2)",
+	[MG_REC_HANDLER]	= "unknown handler (flags bits 8..11 above 3)",
 	[MG_REC_SOCK_FAMILY]	= "sock record family neither 0, AF_INET nor AF_INET6",
 	[MG_REC_RAW_LEN]	= "raw length does not match the record size",
 	[MG_REC_RAW_RESERVED]	= "raw reserved field not zero",
 	[MG_REC_RAW_PAD]	= "raw bytes past its length not zero",
+	[MG_REC_SKB_LEN]	= "skb capture length past the record's data",
+	[MG_REC_SKB_FIELD]	= "skb direction or layer undefined",
+	[MG_REC_SKB_PAD]	= "skb bytes past its capture length not zero",
 };
 
 const char *mg_record_strerror(int err)
@@ -106,6 +109,27 @@ static int check_raw(const struct magnet_record *r)
 	return 0;
 }
 
+/* "skb": struct magnet_skb, caplen bytes, zeros to the end. */
+static int check_skb(const struct magnet_record *r)
+{
+	const struct magnet_skb *skb = (const struct magnet_skb *)r->payload;
+	size_t room, i;
+
+	if ((r->flags & ~MAGNET_REC_INTR) != MAGNET_HANDLER_SKB << MAGNET_REC_HANDLER_SHIFT)
+		return -MG_REC_FLAGS;
+	if (r->size < MAGNET_RECORD_HEADER + sizeof(*skb))
+		return -MG_REC_LAYOUT;
+	room = r->size - MAGNET_RECORD_HEADER - sizeof(*skb);
+	if (skb->caplen > room)
+		return -MG_REC_SKB_LEN;
+	if (skb->direction > MAGNET_SKB_DIR_IN || skb->layer > MAGNET_SKB_LAYER_LINK)
+		return -MG_REC_SKB_FIELD;
+	for (i = skb->caplen; i < room; i++)
+		if (skb->data[i])
+			return -MG_REC_SKB_PAD;
+	return 0;
+}
+
 const char *mg_record_type(const struct magnet_record *r)
 {
 	if (mg_record_is_lost(r))
@@ -172,6 +196,8 @@ int mg_record_check(const void *buf, size_t len, size_t off)
 		return check_sock(r);
 	case MAGNET_HANDLER_RAW:
 		return check_raw(r);
+	case MAGNET_HANDLER_SKB:
+		return check_skb(r);
 	default:
 		return -MG_REC_HANDLER;
 	}
@@ -338,6 +364,31 @@ ssize_t mg_record_encode_raw(void *buf, size_t len,
 	memset(raw->data, 0, size - MAGNET_RECORD_HEADER - sizeof(*raw));
 	if (dlen)
 		memcpy(raw->data, data, dlen);
+	return size;
+}
+
+ssize_t mg_record_encode_skb(void *buf, size_t len,
+			     const struct mg_record_hdr *h,
+			     const struct magnet_skb *skb, const void *data,
+			     size_t cap_len)
+{
+	struct magnet_record *r = buf;
+	struct magnet_skb *p;
+	size_t size = mg_record_skb_size(cap_len);
+
+	if (h->event_id < MAGNET_EVENT_FIRST_DYNAMIC || skb->caplen > cap_len ||
+	    (skb->caplen && !data) || size > MAGNET_RECORD_MAX ||
+	    skb->direction > MAGNET_SKB_DIR_IN || skb->layer > MAGNET_SKB_LAYER_LINK)
+		return -EINVAL;
+	if (len < size)
+		return -ENOSPC;
+	fill_header(r, h, size, h->event_id,
+		    MAGNET_HANDLER_SKB << MAGNET_REC_HANDLER_SHIFT);
+	p = (struct magnet_skb *)r->payload;
+	memcpy(p, skb, sizeof(*p));
+	memset(p->data, 0, size - MAGNET_RECORD_HEADER - sizeof(*p));
+	if (skb->caplen)
+		memcpy(p->data, data, skb->caplen);
 	return size;
 }
 

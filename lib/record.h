@@ -29,11 +29,14 @@ enum mg_rec_err {
 	MG_REC_CAPTURE_ARG,	/* capture arg > 5: no such argument register */
 	MG_REC_CAPTURE_PAD,	/* capture bytes past len (alignment, or all of an
 				 * unreadable capture) not zero */
-	MG_REC_HANDLER,		/* handler (flags bits 8..11) not 0, 1 or 2 */
+	MG_REC_HANDLER,		/* handler (flags bits 8..11) not 0..3 */
 	MG_REC_SOCK_FAMILY,	/* sock: family neither 0, AF_INET nor AF_INET6 */
 	MG_REC_RAW_LEN,		/* raw: len does not match the record size */
 	MG_REC_RAW_RESERVED,	/* raw: reserved field not zero */
 	MG_REC_RAW_PAD,		/* raw: alignment bytes past len not zero */
+	MG_REC_SKB_LEN,		/* skb: caplen past the data the record holds */
+	MG_REC_SKB_FIELD,	/* skb: direction or layer undefined */
+	MG_REC_SKB_PAD,		/* skb: bytes past caplen not zero */
 	MG_REC_NERR
 };
 
@@ -80,6 +83,16 @@ static inline size_t mg_record_raw_size(size_t len)
 {
 	return (MAGNET_RECORD_HEADER + sizeof(struct magnet_raw) + len + 7) &
 	       ~(size_t)7;
+}
+
+/*
+ * Size of an "skb" record whose probe captures cap_len bytes: header,
+ * struct magnet_skb and cap_len rounded up to 8.
+ */
+static inline size_t mg_record_skb_size(size_t cap_len)
+{
+	return MAGNET_RECORD_HEADER + sizeof(struct magnet_skb) +
+	       ((cap_len + 7) & ~(size_t)7);
 }
 
 /*
@@ -150,6 +163,16 @@ ssize_t mg_record_encode_raw(void *buf, size_t len,
 			     const struct mg_record_hdr *h,
 			     const void *data, size_t dlen);
 /*
+ * An "skb" record: skb's fields (caplen included) and caplen bytes of data
+ * in a record holding cap_len (>= caplen) bytes of packet, the rest zero.
+ * -EINVAL also for caplen > cap_len, a record larger than MAGNET_RECORD_MAX,
+ * an undefined direction or layer.
+ */
+ssize_t mg_record_encode_skb(void *buf, size_t len,
+			     const struct mg_record_hdr *h,
+			     const struct magnet_skb *skb, const void *data,
+			     size_t cap_len);
+/*
  * A TASK record naming h->pid: comm is copied up to 16 bytes, NUL-padded.
  * h->event_id and h->intr are ignored.
  */
@@ -205,7 +228,8 @@ static inline bool mg_record_is_intr(const struct magnet_record *r)
 /*
  * The record's handler, enum magnet_handler: MAGNET_HANDLER_GENERIC for
  * LOST and kprobe/kretprobe layouts (the accessors below), _SOCK for
- * mg_record_sock(), _RAW for mg_record_raw(). Those two have no args,
+ * mg_record_sock(), _RAW for mg_record_raw(), _SKB for mg_record_skb().
+ * Those three have no args,
  * return value or capture: mg_record_nargs() is 0, the rest false/NULL.
  */
 static inline unsigned int mg_record_handler(const struct magnet_record *r)
@@ -222,6 +246,18 @@ mg_record_sock(const struct magnet_record *r)
 	if (mg_record_handler(r) != MAGNET_HANDLER_SOCK)
 		return NULL;
 	return (const struct magnet_sock *)r->payload;
+}
+
+/*
+ * The payload of an skb record, or NULL for other records: caplen bytes
+ * of data are the packet's from the header its layer names.
+ */
+static inline const struct magnet_skb *
+mg_record_skb(const struct magnet_record *r)
+{
+	if (mg_record_handler(r) != MAGNET_HANDLER_SKB)
+		return NULL;
+	return (const struct magnet_skb *)r->payload;
 }
 
 /*

@@ -569,6 +569,61 @@ START_TEST(task_record)
 }
 END_TEST
 
+START_TEST(skb_record)
+{
+	static const unsigned char pkt[20] = { 0x45, 0, 0, 20, [9] = 17 };
+	struct magnet_skb meta = {
+		.len = 1500, .caplen = 20, .ifindex = 1, .protocol = htons(0x0800),
+		.direction = MAGNET_SKB_DIR_OUT, .layer = MAGNET_SKB_LAYER_NETWORK,
+	};
+	struct magnet_record *r = (struct magnet_record *)BUF;
+	const struct magnet_skb *k;
+	ssize_t n;
+
+	memset(buf64, 0xaa, 256);
+	n = mg_record_encode_skb(BUF, sizeof(buf64), &hdr, &meta, pkt, 30);
+	ck_assert_int_eq(n, (ssize_t)mg_record_skb_size(30));
+	ck_assert_int_eq(n, 40 + 16 + 32);
+	ck_assert_int_eq(check_at(n), 0);
+	k = mg_record_skb(r);
+	ck_assert_ptr_nonnull(k);
+	ck_assert(!mg_record_sock(r) && !mg_record_raw(r) && !mg_record_capture(r));
+	ck_assert_uint_eq(k->len, 1500);
+	ck_assert_mem_eq(k->data, pkt, 20);
+	ck_assert_int_eq(k->data[20], 0);	/* zeros past caplen */
+	ck_assert_int_eq(k->data[31], 0);
+	/* caplen past the room, bytes past caplen, undefined fields. */
+	((struct magnet_skb *)k)->caplen = 33;
+	ck_assert_int_eq(check_at(n), -MG_REC_SKB_LEN);
+	mg_record_encode_skb(BUF, sizeof(buf64), &hdr, &meta, pkt, 30);
+	((struct magnet_skb *)k)->data[25] = 1;
+	ck_assert_int_eq(check_at(n), -MG_REC_SKB_PAD);
+	mg_record_encode_skb(BUF, sizeof(buf64), &hdr, &meta, pkt, 30);
+	((struct magnet_skb *)k)->layer = 3;
+	ck_assert_int_eq(check_at(n), -MG_REC_SKB_FIELD);
+	mg_record_encode_skb(BUF, sizeof(buf64), &hdr, &meta, pkt, 30);
+	((struct magnet_skb *)k)->direction = 3;
+	ck_assert_int_eq(check_at(n), -MG_REC_SKB_FIELD);
+	mg_record_encode_skb(BUF, sizeof(buf64), &hdr, &meta, pkt, 30);
+	r->flags |= MAGNET_REC_RETURN;
+	ck_assert_int_eq(check_at(n), -MG_REC_FLAGS);
+	mg_record_encode_skb(BUF, sizeof(buf64), &hdr, &meta, pkt, 30);
+	r->size = 48;
+	ck_assert_int_eq(check_at(48), -MG_REC_LAYOUT);
+	/* No capture at all: metadata only. */
+	meta.caplen = 0;
+	ck_assert_int_eq(mg_record_encode_skb(BUF, sizeof(buf64), &hdr, &meta, NULL, 0), 56);
+	ck_assert_int_eq(check_at(56), 0);
+	/* The encoder refuses what the checker would. */
+	meta.caplen = 31;
+	ck_assert_int_eq(mg_record_encode_skb(BUF, sizeof(buf64), &hdr, &meta, pkt, 30), -EINVAL);
+	meta.caplen = 0;
+	ck_assert_int_eq(mg_record_encode_skb(BUF, sizeof(buf64), &hdr, &meta, NULL,
+					      MAGNET_PAYLOAD_MAX), -EINVAL);
+	ck_assert_int_eq(mg_record_encode_skb(BUF, 87, &hdr, &meta, NULL, 30), -ENOSPC);
+}
+END_TEST
+
 START_TEST(intr_flag)
 {
 	struct mg_record_hdr h = hdr;
@@ -831,8 +886,8 @@ START_TEST(err_handler)
 	unsigned int hd, bit;
 	struct magnet_record *r;
 
-	/* Handlers 3..15 do not exist, whatever the layout around them. */
-	for (hd = MAGNET_HANDLER_RAW + 1; hd < 16; hd++) {
+	/* Handlers 4..15 do not exist, whatever the layout around them. */
+	for (hd = MAGNET_HANDLER_SKB + 1; hd < 16; hd++) {
 		good()->flags |= hd << MAGNET_REC_HANDLER_SHIFT;
 		ck_assert_int_eq(check_at(56), -MG_REC_HANDLER);
 		r = good();
@@ -1205,7 +1260,7 @@ START_TEST(fuzz_random_bytes)
 				tu_assert_op(mg_record_raw(r)->reserved, ==, 0);
 				raws++;
 			}
-			tu_assert_op(mg_record_handler(r), <=, MAGNET_HANDLER_RAW);
+			tu_assert_op(mg_record_handler(r), <=, MAGNET_HANDLER_SKB);
 		}
 		tu_assert_int(ret, <=, 0);
 		tu_assert_int(ret, >, -MG_REC_NERR);
@@ -1341,6 +1396,7 @@ int main(void)
 	tcase_add_test(tc, err_truncated);
 	tcase_add_test(tc, task_record);
 	tcase_add_test(tc, intr_flag);
+	tcase_add_test(tc, skb_record);
 	tcase_add_test(tc, err_event);
 	tcase_add_test(tc, err_flags);
 	tcase_add_test(tc, err_layout);

@@ -570,6 +570,7 @@ enum magnet_handler {
 	MAGNET_HANDLER_GENERIC = 0,
 	MAGNET_HANDLER_SOCK = 1,
 	MAGNET_HANDLER_RAW = 2,		/* events logged by kernel modules */
+	MAGNET_HANDLER_SKB = 3,		/* packets: struct magnet_skb */
 };
 
 /* Per CPU, the module remembers this many named tasks, by pid modulo it. */
@@ -597,6 +598,33 @@ struct magnet_sock {
 	__u8 saddr[16];		/* IPv4 in the first 4 bytes */
 	__u8 daddr[16];
 	__u64 size;		/* the third argument (bytes, for sendmsg) */
+};
+
+/*
+ * Payload of the "skb" handler: one packet as a function saw it. data holds
+ * the probe's capture length rounded up to 8: caplen bytes of the packet
+ * from the header layer names, then zeros.
+ */
+struct magnet_skb {
+	__u32 len;		/* skb->len: the packet's bytes from skb->data */
+	__u32 caplen;		/* bytes of the packet in data */
+	__u32 ifindex;		/* skb->dev's ifindex; 0: no device yet */
+	__be16 protocol;	/* skb->protocol: ETH_P_IP, ETH_P_IPV6, ... */
+	__u8 direction;		/* enum magnet_skb_direction */
+	__u8 layer;		/* enum magnet_skb_layer: where data starts */
+	__u8 data[];
+};
+
+enum magnet_skb_direction {
+	MAGNET_SKB_DIR_UNKNOWN = 0,
+	MAGNET_SKB_DIR_OUT = 1,		/* being sent by this host */
+	MAGNET_SKB_DIR_IN = 2,		/* received on an interface */
+};
+
+enum magnet_skb_layer {
+	MAGNET_SKB_LAYER_DATA = 0,	/* skb->data: no header offset set yet */
+	MAGNET_SKB_LAYER_NETWORK = 1,	/* the network (IP) header */
+	MAGNET_SKB_LAYER_LINK = 2,	/* the link (MAC) header */
 };
 
 #define MAGNET_ARGS_MAX			6
