@@ -17,6 +17,8 @@
 #include "buffer.h"
 #include "fs.h"
 
+#define MG_TASK_RECORD_LEN	(MAGNET_RECORD_HEADER + sizeof(struct magnet_task))
+
 struct mg_cpu_buf **mg_bufs;
 enum mg_clock mg_clock = MG_CLOCK_MONO;
 static unsigned long mg_size;
@@ -292,26 +294,36 @@ void mg_buffers_exit(void)
  * missed its TASK record: each CPU remembers the last MG_TASK_SLOTS tasks
  * it named, and forgets them when a reader opens the ring, on a resize
  * and, in overwrite mode, once the TASK record is no longer in the ring.
+ * The TASK record shares the record's reservation (mg_ring_reserve_meta):
+ * no record reaches a reader unnamed because its TASK record was lost.
+ *
+ * Writers nested on this CPU (interrupts, NMI) run on behalf of the same
+ * current task, so a slot is only ever rewritten with the same pid while
+ * it is torn; an empty gen while it is makes the worst case one more TASK
+ * record.
  */
-static void notrace mg_name_task(struct mg_cpu_buf *buf, struct mg_ring *rb,
-				 struct task_struct *tsk, u64 cgroup)
+static __always_inline struct mg_task_slot *
+mg_task_unnamed(struct mg_cpu_buf *buf, struct mg_ring *rb, struct task_struct *tsk,
+		u64 comm[2], unsigned int *gen)
 {
 	struct mg_task_slot *slot = &buf->tasks[tsk->pid % MG_TASK_SLOTS];
-	unsigned int gen = READ_ONCE(buf->task_gen);
-	struct magnet_record *rec;
-	struct magnet_task *task;
-	u64 comm[2];
 
-	BUILD_BUG_ON(sizeof(tsk->comm) != sizeof(comm) ||
-		     sizeof(task->comm) != sizeof(comm));
-	memcpy(comm, tsk->comm, sizeof(comm));	/* may race a rename: harmless */
-	if (READ_ONCE(slot->gen) == gen && slot->pid == tsk->pid &&
+	BUILD_BUG_ON(sizeof(tsk->comm) != 2 * sizeof(u64) ||
+		     sizeof(((struct magnet_task *)NULL)->comm) != 2 * sizeof(u64));
+	memcpy(comm, tsk->comm, 2 * sizeof(u64));	/* may race a rename: harmless */
+	*gen = READ_ONCE(buf->task_gen);
+	if (READ_ONCE(slot->gen) == *gen && slot->pid == tsk->pid &&
 	    slot->comm[0] == comm[0] && slot->comm[1] == comm[1] &&
 	    (rb->mode == MG_RING_DISCARD || mg_ring_unread(rb, slot->pos)))
-		return;
-	rec = mg_ring_reserve(rb, MAGNET_RECORD_HEADER + sizeof(*task));
-	if (unlikely(!rec))
-		return;		/* lost and counted; the next record tries again */
+		return NULL;
+	return slot;
+}
+
+static __always_inline void
+mg_task_name(struct mg_ring *rb, struct mg_task_slot *slot, unsigned int gen,
+	     struct magnet_record *rec, struct task_struct *tsk, const u64 comm[2],
+	     u64 cgroup)
+{
 	rec->event_id = MAGNET_EVENT_TASK;
 	rec->flags = 0;
 	rec->cpu = rb->cpu;
@@ -319,13 +331,10 @@ static void notrace mg_name_task(struct mg_cpu_buf *buf, struct mg_ring *rb,
 	rec->abstract_id = cgroup;
 	rec->pid = tsk->pid;
 	rec->tgid = tsk->tgid;
-	task = (struct magnet_task *)rec->payload;
-	memcpy(task->comm, comm, sizeof(comm));
-	mg_ring_commit(rb, rec);
+	memcpy(((struct magnet_task *)rec->payload)->comm, comm, 2 * sizeof(u64));
 
-	/* Empty while torn, so a nested writer never trusts half a slot. */
 	WRITE_ONCE(slot->gen, 0);
-	barrier();
+	barrier();	/* empty while torn: a nested writer never trusts it */
 	slot->pid = tsk->pid;
 	slot->comm[0] = comm[0];
 	slot->comm[1] = comm[1];
@@ -334,10 +343,8 @@ static void notrace mg_name_task(struct mg_cpu_buf *buf, struct mg_ring *rb,
 	WRITE_ONCE(slot->gen, gen);
 }
 
-NOKPROBE_SYMBOL(mg_name_task);
-
-/* The task's cgroup v2 id; see the UAPI comment on magnet_record.cgroup. */
-static inline u64 mg_task_cgroup(struct task_struct *tsk)
+/* The task's cgroup v2 id; see JOBS in the UAPI header. */
+static __always_inline u64 mg_task_cgroup(struct task_struct *tsk)
 {
 	/* Preemption is off: an RCU-sched read side, as task_css_set() accepts. */
 	return cgroup_id(task_dfl_cgroup(tsk));
@@ -348,9 +355,11 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 {
 	struct mg_cpu_buf *buf = mg_bufs[smp_processor_id()];
 	struct mg_ring *rb = rcu_dereference_sched(buf->ring);
+	struct magnet_record *rec, *task = NULL;
 	struct task_struct *tsk = current;
-	struct magnet_record *rec;
-	u64 cgroup;
+	struct mg_task_slot *slot;
+	unsigned int gen;
+	u64 comm[2], cgroup;
 
 	*rbp = rb;
 	if (unlikely(payload_len > MAGNET_PAYLOAD_MAX)) {
@@ -358,10 +367,13 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 		return NULL;
 	}
 	cgroup = mg_task_cgroup(tsk);
-	mg_name_task(buf, rb, tsk, cgroup);
-	rec = mg_ring_reserve(rb, MAGNET_RECORD_HEADER + payload_len);
+	slot = mg_task_unnamed(buf, rb, tsk, comm, &gen);
+	rec = mg_ring_reserve_meta(rb, MAGNET_RECORD_HEADER + payload_len,
+				   slot ? MG_TASK_RECORD_LEN : 0, &task);
 	if (unlikely(!rec))
 		return NULL;
+	if (slot)
+		mg_task_name(rb, slot, gen, task, tsk, comm, cgroup);
 	rec->event_id = event_id;
 	rec->flags = in_task() ? flags : flags | MAGNET_REC_INTR;
 	rec->cpu = rb->cpu;

@@ -65,12 +65,26 @@
  * a nested writer reported them meanwhile, the reserved LOST slot becomes
  * padding.
  *
+ * METADATA IN FRONT
+ * =================
+ *
+ * A writer may reserve a metadata record (the TASK record naming the task)
+ * in front of its record, in the same reservation:
+ *
+ *   [ pad ][ LOST ][ TASK ][ record ]      one cmpxchg of head, one commit
+ *
+ * so the record never reaches a reader without it, nor it without the
+ * record; a reservation that fails loses the record alone (one event).
+ * Like LOST records, metadata is no event: not in written, bytes,
+ * overwritten or a reader's record count.
+ *
  * OVERWRITE (FLIGHT RECORDER)
  * ===========================
  *
  * A writer that finds no room pushes tail forward record by record with
- * cmpxchg, counting what it pushes out (real records as overwritten, LOST
- * records folded into the overwritten-LOST counts). A reader racing it:
+ * cmpxchg, counting what it pushes out (events as overwritten, LOST
+ * records folded into the overwritten-LOST counts, TASK records not at
+ * all). A reader racing it:
  *
  *   1. snapshots tail and the counters consistently: `pushing` (writers
  *      inside a push) and `push_gen` (bumped when a push ends) bracket the
@@ -341,8 +355,8 @@ static notrace int rb_push_tail(struct mg_ring *rb, unsigned long h, unsigned lo
 			local_add(lost.full, &rb->folded[MG_LOST_FULL]);
 			local_add(lost.too_big, &rb->folded[MG_LOST_TOO_BIG]);
 			local_add(lost.nesting, &rb->folded[MG_LOST_NESTING]);
-		} else if (id != MAGNET_EVENT_PAD) {
-			local_inc(&rb->overwritten);
+		} else if (id >= MAGNET_EVENT_FIRST_DYNAMIC) {
+			local_inc(&rb->overwritten);	/* an event, not a TASK record */
 		}
 	}
 	/*
@@ -369,7 +383,9 @@ static notrace inline int rb_make_room(struct mg_ring *rb, unsigned long h, unsi
 	return 0;
 }
 
-struct magnet_record *notrace mg_ring_reserve(struct mg_ring *rb, unsigned int len)
+struct magnet_record *notrace mg_ring_reserve_meta(struct mg_ring *rb, unsigned int len,
+						  unsigned int meta_len,
+						  struct magnet_record **meta)
 {
 	unsigned long h, off, pad, need, extra, pos;
 	struct magnet_record *rec;
@@ -386,7 +402,7 @@ struct magnet_record *notrace mg_ring_reserve(struct mg_ring *rb, unsigned int l
 		goto lost;
 	}
 	extra = unlikely(rb_has_pending(rb)) ? RB_LOST_LEN : 0;
-	need = len + extra;
+	need = len + extra + meta_len;
 	/*
 	 * The timestamp is read before the cmpxchg: a nested writer that
 	 * reserves in between moves head, our cmpxchg fails, and we read the
@@ -412,6 +428,14 @@ struct magnet_record *notrace mg_ring_reserve(struct mg_ring *rb, unsigned int l
 		rb_write_lost(rb, pos, ts);
 		pos += extra;
 	}
+	if (meta_len) {
+		rec = rb_at(rb, pos);
+		*(__u64 *)((unsigned char *)rec + meta_len - 8) = 0;
+		rec->size = meta_len;
+		rec->timestamp = ts;
+		*meta = rec;
+		pos += meta_len;
+	}
 	rec = rb_at(rb, pos);
 	/* The caller fills up to its unaligned length: never leak old bytes. */
 	*(__u64 *)((unsigned char *)rec + len - 8) = 0;
@@ -421,6 +445,13 @@ struct magnet_record *notrace mg_ring_reserve(struct mg_ring *rb, unsigned int l
 lost:
 	rb_end_commit(rb);
 	return NULL;
+}
+
+NOKPROBE_SYMBOL(mg_ring_reserve_meta);
+
+struct magnet_record *notrace mg_ring_reserve(struct mg_ring *rb, unsigned int len)
+{
+	return mg_ring_reserve_meta(rb, len, 0, NULL);
 }
 
 NOKPROBE_SYMBOL(mg_ring_reserve);

@@ -101,6 +101,17 @@ __u64 mg_ring_clock(void);
  * commit. Nothing here sleeps, spins or takes a lock.
  */
 struct magnet_record *mg_ring_reserve(struct mg_ring *rb, unsigned int len);
+/*
+ * The same, with a metadata record of @meta_len bytes (a multiple of 8;
+ * a TASK record) in front of the record, in the same reservation: both are
+ * written or neither, and the commit of the record publishes both. *@meta
+ * gets its memory with size and timestamp written. Like LOST records, a
+ * metadata record is not counted in written, bytes or overwritten (it is
+ * not an event), nor by a reader's records.
+ */
+struct magnet_record *mg_ring_reserve_meta(struct mg_ring *rb, unsigned int len,
+					   unsigned int meta_len,
+					   struct magnet_record **meta);
 void mg_ring_commit(struct mg_ring *rb, struct magnet_record *rec);
 /*
  * The free-running position of @rec, reserved on @rb by this CPU less than

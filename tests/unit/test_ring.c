@@ -156,6 +156,99 @@ static void check_records(const unsigned char *buf, long len, struct seen *s, in
 	CHEAP(off == len);
 }
 
+/* Like put(), with a 56-byte TASK record in front naming ctx. */
+static int put_named(struct mg_ring *rb, __u32 ctx, __u64 seq, unsigned int payload)
+{
+	struct magnet_record *task = NULL, *rec;
+
+	rec = mg_ring_reserve_meta(rb, MAGNET_RECORD_HEADER + payload,
+				   MAGNET_RECORD_HEADER + sizeof(struct magnet_task), &task);
+	if (!rec)
+		return 0;
+	ck_assert_ptr_eq((unsigned char *)task + task->size, rec);
+	ck_assert_uint_eq(task->timestamp, rec->timestamp);
+	task->event_id = MAGNET_EVENT_TASK;
+	task->flags = 0;
+	task->cpu = rb->cpu;
+	task->pid = ctx;
+	task->abstract_id = seq;
+	memset(task->payload, 't', sizeof(struct magnet_task));
+	rec->event_id = EV;
+	rec->flags = 0;
+	rec->cpu = rb->cpu;
+	rec->abstract_id = seq;
+	rec->pid = ctx;
+	rec->tgid = payload;
+	memset(rec->payload, 0, payload);
+	mg_ring_commit(rb, rec);
+	return 1;
+}
+
+/*
+ * A TASK record shares its record's reservation: both or neither reach the
+ * reader, adjacent, and only the record counts (written, bytes, reader's
+ * records, losses, overwritten).
+ */
+START_TEST(test_meta_record)
+{
+	static unsigned char out[1 << 17];
+	unsigned long written = 0, got = 0, tasks = 0, rec_bytes = 0;
+	struct mg_ring_stats st;
+	struct mg_ring *rb;
+	long n, off;
+	int mode;
+
+	for (mode = 0; mode < 2; mode++) {
+		rb = ring_new(MG_RING_MIN_SIZE, mode ? MG_RING_OVERWRITE : MG_RING_DISCARD);
+		written = got = tasks = rec_bytes = 0;
+		/* Fill past the end: discard loses pairs, overwrite pushes them out. */
+		for (__u64 seq = 0; seq < 2000; seq++) {
+			int named = seq % 3 == 0;
+			int ok = named ? put_named(rb, 1, seq, 24) : put(rb, 1, seq, 24);
+
+			written += ok;
+			rec_bytes += ok ? MAGNET_RECORD_HEADER + 24 : 0;
+		}
+		mg_ring_stats(rb, &st);
+		ck_assert_uint_eq(st.written, written);
+		ck_assert_uint_eq(st.bytes, rec_bytes);
+		if (mode) {
+			ck_assert_uint_eq(written, 2000);
+			ck_assert_uint_gt(st.overwritten, 0);
+		} else {
+			ck_assert_uint_eq(st.lost_full, 2000 - written);	/* pairs count once */
+		}
+		for (n = 0; (off = drain(rb, out + n, sizeof(out) - n)) > 0; n += off)
+			;
+		ck_assert_int_eq(off, 0);
+		ck_assert_int_gt(n, 0);
+		for (off = 0; off < n; off += ((struct magnet_record *)(out + off))->size) {
+			const struct magnet_record *r = (const void *)(out + off);
+
+			if (r->event_id == MAGNET_EVENT_TASK) {
+				const struct magnet_record *next = (const void *)(out + off + r->size);
+
+				tasks++;
+				/* Always followed by its record, never orphaned. */
+				ck_assert_int_lt(off + r->size, n);
+				ck_assert_uint_eq(next->event_id, EV);
+				ck_assert_uint_eq(next->abstract_id, r->abstract_id);
+				ck_assert_uint_eq(next->abstract_id % 3, 0);
+			} else if (r->event_id == EV) {
+				got++;
+			}
+		}
+		ck_assert_uint_gt(tasks, 0);
+		if (mode)	/* read + overwritten = written, TASK records aside */
+			ck_assert_uint_eq(got + st.overwritten, written);
+		else
+			ck_assert_uint_eq(got, written);
+		ck_assert_uint_eq(mg_ring_avail_records(rb), 0);
+		ring_free(rb);
+	}
+}
+END_TEST
+
 START_TEST(test_init_rejects)
 {
 	struct mg_ring rb;
@@ -666,6 +759,7 @@ int main(void)
 	tcase_add_test(tc, test_wake_once_per_crossing);
 	tcase_add_test(tc, test_wake_at_half_ring);
 	tcase_add_test(tc, test_overwrite_read_bounded);
+	tcase_add_test(tc, test_meta_record);
 	tcase_set_timeout(ts, 60);
 	tcase_add_test(ts, test_stress_nested_discard);
 	tcase_add_test(ts, test_stress_nested_overwrite);

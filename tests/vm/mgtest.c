@@ -190,7 +190,7 @@ static void open_all(int flags)
 
 /* What a drain saw, for the checks. */
 struct seen {
-	unsigned long records, ours, lost;
+	unsigned long records, ours, lost, tasks;
 	struct magnet_lost lost_by;
 	uint64_t last_ts[MAX_CPUS];
 	int event;		/* count only this event id as ours */
@@ -217,7 +217,13 @@ static void check_chunk(int cpu, const unsigned char *p, long len, struct seen *
 		if (rec->event_id != MAGNET_EVENT_LOST && rec->timestamp < s->last_ts[cpu])
 			die("cpu%d: timestamp went back %llu -> %llu", cpu,
 			    (unsigned long long)s->last_ts[cpu], (unsigned long long)rec->timestamp);
-		if (rec->event_id == MAGNET_EVENT_LOST) {
+		if (rec->event_id == MAGNET_EVENT_TASK) {
+			/* Names the record after it: metadata, not an event. */
+			if (rec->size != MAGNET_RECORD_HEADER + sizeof(struct magnet_task) ||
+			    rec->flags)
+				die("cpu%d: malformed TASK record at offset %ld", cpu, off);
+			s->tasks++;
+		} else if (rec->event_id == MAGNET_EVENT_LOST) {
 			const struct magnet_lost *l = (const void *)rec->payload;
 
 			s->lost_by.full += l->full;
@@ -250,7 +256,7 @@ static int only_our_reads(const unsigned char *p, long len)
 		const uint64_t *a = (const void *)rec->payload;
 		int ret = rec->flags & MAGNET_REC_RETURN;
 
-		if (rec->event_id == MAGNET_EVENT_LOST)
+		if (rec->event_id == MAGNET_EVENT_LOST || rec->event_id == MAGNET_EVENT_TASK)
 			continue;
 		if ((int)rec->tgid != self || MAGNET_REC_NARGS(rec->flags) != 3 ||
 		    a[ret ? 3 : 1] != (uintptr_t)buf)

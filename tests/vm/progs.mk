@@ -17,6 +17,12 @@ $(BUILD)/tests/vm/mdtest: $(BUILD)/tests/vm/mdtest.o
 USER_BINS += $(BUILD)/tests/vm/mdtest
 GUEST_FILES += $(BUILD)/tests/vm/mdtest:/magnet/bin/mdtest
 
+$(BUILD)/tests/vm/jobtest: $(BUILD)/tests/vm/jobtest.o $(LIBMAGNET)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
+USER_BINS += $(BUILD)/tests/vm/jobtest
+GUEST_FILES += $(BUILD)/tests/vm/jobtest:/magnet/bin/jobtest
+
 # tests/monitors: the guest's workload server (the host's tests drive it).
 $(BUILD)/tests/monitors/mon-workload: $(BUILD)/tests/monitors/workload.o
 	@$(if $(Q),echo "  LD      $@")

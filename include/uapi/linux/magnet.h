@@ -192,15 +192,21 @@
  * itself (exec, PR_SET_NAME), and its first after the ring forgot it: a
  * reader opened the file (every slot), the rings were resized (every
  * slot), another thread took the slot, or (overwrite mode) its TASK record
- * was overwritten. A TASK record that is lost (ring full) fills no slot,
- * so the next record of that thread tries again.
+ * was overwritten. The TASK record and the record it names are written
+ * together or not at all (a full ring loses the record, counted once, and
+ * fills no slot).
  *
  * So a reader that keeps, per CPU, the last TASK record of each slot
  * (MAGNET_TASK_SLOTS or any multiple of it per CPU) knows the name of
- * every record's thread exactly, however briefly it lived: the record's
- * slot holds its pid, or no TASK record named it (lost in a full ring, or
- * written before this reader opened the file and read by another reader),
- * and then its name is unknown; its cgroup never is. The task's name as of
+ * every record's thread exactly, however briefly it lived. Only a record
+ * written before this reader opened the file whose TASK record another
+ * reader consumed, or (overwrite mode) one whose TASK record was
+ * overwritten, can find its slot not holding its pid: its name is then
+ * unknown, never guessed; its cgroup is always known.
+ *
+ * TASK records, like LOST records, are not events: they are not counted
+ * in stats (written, bytes, overwritten), in a probe's hits, nor by the
+ * read condition's record watermark. The task's name as of
  * the TASK record is the name of every following record of that pid in
  * that CPU's stream, up to the next TASK record of that pid.
  *
