@@ -38,6 +38,7 @@ struct child {
 	unsigned int job;
 	unsigned int seen;	/* records of it found */
 	char name[2][16];	/* before and after the rename */
+	__u64 ts[2];		/* when the record of each name was written */
 };
 
 static struct child *kids;
@@ -122,7 +123,7 @@ static int by_pid(const void *a, const void *b)
 static void check(const struct magnet_record *r, const struct mg_task *t)
 {
 	struct child key = { .pid = r->pid }, *k;
-	const char *want;
+	unsigned int i;
 
 	k = bsearch(&key, kids, nkids, sizeof(*kids), by_pid);
 	if (!k)
@@ -140,11 +141,15 @@ static void check(const struct magnet_record *r, const struct mg_task *t)
 	if (t->cgroup != cg_id[k->job])
 		die("pid %u: TASK record's cgroup %llu, want %llu", r->pid,
 		    (unsigned long long)t->cgroup, (unsigned long long)cg_id[k->job]);
-	if (k->seen >= (k->name[1][0] ? 2U : 1U))
-		die("pid %u: more records than calls", r->pid);
-	want = k->name[k->seen];
-	if (strcmp(t->comm, want))
-		die("pid %u record %u: named \"%s\", want \"%s\"", r->pid, k->seen + 1, t->comm, want);
+	/* The two calls may land on different CPUs, read in CPU order. */
+	for (i = 0; i < 2 && strcmp(t->comm, k->name[i]); i++)
+		;
+	if (i == 2 || !k->name[i][0])
+		die("pid %u: named \"%s\", want \"%s\"%s%s", r->pid, t->comm, k->name[0],
+		    k->name[1][0] ? " or " : "", k->name[1]);
+	if (k->ts[i])
+		die("pid %u: two records named \"%s\", one call", r->pid, t->comm);
+	k->ts[i] = r->timestamp;
 	k->seen++;
 }
 
@@ -244,6 +249,9 @@ int main(int argc, char **argv)
 		if (k->seen != (k->name[1][0] ? 2U : 1U))
 			die("pid %d (job %u): %u records, want %u", k->pid, k->job, k->seen,
 			    k->name[1][0] ? 2 : 1);
+		if (k->name[1][0] && k->ts[1] <= k->ts[0])
+			die("pid %d: the record named \"%s\" is not the later one", k->pid,
+			    k->name[1]);
 	}
 	for (unsigned int j = 0; j < JOBS; j++) {
 		char path[64];
