@@ -10,6 +10,9 @@ lo=$(cat /sys/class/net/lo/ifindex) || fail "no lo"
 ip link set lo up
 load
 nltest skb-check || fail "skb handler refusals"
+magnet-ctl probe add kprobe ip_rcv capture 64@0 handler skb 2>/tmp/err
+[ $? = 2 ] || fail "magnet-ctl: handler skb with capture @ARG: want the kernel's refusal (exit 2)"
+grep -q CAPTURE_ARG /tmp/err || fail "refusal lacks the kernel's message: $(cat /tmp/err)"
 
 add() { # symbol capture
 	magnet-ctl probe add kprobe "$1" handler skb ${2:+capture "$2"} >/dev/null ||
