@@ -230,7 +230,8 @@ static int mg_handler_from(struct genl_info *info, struct nlattr *attr, u8 *hand
 	} else if (!strcmp(nla_data(attr), "skb")) {
 		*handler = MAGNET_HANDLER_SKB;
 	} else {
-		NL_SET_ERR_MSG_ATTR(info->extack, attr, "unknown handler: use generic, sock or skb");
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "unknown handler: use generic, sock or skb");
 		return -EINVAL;
 	}
 	return 0;

@@ -323,8 +323,6 @@ static u32 mg_skb_copy(const struct sk_buff *skb, const u8 *head, unsigned long 
 
 NOKPROBE_SYMBOL(mg_skb_copy);
 
-static_assert(MG_SKB_CAPTURE_MAX == MAGNET_PAYLOAD_MAX - sizeof(struct magnet_skb));
-
 static void mg_fill_skb(struct magnet_skb *ms, const struct sk_buff *skb, u32 cap)
 {
 	unsigned long data_off, tail_off, hdr;
@@ -548,6 +546,7 @@ static int mg_skb_check(struct mg_probe *p, struct netlink_ext_ack *extack)
 	int n = mg_btf_func_params(p->symbol, par, ARRAY_SIZE(par));
 	int i;
 
+	BUILD_BUG_ON(MAGNET_PAYLOAD_MAX - sizeof(struct magnet_skb) != MG_SKB_CAPTURE_MAX);
 	switch (n) {
 	case -EOPNOTSUPP:
 		NL_SET_ERR_MSG(extack,
