@@ -27,6 +27,7 @@
  *   nltest skb-udp N SIZE CAP PROBE:DIR:IFINDEX:HOFF:COUNT... [same=P,Q]
  *                         N UDP datagrams over lo: each probe's skb records
  *                         checked field by field and byte by byte
+ *   nltest skb-dump       drain the rings, one line per skb record
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1489,12 +1490,34 @@ static int cmd_skb_udp(int argc, char **argv)
 	return 0;
 }
 
+static void skb_print(const struct magnet_record *r, void *ctx)
+{
+	const struct magnet_skb *s = (const void *)r->payload;
+
+	(void)ctx;
+	if (r->event_id < MAGNET_EVENT_FIRST_DYNAMIC || MAGNET_REC_HANDLER(r->flags) != MAGNET_HANDLER_SKB)
+		return;
+	printf("%u skb=%#llx len %u caplen %u ifindex %u proto %#06x dir %u layer %u%s:",
+	       r->event_id, (unsigned long long)r->abstract_id, s->len, s->caplen, s->ifindex,
+	       ntohs(s->protocol), s->direction, s->layer, r->flags & MAGNET_REC_INTR ? " intr" : "");
+	for (uint32_t k = 0; k < s->caplen && k < 64; k++)
+		printf("%s%02x", k % 4 ? "" : " ", s->data[k]);
+	putchar('\n');
+}
+
+/* Drain the rings, one line per skb record: to look at a path's packets. */
+static int cmd_skb_dump(void)
+{
+	skb_read_rings(skb_print, NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: nltest filters|sampling|alarms|errors|perm|kapi|fuzz N|cycles N|"
-			"add-sock SYM|alarm-perm|ids|sock-check|kapi-len|resize|skb-check|\n"
+			"add-sock SYM|alarm-perm|ids|sock-check|kapi-len|resize|skb-check|skb-dump|\n"
 			"skb-udp N SIZE CAP PROBE:DIR:IFINDEX:HOFF:COUNT... [same=P,Q]\n");
 		return 1;
 	}
@@ -1532,6 +1555,8 @@ int main(int argc, char **argv)
 		return cmd_skb_check();
 	if (!strcmp(argv[1], "skb-udp"))
 		return cmd_skb_udp(argc, argv);
+	if (!strcmp(argv[1], "skb-dump"))
+		return cmd_skb_dump();
 	fprintf(stderr, "nltest: unknown command %s\n", argv[1]);
 	return 1;
 }
