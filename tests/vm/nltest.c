@@ -26,7 +26,9 @@
  *                         CAPTURE_ARG, too big); a non-first sk_buff * found
  *   nltest skb-udp N SIZE CAP PROBE:DIR:IFINDEX:HOFF:COUNT... [same=P,Q]
  *                         N UDP datagrams over lo: each probe's skb records
- *                         checked field by field and byte by byte
+ *                         checked field by field and byte by byte; PROBE:?
+ *                         prints what PROBE saw instead (headers and payload
+ *                         still checked)
  *   nltest skb-dump       drain the rings, one line per skb record
  */
 #include <errno.h>
