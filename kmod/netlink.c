@@ -227,8 +227,11 @@ static int mg_handler_from(struct genl_info *info, struct nlattr *attr, u8 *hand
 		*handler = MAGNET_HANDLER_GENERIC;
 	} else if (!strcmp(nla_data(attr), "sock")) {
 		*handler = MAGNET_HANDLER_SOCK;
+	} else if (!strcmp(nla_data(attr), "skb")) {
+		*handler = MAGNET_HANDLER_SKB;
 	} else {
-		NL_SET_ERR_MSG_ATTR(info->extack, attr, "unknown handler: use generic or sock");
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "unknown handler: use generic, sock or skb");
 		return -EINVAL;
 	}
 	return 0;
@@ -253,10 +256,6 @@ static int mg_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "ids are assigned; sampling is set with SAMPLE_SET");
 		return -EINVAL;
 	}
-	if (!!tb[MAGNET_PROBE_A_CAPTURE_LEN] != !!tb[MAGNET_PROBE_A_CAPTURE_ARG]) {
-		NL_SET_ERR_MSG(info->extack, "a capture needs both CAPTURE_LEN and CAPTURE_ARG");
-		return -EINVAL;
-	}
 	s.type = nla_get_u8(tb[MAGNET_PROBE_A_TYPE]);
 	s.symbol = nla_data(tb[MAGNET_PROBE_A_SYMBOL]);
 	s.name = tb[MAGNET_PROBE_A_NAME] ? nla_data(tb[MAGNET_PROBE_A_NAME]) : NULL;
@@ -270,6 +269,17 @@ static int mg_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
 	ret = mg_handler_from(info, tb[MAGNET_PROBE_A_HANDLER], &s.handler);
 	if (ret)
 		return ret;
+	/* Named handlers pick their argument: only generic captures from one. */
+	if (s.handler != MAGNET_HANDLER_GENERIC && tb[MAGNET_PROBE_A_CAPTURE_ARG]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, tb[MAGNET_PROBE_A_CAPTURE_ARG],
+				    "CAPTURE_ARG is the generic handler's (handler skb finds its struct sk_buff * itself)");
+		return -EINVAL;
+	}
+	if (s.handler == MAGNET_HANDLER_GENERIC &&
+	    !!tb[MAGNET_PROBE_A_CAPTURE_LEN] != !!tb[MAGNET_PROBE_A_CAPTURE_ARG]) {
+		NL_SET_ERR_MSG(info->extack, "a capture needs both CAPTURE_LEN and CAPTURE_ARG");
+		return -EINVAL;
+	}
 
 	mutex_lock(&mg_probes_lock);
 	p = mg_probe_add(&s, info->extack);

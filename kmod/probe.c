@@ -64,6 +64,8 @@ const char *mg_handler_name(u8 handler)
 		return "sock";
 	case MAGNET_HANDLER_RAW:
 		return "raw";
+	case MAGNET_HANDLER_SKB:
+		return "skb";
 	}
 	return "?";
 }
@@ -71,6 +73,9 @@ const char *mg_handler_name(u8 handler)
 /* The record layout is fixed per probe: computed once, at add. */
 static u16 mg_rec_flags(const struct mg_probe_spec *s)
 {
+	/* A named handler's payload says all; generic flags describe the layout. */
+	if (s->handler == MAGNET_HANDLER_SKB)
+		return s->handler << MAGNET_REC_HANDLER_SHIFT;
 	return s->nargs << MAGNET_REC_NARGS_SHIFT | (s->capture_len ? MAGNET_REC_CAPTURE : 0) |
 	       (s->type == MAGNET_PROBE_KRETPROBE ? MAGNET_REC_RETURN : 0) |
 	       s->handler << MAGNET_REC_HANDLER_SHIFT;
@@ -82,6 +87,8 @@ static u32 mg_payload_len(const struct mg_probe_spec *s)
 
 	if (s->handler == MAGNET_HANDLER_SOCK)
 		return sizeof(struct magnet_sock);
+	if (s->handler == MAGNET_HANDLER_SKB)	/* as mg_record_skb_size() */
+		return sizeof(struct magnet_skb) + round_up(s->capture_len, 8);
 	if (s->type == MAGNET_PROBE_KRETPROBE)
 		len += 2 * sizeof(u64);
 	if (s->capture_len)
@@ -202,10 +209,196 @@ static void mg_fill_sock(struct magnet_sock *ms, const struct sock *sk, u64 size
 
 NOKPROBE_SYMBOL(mg_fill_sock);
 
+/*
+ * "skb": one packet as the probed function sees it. The skb is the
+ * caller's at function entry, but nothing in it is trusted: every field,
+ * the linear area and each fragment are read without faulting, so a
+ * pointer that is no sk_buff (or one freed under a buggy caller) costs a
+ * record with len 0, never the kernel. skb_copy_bits() is no option: it
+ * dereferences the skb directly and WARNs on inconsistent lengths (a
+ * panic with panic_on_warn). The copy below walks the linear part, the
+ * paged fragments and one level of frag_list the way it does, bounded by
+ * the capture. Fields are offsets from head on 64-bit (NET_SKBUFF_DATA_
+ * USES_OFFSET), pointers elsewhere: MG_SKB_OFF() makes them offsets.
+ */
+#ifdef NET_SKBUFF_DATA_USES_OFFSET
+#define MG_SKB_OFF(head, x)	((unsigned long)(x))
+#else
+#define MG_SKB_OFF(head, x)	((unsigned long)((x) - (head)))
+#endif
+/* The most a record holds: MAGNET_PAYLOAD_MAX - sizeof(struct magnet_skb). */
+#define MG_SKB_CAPTURE_MAX	4080
+#define MG_SKB_FRAGLIST_MAX	64	/* frag_list members walked, at most */
+
+/* @want bytes of @sh's fragments from their start; false if one faulted. */
+static bool mg_skb_copy_frags(const struct skb_shared_info *sh, u8 *to, u32 want, u32 *done)
+{
+	unsigned int i;
+	u8 nr;
+
+	*done = 0;
+	if (get_kernel_nofault(nr, &sh->nr_frags) || nr > MAX_SKB_FRAGS)
+		return false;
+	/*
+	 * A fragment's page is reached through the direct map: pure address
+	 * arithmetic, any context. Highmem pages would need kmap: not copied.
+	 */
+	if (IS_ENABLED(CONFIG_HIGHMEM) && nr)
+		return false;
+	for (i = 0; i < nr && *done < want; i++) {
+		skb_frag_t f;
+		u32 n;
+
+		if (copy_from_kernel_nofault(&f, &sh->frags[i], sizeof(f)) || !skb_frag_page(&f))
+			return false;
+		n = min_t(u32, skb_frag_size(&f), want - *done);
+		if (copy_from_kernel_nofault(to + *done, page_address(skb_frag_page(&f)) +
+					     skb_frag_off(&f), n))
+			return false;
+		*done += n;
+	}
+	return true;
+}
+
+NOKPROBE_SYMBOL(mg_skb_copy_frags);
+
+/*
+ * Up to @want bytes of one skb: @lin_len linear bytes at @lin, then its
+ * fragments. Returns the bytes copied; *sh gets its shared info (NULL if
+ * unreadable), *whole whether the copy stopped only for lack of bytes.
+ */
+static u32 mg_skb_copy_one(const struct sk_buff *skb, const u8 *lin, u32 lin_len, u8 *to,
+			   u32 want, const struct skb_shared_info **shp, bool *whole)
+{
+	sk_buff_data_t end;
+	unsigned char *head;
+	u32 done = min(lin_len, want), more;
+
+	*shp = NULL;
+	*whole = false;
+	if (done && copy_from_kernel_nofault(to, lin, done))
+		return 0;
+	if (get_kernel_nofault(head, &skb->head) || get_kernel_nofault(end, &skb->end))
+		return done;
+	*shp = (const struct skb_shared_info *)(head + MG_SKB_OFF(head, end));
+	if (done == want) {
+		*whole = true;
+		return done;
+	}
+	*whole = mg_skb_copy_frags(*shp, to + done, want - done, &more);
+	return done + more;
+}
+
+NOKPROBE_SYMBOL(mg_skb_copy_one);
+
+/* @want bytes from @hdr (an offset from head) on: linear, frags, frag_list. */
+static u32 mg_skb_copy(const struct sk_buff *skb, const u8 *head, unsigned long hdr,
+		       unsigned long tail, u32 want, u8 *to)
+{
+	const struct skb_shared_info *sh;
+	struct sk_buff *m;
+	u32 done, n, mlen, mdlen;
+	unsigned int i;
+	u8 *mdata;
+	bool whole;
+
+	done = mg_skb_copy_one(skb, head + hdr, tail - hdr, to, want, &sh, &whole);
+	if (done == want || !whole || get_kernel_nofault(m, &sh->frag_list))
+		return done;
+	/* Members are whole packets' worth of bytes each, in order. */
+	for (i = 0; m && i < MG_SKB_FRAGLIST_MAX && done < want; i++) {
+		if (get_kernel_nofault(mdata, &m->data) || get_kernel_nofault(mlen, &m->len) ||
+		    get_kernel_nofault(mdlen, &m->data_len) || mdlen > mlen)
+			break;
+		n = mg_skb_copy_one(m, mdata, mlen - mdlen, to + done, want - done, &sh, &whole);
+		/* Short of this member's bytes: what follows would be misplaced. */
+		if (n < min(mlen, want - done))
+			return done + n;
+		done += n;
+		if (get_kernel_nofault(m, &m->next))
+			break;
+	}
+	return done;
+}
+
+NOKPROBE_SYMBOL(mg_skb_copy);
+
+static void mg_fill_skb(struct magnet_skb *ms, const struct sk_buff *skb, u32 cap)
+{
+	unsigned long data_off, tail_off, hdr;
+	struct net_device *dev;
+	sk_buff_data_t tail;
+	unsigned char *head, *data;
+	u32 len, data_len, want = 0;
+	u16 nh, mh;
+	__be16 protocol;
+	struct sock *sk;
+	int iif, ifindex = 0;
+	u8 layer = MAGNET_SKB_LAYER_DATA;
+
+	memset(ms, 0, sizeof(*ms));
+	if (!skb || get_kernel_nofault(head, &skb->head) || get_kernel_nofault(data, &skb->data) ||
+	    get_kernel_nofault(tail, &skb->tail) || get_kernel_nofault(len, &skb->len) ||
+	    get_kernel_nofault(data_len, &skb->data_len) ||
+	    get_kernel_nofault(nh, &skb->network_header) ||
+	    get_kernel_nofault(mh, &skb->mac_header) || get_kernel_nofault(iif, &skb->skb_iif) ||
+	    get_kernel_nofault(sk, &skb->sk) || get_kernel_nofault(dev, &skb->dev) ||
+	    get_kernel_nofault(protocol, &skb->protocol))
+		goto out;
+	if (dev && get_kernel_nofault(ifindex, &dev->ifindex))
+		ifindex = 0;
+	ms->len = len;
+	ms->ifindex = ifindex;
+	ms->protocol = protocol;
+	/*
+	 * In: the stack took it from an interface (skb_iif, set when
+	 * __netif_receive_skb_core() starts), or, before that (driver,
+	 * netif_rx, backlog), a driver pulled its link header (eth_type_trans)
+	 * and no socket owns it. Out: a socket owns it, nothing says it came
+	 * in. The send path leaves the mac header unset until __dev_queue_xmit()
+	 * puts it at data.
+	 */
+	data_off = data - head;
+	tail_off = MG_SKB_OFF(head, tail);
+	if (iif || (!sk && mh != (u16)~0U && mh < data_off && data >= head))
+		ms->direction = MAGNET_SKB_DIR_IN;
+	else if (sk)
+		ms->direction = MAGNET_SKB_DIR_OUT;
+
+	/* Only a consistent skb is copied: headlen = tail - data. */
+	if (data < head || data_off > tail_off || data_len > len ||
+	    tail_off - data_off != len - data_len)
+		goto out;
+	/*
+	 * 6.1 marks an unset mac header with ~0 but has no mark for the
+	 * network header: 0 from head is unset (every path that sets one
+	 * leaves headroom before it). A header beyond the linear part is not
+	 * a header.
+	 */
+	if (nh && nh <= tail_off) {
+		layer = MAGNET_SKB_LAYER_NETWORK;
+		hdr = nh;
+	} else if (mh != (u16)~0U && mh <= tail_off) {
+		layer = MAGNET_SKB_LAYER_LINK;
+		hdr = mh;
+	} else {
+		hdr = data_off;
+	}
+	/* The header may lie before data (pulled) or after it (not yet). */
+	want = min_t(u64, cap, (u64)len + data_off - hdr);
+	ms->layer = layer;
+	if (want)
+		ms->caplen = mg_skb_copy(skb, head, hdr, tail_off, want, ms->data);
+out:
+	memset(ms->data + ms->caplen, 0, round_up(cap, 8) - ms->caplen);
+}
+
+NOKPROBE_SYMBOL(mg_fill_skb);
+
 static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct mg_probe *p = container_of(kp, struct mg_probe, kp);
-	u64 abstract_id = regs_get_kernel_argument(regs, 0);
+	u64 abstract_id = regs_get_kernel_argument(regs, p->skb_arg);
 	struct magnet_record *rec;
 	struct mg_ring *rb;
 	u64 *args;
@@ -221,6 +414,9 @@ static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 	if (p->handler == MAGNET_HANDLER_SOCK) {
 		mg_fill_sock((struct magnet_sock *)rec->payload, (const struct sock *)abstract_id,
 			     p->sock_size_arg ? regs_get_kernel_argument(regs, 2) : 0);
+	} else if (p->handler == MAGNET_HANDLER_SKB) {
+		mg_fill_skb((struct magnet_skb *)rec->payload, (const struct sk_buff *)abstract_id,
+			    p->capture_len);
 	} else {
 		args = (u64 *)rec->payload;
 		for (i = 0; i < p->nargs; i++)
@@ -338,6 +534,47 @@ static int mg_sock_check(struct mg_probe *p, struct netlink_ext_ack *extack)
 	}
 	p->sock_size_arg = n >= 3 && par[2].kind == MG_BTF_INT;
 	return 0;
+}
+
+/*
+ * The skb handler reads the first struct sk_buff * parameter, wherever it
+ * is (dev_queue_xmit(skb), ip_output(net, sk, skb)): BTF says which.
+ */
+static int mg_skb_check(struct mg_probe *p, struct netlink_ext_ack *extack)
+{
+	struct mg_btf_param par[MAGNET_ARGS_MAX];
+	int n = mg_btf_func_params(p->symbol, par, ARRAY_SIZE(par));
+	int i;
+
+	BUILD_BUG_ON(MAGNET_PAYLOAD_MAX - sizeof(struct magnet_skb) != MG_SKB_CAPTURE_MAX);
+	switch (n) {
+	case -EOPNOTSUPP:
+		NL_SET_ERR_MSG(extack,
+			       "handler skb finds the function's struct sk_buff * in the kernel's BTF, and this kernel has none (/sys/kernel/btf/vmlinux)");
+		return -EOPNOTSUPP;
+	case -ENOENT:
+		NL_SET_ERR_MSG(extack,
+			       "handler skb: the kernel's BTF does not describe this function (a module's, or not a function)");
+		return -EINVAL;
+	case -ENOTUNIQ:
+		NL_SET_ERR_MSG(extack,
+			       "handler skb: the kernel's BTF has functions of this name with different arguments");
+		return -EINVAL;
+	}
+	if (n < 0) {
+		NL_SET_ERR_MSG(extack, "handler skb: cannot read the kernel's BTF");
+		return n;
+	}
+	for (i = 0; i < n && i < ARRAY_SIZE(par); i++) {
+		if (par[i].kind == MG_BTF_PTR_STRUCT && !strcmp(par[i].struct_name, "sk_buff")) {
+			p->skb_arg = i;
+			return 0;
+		}
+	}
+	NL_SET_ERR_MSG(extack,
+		       "handler skb needs a function with a struct sk_buff * among its first "
+		       __stringify(MAGNET_ARGS_MAX) " arguments");
+	return -EINVAL;
 }
 
 static void mg_probe_free(struct mg_probe *p)
@@ -465,12 +702,23 @@ static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *
 			       "handler sock takes a kprobe at function entry without args or capture");
 		return -EINVAL;
 	}
-	if (s->handler > MAGNET_HANDLER_RAW || raw != custom) {
+	if (s->handler == MAGNET_HANDLER_SKB &&
+	    (s->type != MAGNET_PROBE_KPROBE || s->nargs || s->capture_arg || s->offset)) {
+		NL_SET_ERR_MSG(extack,
+			       "handler skb takes a kprobe at function entry, without args or a capture argument (it finds the struct sk_buff * itself)");
+		return -EINVAL;
+	}
+	if (s->handler > MAGNET_HANDLER_SKB || raw != custom) {
 		NL_SET_ERR_MSG(extack, "unknown handler for this probe type");
 		return -EINVAL;
 	}
 	if (s->flags & ~__MAGNET_PROBE_F_ALL) {
 		NL_SET_ERR_MSG(extack, "unknown probe flags");
+		return -EINVAL;
+	}
+	if (s->handler == MAGNET_HANDLER_SKB && mg_payload_len(s) > MAGNET_PAYLOAD_MAX) {
+		NL_SET_ERR_MSG(extack, "handler skb captures at most "
+			       __stringify(MG_SKB_CAPTURE_MAX) " bytes (one record)");
 		return -EINVAL;
 	}
 	if (s->type != MAGNET_PROBE_CUSTOM && mg_payload_len(s) > MAGNET_PAYLOAD_MAX) {
@@ -522,11 +770,12 @@ struct mg_probe *mg_probe_add(const struct mg_probe_spec *s, struct netlink_ext_
 		ret = -EEXIST;
 		goto err;
 	}
-	if (p->handler == MAGNET_HANDLER_SOCK) {
+	if (p->handler == MAGNET_HANDLER_SOCK)
 		ret = mg_sock_check(p, extack);
-		if (ret)
-			goto err;
-	}
+	else if (p->handler == MAGNET_HANDLER_SKB)
+		ret = mg_skb_check(p, extack);
+	if (ret)
+		goto err;
 	p->pc = alloc_percpu(struct mg_probe_pcpu);
 	if (!p->pc) {
 		ret = -ENOMEM;
@@ -776,7 +1025,7 @@ int mg_probes_show(struct seq_file *m, void *v)
 		if (p->offset)
 			seq_printf(m, "+%u", p->offset);
 		seq_printf(m, "\t%u\t%lu\t%lu", p->nargs, sum.hits, mg_probe_missed(p));
-		if (p->capture_len)
+		if (p->capture_len && p->handler == MAGNET_HANDLER_GENERIC)
 			seq_printf(m, "\t%u@%u", p->capture_len, p->capture_arg);
 		seq_putc(m, '\n');
 	}

@@ -61,6 +61,7 @@ struct mg_probe {
 	struct mg_probe_pcpu __percpu *pc;
 	struct mg_filter_set __rcu *filters;
 	bool sock_size_arg;		/* handler sock: argument 2 is a size */
+	u8 skb_arg;			/* handler skb: the struct sk_buff * */
 	char symbol[KSYM_NAME_LEN];
 	char name[MAGNET_NAME_MAX + 1];	/* SYMBOL%return, SYMBOL+OFFSET fit */
 	union {

@@ -32,7 +32,7 @@ static int parse_add(struct ctl_args *a)
 	};
 	struct ctl_req *r = a->req;
 	const char *w, *target;
-	bool has_off;
+	bool has_off, cap_arg = false;
 	__u32 seen = 0;
 	int k, ret;
 
@@ -99,8 +99,8 @@ static int parse_add(struct ctl_args *a)
 						       MAGNET_ARGS_MAX - 1);
 			if (ret)
 				return ctl_usage_error(a, "capture %s: expected LEN[@ARG]", w);
-			r->probe_attrs |= CTL_BIT(MAGNET_PROBE_A_CAPTURE_LEN) |
-					  CTL_BIT(MAGNET_PROBE_A_CAPTURE_ARG);
+			r->probe_attrs |= CTL_BIT(MAGNET_PROBE_A_CAPTURE_LEN);
+			cap_arg = strchr(w, '@');
 			break;
 		case 2:		/* name NAME */
 			w = ctl_next(a, "NAME after 'name'");
@@ -133,6 +133,12 @@ static int parse_add(struct ctl_args *a)
 			break;
 		}
 	}
+	/*
+	 * The generic handler copies from an argument (0 unless @ARG says);
+	 * named handlers pick theirs: ARG goes to the kernel only when given.
+	 */
+	if (r->capture_len && (cap_arg || !r->handler || !strcmp(r->handler, "generic")))
+		r->probe_attrs |= CTL_BIT(MAGNET_PROBE_A_CAPTURE_ARG);
 	/* The generic layout must fit one record (PAYLOADS). */
 	if (r->capture_len && (!r->handler || !strcmp(r->handler, "generic")) &&
 	    r->capture_len > ctl_capture_max(r->type, r->nargs))
@@ -443,7 +449,9 @@ void ctl_print_probe(const struct ctl_probe *p)
 	pr_u64("nargs", " args %llu", p->nargs);
 	pr_u64("capture_len", p->capture_len ? " capture %llu" : NULL,
 	       p->capture_len);
-	pr_u64("capture_arg", p->capture_len ? "@%llu" : NULL, p->capture_arg);
+	/* Only the generic handler captures from an argument. */
+	pr_u64("capture_arg", p->capture_len && !strcmp(p->handler, "generic") ? "@%llu" : NULL,
+	       p->capture_arg);
 	pr_str("handler", " handler %s", p->handler);
 	pr_bool("notify", " notify", p->flags & MAGNET_PROBE_F_NOTIFY);
 	pr_bool("disabled", " disabled", p->flags & MAGNET_PROBE_F_DISABLED);
@@ -583,7 +591,7 @@ static int run_flags(struct ctl_nl *nl, struct ctl_req *r)
 
 static const struct ctl_cmd probe_cmds[] = {
 	{ "add", "kprobe|kretprobe SYMBOL[+OFFSET] [args N] [capture LEN[@ARG]]\n"
-		 "                            [name NAME] [handler generic|sock] [notify] [disabled]",
+		 "                            [name NAME] [handler generic|sock|skb] [notify] [disabled]",
 	  parse_add, run_add },
 	{ "del", "ID|NAME", parse_del, run_simple },
 	{ "list", "[-j|-m]", parse_list, run_list },
@@ -605,6 +613,7 @@ const struct ctl_object ctl_probe_object = {
 "SYMBOL%return for a kretprobe. args N: record the first N (0..6) arguments.\n"
 "capture LEN[@ARG]: copy LEN bytes from the address in argument ARG (0..5,\n"
 "default 0); args and capture must fit one record (4096 bytes of payload).\n"
+"handler skb: capture LEN (no @ARG) bytes of the packet in the sk_buff *.\n"
 "notify: send an alarm for each recorded hit (see monitor). disabled: add\n"
 "the probe disarmed. \"probe\" alone is \"probe list\".\n",
 };

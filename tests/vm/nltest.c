@@ -22,6 +22,14 @@
  *   nltest kapi-len       magnet_log() of an impossible length: E2BIG
  *   nltest resize         counters monotonic across resizes; pending losses
  *                         and discarded records accounted
+ *   nltest skb-check      skb handler refusals (BTF, kretprobe, offset, args,
+ *                         CAPTURE_ARG, too big); a non-first sk_buff * found
+ *   nltest skb-udp N SIZE CAP PROBE:DIR:IFINDEX:HOFF:COUNT... [same=P,Q]
+ *                         N UDP datagrams over lo: each probe's skb records
+ *                         checked field by field and byte by byte; PROBE:?
+ *                         prints what PROBE saw instead (headers and payload
+ *                         still checked)
+ *   nltest skb-dump       drain the rings, one line per skb record
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +46,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <linux/capability.h>
+#include <linux/if_ether.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/magnet.h>
@@ -1156,12 +1167,360 @@ static int cmd_add_sock(const char *sym)
 	return 0;
 }
 
+/* ---- the skb handler ---- */
+
+static int skb_add(int type, const char *sym, const char *name)
+{
+	return probe_add_handler(type, sym, 0, 0, name, "skb");
+}
+
+/*
+ * The skb handler's refusals: no struct sk_buff * parameter per BTF, a
+ * kretprobe, an offset, arguments, a capture argument, a capture larger
+ * than a record; and where the skb is not the first parameter, the one BTF
+ * names is found.
+ */
+static int cmd_skb_check(void)
+{
+	struct msg m;
+	int id;
+
+	expect_err(skb_add(MAGNET_PROBE_KPROBE, "ksys_read", NULL), EINVAL, "struct sk_buff",
+		   "skb handler on ksys_read (no struct sk_buff *)");
+	expect_err(skb_add(MAGNET_PROBE_KRETPROBE, "ip_rcv", NULL), EINVAL, "function entry",
+		   "skb handler on a kretprobe");
+	msg_init(&m, family, MAGNET_CMD_PROBE_ADD, 0);
+	nest(&m, MAGNET_A_PROBE);
+	put_u8(&m, MAGNET_PROBE_A_TYPE, MAGNET_PROBE_KPROBE);
+	put_str(&m, MAGNET_PROBE_A_SYMBOL, "ip_rcv");
+	put_u32(&m, MAGNET_PROBE_A_OFFSET, 4);
+	put_str(&m, MAGNET_PROBE_A_HANDLER, "skb");
+	end(&m);
+	expect_err(talk(&m, NULL, NULL, NULL), EINVAL, "function entry", "skb handler at an offset");
+	expect_err(probe_add_handler(MAGNET_PROBE_KPROBE, "ip_rcv", 2, 0, NULL, "skb"), EINVAL,
+		   "without args", "skb handler with args");
+	msg_init(&m, family, MAGNET_CMD_PROBE_ADD, 0);
+	nest(&m, MAGNET_A_PROBE);
+	put_u8(&m, MAGNET_PROBE_A_TYPE, MAGNET_PROBE_KPROBE);
+	put_str(&m, MAGNET_PROBE_A_SYMBOL, "ip_rcv");
+	put_u16(&m, MAGNET_PROBE_A_CAPTURE_LEN, 64);
+	put_u8(&m, MAGNET_PROBE_A_CAPTURE_ARG, 0);
+	put_str(&m, MAGNET_PROBE_A_HANDLER, "skb");
+	end(&m);
+	expect_err(talk(&m, NULL, NULL, NULL), EINVAL, "CAPTURE_ARG", "skb handler with CAPTURE_ARG");
+	for (int len = 4081; len <= 4082; len++) {
+		msg_init(&m, family, MAGNET_CMD_PROBE_ADD, 0);
+		nest(&m, MAGNET_A_PROBE);
+		put_u8(&m, MAGNET_PROBE_A_TYPE, MAGNET_PROBE_KPROBE);
+		put_str(&m, MAGNET_PROBE_A_SYMBOL, "ip_rcv");
+		put_u16(&m, MAGNET_PROBE_A_CAPTURE_LEN, len);
+		put_str(&m, MAGNET_PROBE_A_HANDLER, "skb");
+		end(&m);
+		expect_err(talk(&m, NULL, NULL, NULL), EINVAL, "4080", "skb capture past a record");
+	}
+	/* The sk_buff * is the second parameter here, the third of ip_output. */
+	id = skb_add(MAGNET_PROBE_KPROBE, "udp_queue_rcv_skb", NULL);
+	if (id < 0)
+		die("skb handler on udp_queue_rcv_skb(sk, skb): %s (%s)", strerror(-id), errmsg);
+	probe_del(id);
+	printf("skb: handler accepted on udp_queue_rcv_skb(sk, skb)\n");
+	return 0;
+}
+
+/* What one probe must have recorded of each datagram (cmd_skb_udp). */
+struct skb_expect {
+	char name[64];
+	int id;
+	unsigned int dir;	/* enum magnet_skb_direction */
+	uint32_t ifindex;
+	int hoff;		/* IP header's offset from skb->data */
+	int count;		/* records expected per datagram: 1, or 0 (filtered) */
+	int observe;		/* PROBE:?: print what is seen, assert only content */
+	unsigned long others;	/* records of other packets (or unreadable) */
+	uint64_t *ids;		/* abstract id, per datagram */
+	int *seen;
+};
+
+static unsigned char skb_pattern(uint32_t seq, uint32_t k)
+{
+	return (unsigned char)(seq * 7 + k * 13 + (k >> 8));
+}
+
+/* Drain every CPU's ring; hand each record to @each. */
+static void skb_read_rings(void (*each)(const struct magnet_record *r, void *ctx), void *ctx)
+{
+	static unsigned char rbuf[1 << 20] __attribute__((aligned(8)));
+	char path[64];
+
+	for (int cpu = 0;; cpu++) {
+		int rfd;
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/sys/kernel/debug/magnet/cpu%d", cpu);
+		rfd = open(path, O_RDONLY | O_NONBLOCK);
+		if (rfd < 0) {
+			if (errno == ENOENT)
+				return;
+			die("open %s: %s", path, strerror(errno));
+		}
+		while ((n = read(rfd, rbuf, sizeof(rbuf))) > 0) {
+			for (ssize_t off = 0; off < n;) {
+				const struct magnet_record *r = (const void *)(rbuf + off);
+
+				if (r->size < MAGNET_RECORD_HEADER || r->size % 8 || off + r->size > n)
+					die("cpu%d: bad record size %u at %zd", cpu, r->size, off);
+				if (each)
+					each(r, ctx);
+				off += r->size;
+			}
+		}
+		if (n < 0 && errno != EAGAIN)
+			die("read %s: %s", path, strerror(errno));
+		close(rfd);
+	}
+}
+
+struct skb_run {
+	struct skb_expect *e;
+	int ne;
+	int n, size, cap;
+	uint16_t sport, dport;
+	unsigned long ours, others;
+};
+
+static void skb_each(const struct magnet_record *r, void *ctx)
+{
+	struct skb_run *run = ctx;
+	const struct magnet_skb *s = (const void *)r->payload;
+	const unsigned char *d = s->data, *ip, *udp, *pl;
+	struct skb_expect *e = NULL;
+	uint32_t iplen = 28 + run->size, seq, want, k;
+
+	for (int i = 0; i < run->ne; i++)
+		if (run->e[i].id == r->event_id)
+			e = &run->e[i];
+	if (!e)
+		return;
+	if ((r->flags & ~MAGNET_REC_INTR) != MAGNET_HANDLER_SKB << MAGNET_REC_HANDLER_SHIFT)
+		die("%s: record flags %#x", e->name, r->flags);
+	if (r->size != MAGNET_RECORD_HEADER + sizeof(*s) + ((run->cap + 7) & ~7))
+		die("%s: record size %u for a capture of %d", e->name, r->size, run->cap);
+	for (k = s->caplen; k < r->size - MAGNET_RECORD_HEADER - sizeof(*s); k++)
+		if (d[k])
+			die("%s: byte %u past caplen %u not zero", e->name, k, s->caplen);
+	if (!run->cap) {
+		/* Metadata only: count what is on the expected interface. */
+		if (s->caplen || s->layer != MAGNET_SKB_LAYER_NETWORK)
+			die("%s: capture 0 gave caplen %u layer %u", e->name, s->caplen, s->layer);
+		run->ours++;
+		e->seen[0]++;
+		return;
+	}
+	ip = d;
+	udp = d + 20;
+	pl = d + 28;
+	/* Ours: IPv4 UDP to our port; the rest of the node's traffic is not. */
+	if (s->layer != MAGNET_SKB_LAYER_NETWORK || s->caplen < 32 || ip[0] != 0x45 ||
+	    ip[9] != IPPROTO_UDP || (udp[2] << 8 | udp[3]) != run->dport) {
+		run->others++;
+		e->others++;
+		return;
+	}
+	run->ours++;
+	seq = (uint32_t)pl[0] << 24 | pl[1] << 16 | pl[2] << 8 | pl[3];
+	if (seq >= (uint32_t)run->n)
+		die("%s: datagram number %u out of range", e->name, seq);
+	if (e->seen[seq]++)
+		die("%s: datagram %u recorded twice", e->name, seq);
+	e->ids[seq] = r->abstract_id;
+	want = iplen < (uint32_t)run->cap ? iplen : (uint32_t)run->cap;
+	if (e->observe && e->seen[seq] == 1) {
+		printf("skb: %s: datagram %u: len %u (IP length %+d) caplen %u ifindex %u dir %u proto %#x flags %#x\n",
+		       e->name, seq, s->len, (int)(s->len - iplen), s->caplen, s->ifindex,
+		       s->direction, ntohs(s->protocol), r->flags);
+		want = s->caplen;	/* fragments: the IP packet is shorter */
+		iplen = (uint32_t)(ip[2] << 8 | ip[3]);
+		if (want < 32 || want > iplen)
+			return;
+	}
+	if (e->observe)
+		goto content;
+	if (s->caplen != want)
+		die("%s: caplen %u, want %u", e->name, s->caplen, want);
+	if ((int64_t)s->len != (int64_t)iplen + e->hoff)
+		die("%s: len %u, want %u", e->name, s->len, iplen + e->hoff);
+	if (ntohs(s->protocol) != ETH_P_IP)
+		die("%s: protocol %#x", e->name, ntohs(s->protocol));
+	if (s->ifindex != e->ifindex)
+		die("%s: ifindex %u, want %u", e->name, s->ifindex, e->ifindex);
+	if (s->direction != e->dir)
+		die("%s: direction %u, want %u", e->name, s->direction, e->dir);
+content:
+	if ((uint32_t)(ip[2] << 8 | ip[3]) != iplen || memcmp(ip + 12, "\x7f\0\0\x01\x7f\0\0\x01", 8) ||
+	    (udp[0] << 8 | udp[1]) != run->sport || (udp[4] << 8 | udp[5]) != 8 + run->size)
+		die("%s: datagram %u: IP/UDP header wrong (tot_len %u sport %u udp len %u)", e->name,
+		    seq, ip[2] << 8 | ip[3], udp[0] << 8 | udp[1], udp[4] << 8 | udp[5]);
+	for (k = 4; k < want - 28; k++)
+		if (pl[k] != skb_pattern(seq, k))
+			die("%s: datagram %u: payload byte %u is %#x, want %#x", e->name, seq, k,
+			    pl[k], skb_pattern(seq, k));
+}
+
+static unsigned int skb_dir(const char *s)
+{
+	if (!strcmp(s, "out"))
+		return MAGNET_SKB_DIR_OUT;
+	if (!strcmp(s, "in"))
+		return MAGNET_SKB_DIR_IN;
+	if (!strcmp(s, "unknown"))
+		return MAGNET_SKB_DIR_UNKNOWN;
+	die("direction %s: want out, in or unknown", s);
+}
+
+/*
+ * N UDP datagrams of SIZE bytes (a sequence number, then a pattern) to a
+ * socket on 127.0.0.1, each received; then every probe named must have
+ * recorded each exactly once (COUNT 1) or never (0), as the probe add'ed
+ * with capture CAP: flags and size, caplen, len (the IP packet's length
+ * plus HOFF, where the IP header lies from skb->data), protocol, IFINDEX,
+ * DIR, the IP and UDP headers and the payload bytes captured. same=P,Q,..
+ * asserts those probes saw each datagram as the same skb as P (abstract id).
+ */
+static int cmd_skb_udp(int argc, char **argv)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct skb_expect e[8] = { 0 };
+	struct skb_run run = { .e = e };
+	socklen_t sl = sizeof(sa);
+	const char *same = NULL;
+	struct skb_expect *ref = NULL;
+	unsigned char *pkt;
+	int rx, tx;
+
+	if (argc < 5)
+		die("usage: nltest skb-udp N SIZE CAP PROBE:DIR:IFINDEX:HOFF:COUNT... [same=P,Q]");
+	run.n = atoi(argv[2]);
+	run.size = atoi(argv[3]);
+	run.cap = atoi(argv[4]);
+	if (run.n < 1 || run.size < 4 || run.size > 65000 || run.cap < 0)
+		die("skb-udp: N >= 1, SIZE 4..65000");
+	for (int i = 5; i < argc; i++) {
+		struct skb_expect *x = &e[run.ne];
+		char dir[16];
+
+		if (!strncmp(argv[i], "same=", 5)) {
+			same = argv[i] + 5;
+			continue;
+		}
+		if (run.ne < 8 && sscanf(argv[i], "%63[^:]:%15s", x->name, dir) == 2 &&
+		    !strcmp(dir, "?")) {
+			x->observe = 1;
+		} else {
+			if (run.ne == 8 || sscanf(argv[i], "%63[^:]:%15[^:]:%u:%d:%d", x->name, dir,
+						  &x->ifindex, &x->hoff, &x->count) != 5)
+				die("bad probe expectation %s", argv[i]);
+			x->dir = skb_dir(dir);
+		}
+		x->id = find_probe_by_name(x->name);
+		if (x->id < 0)
+			die("no probe named %s", x->name);
+		x->ids = calloc(run.n, sizeof(*x->ids));
+		x->seen = calloc(run.n, sizeof(*x->seen));
+		run.ne++;
+	}
+	rx = socket(AF_INET, SOCK_DGRAM, 0);
+	tx = socket(AF_INET, SOCK_DGRAM, 0);
+	if (rx < 0 || tx < 0 || bind(rx, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(rx, (struct sockaddr *)&sa, &sl) ||
+	    connect(tx, (struct sockaddr *)&sa, sizeof(sa)))
+		die("UDP sockets: %s", strerror(errno));
+	run.dport = ntohs(sa.sin_port);
+	sl = sizeof(sa);
+	if (getsockname(tx, (struct sockaddr *)&sa, &sl))
+		die("getsockname: %s", strerror(errno));
+	run.sport = ntohs(sa.sin_port);
+	pkt = malloc(run.size);
+	skb_read_rings(NULL, NULL);	/* what came before is not ours */
+	for (int s = 0; s < run.n; s++) {
+		pkt[0] = s >> 24, pkt[1] = s >> 16, pkt[2] = s >> 8, pkt[3] = s;
+		for (int k = 4; k < run.size; k++)
+			pkt[k] = skb_pattern(s, k);
+		if (send(tx, pkt, run.size, 0) != run.size)
+			die("send %d bytes: %s", run.size, strerror(errno));
+		if (recv(rx, pkt, run.size, 0) != run.size)
+			die("recv: %s", strerror(errno));
+	}
+	skb_read_rings(skb_each, &run);
+	for (int i = 0; i < run.ne; i++) {
+		int got = 0;
+
+		for (int s = 0; s < run.n; s++)
+			got += e[i].seen[s];
+		if (e[i].observe)
+			printf("skb: %s: %d records of our %d datagrams, %lu of others\n",
+			       e[i].name, got, run.n, e[i].others);
+		else if (!run.cap ? got < run.n * e[i].count : got != run.n * e[i].count)
+			die("%s: %d records of our %d datagrams, want %d (%lu of others)", e[i].name,
+			    got, run.n, run.n * e[i].count, e[i].others);
+		printf("skb: %s recorded %d of %d datagrams of %d bytes (capture %d)\n", e[i].name,
+		       got, run.n, run.size, run.cap);
+	}
+	for (const char *p = same; p && *p;) {
+		size_t l = strcspn(p, ",");
+		struct skb_expect *a = NULL, *b;
+
+		for (int i = 0; i < run.ne; i++)
+			if (strlen(e[i].name) == l && !strncmp(e[i].name, p, l))
+				a = &e[i];
+		if (!a)
+			die("same=: %.*s is not a probe of this run", (int)l, p);
+		if (!ref) {
+			ref = a;
+			p += l + (p[l] == ',');
+			continue;
+		}
+		b = ref;
+		for (int s = 0; s < run.n; s++)
+			if (a->ids[s] != b->ids[s])
+				die("datagram %d: %s saw skb %#llx, %s %#llx", s, b->name,
+				    (unsigned long long)b->ids[s], a->name,
+				    (unsigned long long)a->ids[s]);
+		printf("skb: %s and %s saw each datagram as the same skb\n", b->name, a->name);
+		p += l + (p[l] == ',');
+	}
+	printf("skb: %lu records of ours, %lu of other packets\n", run.ours, run.others);
+	return 0;
+}
+
+static void skb_print(const struct magnet_record *r, void *ctx)
+{
+	const struct magnet_skb *s = (const void *)r->payload;
+
+	(void)ctx;
+	if (r->event_id < MAGNET_EVENT_FIRST_DYNAMIC || MAGNET_REC_HANDLER(r->flags) != MAGNET_HANDLER_SKB)
+		return;
+	printf("%u skb=%#llx len %u caplen %u ifindex %u proto %#06x dir %u layer %u%s:",
+	       r->event_id, (unsigned long long)r->abstract_id, s->len, s->caplen, s->ifindex,
+	       ntohs(s->protocol), s->direction, s->layer, r->flags & MAGNET_REC_INTR ? " intr" : "");
+	for (uint32_t k = 0; k < s->caplen && k < 64; k++)
+		printf("%s%02x", k % 4 ? "" : " ", s->data[k]);
+	putchar('\n');
+}
+
+/* Drain the rings, one line per skb record: to look at a path's packets. */
+static int cmd_skb_dump(void)
+{
+	skb_read_rings(skb_print, NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: nltest filters|sampling|alarms|errors|perm|kapi|fuzz N|cycles N|"
-			"add-sock SYM|alarm-perm|ids|sock-check|kapi-len|resize\n");
+			"add-sock SYM|alarm-perm|ids|sock-check|kapi-len|resize|skb-check|skb-dump|\n"
+			"skb-udp N SIZE CAP PROBE:DIR:IFINDEX:HOFF:COUNT... [same=P,Q]\n");
 		return 1;
 	}
 	nl_open();
@@ -1194,6 +1553,12 @@ int main(int argc, char **argv)
 		return cmd_kapi_len();
 	if (!strcmp(argv[1], "resize"))
 		return cmd_resize();
+	if (!strcmp(argv[1], "skb-check"))
+		return cmd_skb_check();
+	if (!strcmp(argv[1], "skb-udp"))
+		return cmd_skb_udp(argc, argv);
+	if (!strcmp(argv[1], "skb-dump"))
+		return cmd_skb_dump();
 	fprintf(stderr, "nltest: unknown command %s\n", argv[1]);
 	return 1;
 }

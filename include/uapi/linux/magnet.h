@@ -489,6 +489,48 @@
  *   sock *, EOPNOTSUPP on a kernel without BTF. magnet_sock.size is the
  *   third argument where BTF says it is an integer, else 0. The socket is
  *   read without faulting: one that cannot be read gives family 0.
+ * "skb": kprobes at function entry only (EINVAL for a kretprobe or an
+ *   offset), for functions that take a struct sk_buff *: one record per
+ *   packet as the function sees it, payload struct magnet_skb,
+ *   MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_SKB (no other flag but
+ *   MAGNET_REC_INTR). PROBE_ADD finds the FIRST parameter whose type is
+ *   struct sk_buff * in the kernel's BTF, among the first MAGNET_ARGS_MAX
+ *   (dev_queue_xmit(skb, ...), ip_output(net, sk, skb),
+ *   udp_queue_rcv_skb(sk, skb)): EINVAL with an extended ACK if there is
+ *   none, EOPNOTSUPP without BTF. The abstract id is the skb's address, so
+ *   one packet can be followed from layer to layer while it stays the same
+ *   skb (on lo, from ip_output down to udp_rcv: loopback hands the sent skb
+ *   to the receive path); filters and sampling see that id.
+ *   MAGNET_PROBE_A_CAPTURE_LEN (absent: 0, metadata only; at most 4080)
+ *   is the bytes of packet data per record; the record is always
+ *   MAGNET_RECORD_HEADER + 16 + the capture length rounded up to 8 bytes
+ *   long. NARGS and CAPTURE_ARG are refused (EINVAL): the handler picks
+ *   its argument itself. (magnet/probes has no LEN@ARG column for it;
+ *   PROBE_GET reports CAPTURE_LEN.)
+ *   len is skb->len (the bytes from skb->data to the end, paged parts
+ *   included); ifindex skb->dev's (0: no device yet, e.g. at ip_output
+ *   entry, or not readable); protocol skb->protocol as set so far (0
+ *   before ip_output on the IPv4 send path).
+ *   direction: IN when the packet came in through an interface: skb_iif
+ *   is set (from __netif_receive_skb_core() on; a forwarded packet stays
+ *   IN on its way out), or, earlier on the receive path (netif_rx,
+ *   backlog, GRO), the link header was pulled (the mac header lies before
+ *   skb->data) and no socket owns the skb. Else OUT when a socket owns it
+ *   (skb->sk: sent by this host, kernel sockets' replies included). Else
+ *   UNKNOWN (e.g. a driver before eth_type_trans(), ARP built without a
+ *   socket).
+ *   layer and data: from the network header if it is set (6.1 has no
+ *   "unset" mark for it: offset 0 from skb->head counts as unset), else
+ *   from the link (mac) header if set, else from skb->data; the header may
+ *   lie before skb->data (ip_rcv's callees, after a pull) or after it (the
+ *   IP header at __dev_queue_xmit, behind the link header). caplen is
+ *   min(capture length, the packet's bytes from that header to its end),
+ *   copied from the linear part, then the page fragments, then the
+ *   frag_list's skbs (IP fragments reassembled, one level); bytes past
+ *   caplen are zero. Everything is read without faulting, in any
+ *   context: an skb that cannot be read gives len 0, caplen 0, layer
+ *   DATA; a part that cannot be read ends the capture there (caplen
+ *   shorter); an skb whose lengths disagree gives its fields but no data.
  *
  * WHO MAY DO WHAT
  * ---------------
@@ -609,7 +651,7 @@ struct magnet_sock {
 /*
  * Payload of the "skb" handler: one packet as a function saw it. data holds
  * the probe's capture length rounded up to 8: caplen bytes of the packet
- * from the header layer names, then zeros.
+ * from the header layer names, then zeros. See HANDLERS for the rules.
  */
 struct magnet_skb {
 	__u32 len;		/* skb->len: the packet's bytes from skb->data */
