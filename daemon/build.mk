@@ -53,7 +53,7 @@ $(BUILD)/tests/unit/test_supermon: %: %.o $(BUILD)/tests/unit/testutil.o \
 $(BUILD)/tests/unit/test_server: $(BUILD)/tests/unit/test_server.o \
 		$(BUILD)/tests/unit/testutil.o $(BUILD)/daemon/server.o \
 		$(BUILD)/daemon/client.o $(BUILD)/daemon/fanout.o \
-		$(BUILD)/daemon/chunkq.o $(BUILD)/daemon/procinfo.o \
+		$(BUILD)/daemon/chunkq.o \
 		$(DAEMON_OBJS) $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CHECK_LIBS)
@@ -67,8 +67,7 @@ UNIT_TESTS += $(DAEMON_UNIT_TESTS) $(BUILD)/tests/unit/test_server
 MAGNETD := $(BUILD)/daemon/magnetd
 MAGNETD_OBJS := $(BUILD)/daemon/magnetd.o $(BUILD)/daemon/server.o \
 	$(BUILD)/daemon/client.o $(BUILD)/daemon/fanout.o \
-	$(BUILD)/daemon/collect.o $(BUILD)/daemon/chunkq.o \
-	$(BUILD)/daemon/procinfo.o
+	$(BUILD)/daemon/collect.o $(BUILD)/daemon/chunkq.o
 
 $(MAGNETD_OBJS): CFLAGS += -Idaemon $(CTL_CFLAGS)
 
