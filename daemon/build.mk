@@ -2,7 +2,7 @@
 # magnetd, the record-serving daemon (docs/protocol.md). So far its
 # foundation: the command parser, the filter language, the aggregation
 # table and the trace file writer, with their unit tests (Check, static, as
-# tests/unit/build.mk's).
+# tests/unit/build.mk's; libmagnet last, daemon objects use it too).
 DAEMON_OBJS := $(BUILD)/daemon/expr.o $(BUILD)/daemon/proto.o \
 	$(BUILD)/daemon/agg.o $(BUILD)/daemon/tracewr.o \
 	$(BUILD)/daemon/config.o $(BUILD)/daemon/log.o $(BUILD)/daemon/notify.o \
@@ -40,7 +40,8 @@ $(BUILD)/tests/unit/test_supermon: $(BUILD)/daemon/supermon.o
 $(filter-out %/test_supermon,$(DAEMON_UNIT_TESTS)): %: %.o \
 		$(BUILD)/tests/unit/testutil.o $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CHECK_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $(filter-out $(LIBMAGNET),$^) \
+		$(LIBMAGNET) $(CHECK_LIBS)
 
 # Supermon's replies are checked with sfsexp, which Debian ships only as a
 # shared library: this test (a host test, never in the VM) links it so.
