@@ -343,20 +343,24 @@ static void note_queue_drops(struct mg_server *s)
  * Records the collection thread could not queue may have held TASK
  * records: the mirror could then name a thread by an older name (one that
  * exec'd since). Start it again: names are unknown until the module names
- * the threads again, never wrong.
+ * the threads again, never wrong. A reload of the module starts new
+ * streams (the module names every thread again): the old names go too,
+ * so that no subscriber is replayed a stale one.
  */
 static void reset_tasks(struct mg_server *s)
 {
 	__u64 d = s->env.queue_drop_chunks ?
 		  atomic_load(s->env.queue_drop_chunks) : 0;
+	unsigned int reloads = mg_collect_reloads(s->env.collect);
 	struct mg_tasks *t;
 
-	if (d == s->tasks_dropped)
+	if (d == s->tasks_dropped && reloads == s->tasks_reloads)
 		return;
 	t = mg_tasks_new();
 	if (!t)
 		return;		/* try again with the next chunk */
 	s->tasks_dropped = d;
+	s->tasks_reloads = reloads;
 	mg_tasks_free(s->tasks);
 	s->tasks = t;
 }

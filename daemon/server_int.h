@@ -60,6 +60,7 @@ struct mg_server {
 	struct ev_src cgmap_src;	/* TAG_CGMAP: cgroups made */
 	struct mg_tasks *tasks;
 	__u64 tasks_dropped;		/* queue drops seen: mirror reset */
+	unsigned int tasks_reloads;	/* module reloads seen: the same */
 	__u64 now;			/* mono ns of the chunk being handled */
 
 	/* Per chunk. */

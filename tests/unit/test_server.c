@@ -67,9 +67,11 @@ bool mg_collect_up(const struct mg_collect *c)
 	return true;
 }
 
+static _Atomic unsigned int stub_reloads;
+
 unsigned int mg_collect_reloads(const struct mg_collect *c)
 {
-	return 0;
+	return atomic_load(&stub_reloads);
 }
 
 unsigned int mg_collect_ncpus(const struct mg_collect *c)
@@ -97,7 +99,7 @@ static struct {
 	struct mg_config cfg;
 	struct mg_collect collect;
 	struct mg_chunkq *queue;
-	_Atomic __u64 queue_dropped;
+	_Atomic __u64 queue_dropped, queue_drop_chunks;
 	struct mg_server *s;
 	int lfd, sig[2];
 	unsigned int port;
@@ -160,6 +162,7 @@ static void start(void)
 		.collect = &fx.collect,
 		.queue = fx.queue,
 		.queue_dropped = &fx.queue_dropped,
+		.queue_drop_chunks = &fx.queue_drop_chunks,
 	};
 	ck_assert_int_eq(mg_server_create(&fx.cfg, fx.lfd, &env, &fx.s), 0);
 	ck_assert_int_eq(pthread_create(&fx.thread, NULL, server_main, NULL), 0);
@@ -1113,6 +1116,55 @@ START_TEST(attribution)
 }
 END_TEST
 
+/*
+ * Names are never stale: after chunks were dropped (a TASK record may have
+ * gone with them) or the module was reloaded (new streams), a thread the
+ * mirror knew is unknown (%00) until a TASK record names it again.
+ */
+START_TEST(names_reset)
+{
+	static char chunk[8192];
+	char lines[64][256], hdr[512];
+	struct cl *ac;
+	unsigned int n, round;
+	size_t len;
+
+	start();
+	ac = cl_new(connect_fd(0));
+	cl_expect(ac, "AGG comm EVERY 100ms\n", "OK agg key=comm");
+	len = put_rec(chunk, 0, 0, GHOST_A, 1, false, "ghost-a");
+	len = put_rec(chunk, len, 0, GHOST_A, 1, false, NULL);
+	ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, len), 0);
+	agg_report(ac, lines, &n, hdr, sizeof(hdr));
+	ck_assert_uint_eq(n, 1);
+	ck_assert_msg(!strncmp(lines[0], "ghost-a 1 ", 10), "%s", lines[0]);
+
+	for (round = 0; round < 2; round++) {
+		/* Still known: named by the mirror. */
+		len = put_rec(chunk, 0, 0, GHOST_A, 1, false, NULL);
+		ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, len), 0);
+		agg_report(ac, lines, &n, hdr, sizeof(hdr));
+		ck_assert_msg(n == 1 && !strncmp(lines[0], "ghost-a 1 ", 10), "%s", lines[0]);
+		if (round == 0)
+			atomic_fetch_add(&fx.queue_drop_chunks, 1);
+		else
+			atomic_fetch_add(&stub_reloads, 1);
+		ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, len), 0);
+		agg_report(ac, lines, &n, hdr, sizeof(hdr));
+		ck_assert_msg(n == 1 && !strncmp(lines[0], "%00 1 ", 6), "round %u: %s",
+			      round, lines[0]);
+		/* Named again by the stream. */
+		len = put_rec(chunk, 0, 0, GHOST_A, 1, false, "ghost-a");
+		len = put_rec(chunk, len, 0, GHOST_A, 1, false, NULL);
+		ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, len), 0);
+		agg_report(ac, lines, &n, hdr, sizeof(hdr));
+		ck_assert_msg(n == 1 && !strncmp(lines[0], "ghost-a 1 ", 10), "%s", lines[0]);
+	}
+	atomic_store(&stub_reloads, 0);
+	cl_free(ac);
+}
+END_TEST
+
 static Suite *server_suite(void)
 {
 	Suite *s = suite_create("server");
@@ -1128,6 +1180,7 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, per_user_limit);
 	tcase_add_test(tc, totals_command);
 	tcase_add_test(tc, attribution);
+	tcase_add_test(tc, names_reset);
 	suite_add_tcase(s, tc);
 	return s;
 }
