@@ -6,11 +6,10 @@
  *
  * Per chunk:
  *
- *   chunk queue ─► index the records, ─┬─► totals: every record counted
- *                  name their threads  │
- *                                     ├─► AGG clients: filter, count
- *                                     ├─► binary subscribers: filter,
- *                                     │   one "B <n>" frame per chunk
+ *   chunk queue ─► index the records ─┬─► totals: every record counted
+ *                  (and name their    ├─► AGG clients: filter, count
+ *                  threads: TASK      ├─► binary subscribers: filter,
+ *                  records, in order) │   one "B <n>" frame per chunk
  *                                     └─► JSON subscribers: filter; each
  *                                         record encoded once, shared
  */
