@@ -238,7 +238,9 @@ int mg_agg_add_record(struct mg_agg *a, enum mg_agg_key kind,
 			return ret;
 		}
 		label[MG_AGG_LABEL_LEN - 1] = 0;
-		if (kind == MG_AGG_COMM)
+		if (kind == MG_AGG_COMM && ret == MG_AGG_COMM_UNKNOWN_NAME)
+			key = MG_AGG_COMM_UNKNOWN, label[0] = 0;
+		else if (kind == MG_AGG_COMM)
 			key = mg_agg_comm_key(label);
 	}
 	return mg_agg_add(a, key, label[0] ? label : NULL, r->size,

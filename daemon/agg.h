@@ -83,11 +83,21 @@ enum mg_agg_result mg_agg_add(struct mg_agg *a, __u64 key, const char *label,
 			      __u64 bytes, __u64 ts);
 
 /*
- * For a record's comm or cgroup key, which records do not carry: fill
- * *key and label (MG_AGG_LABEL_LEN bytes, zeroed, left "" for none);
- * 0, or a negative errno to skip the record. *key comes preset for probe,
- * pid and tgid (a callback may then add only a label, e.g. a pid's comm)
- * and is ignored for comm, whose key is mg_agg_comm_key(label).
+ * The key of comm's records whose thread's name is not known (no TASK
+ * record named it): never a guess, counted apart. mg_agg_comm_key() of
+ * any name is another key (a 64-bit hash of it).
+ */
+#define MG_AGG_COMM_UNKNOWN		0ULL
+/* A key callback's return for comm: the record goes to that key. */
+#define MG_AGG_COMM_UNKNOWN_NAME	1
+
+/*
+ * For a record's comm or cgroup key: fill *key and label
+ * (MG_AGG_LABEL_LEN bytes, zeroed, left "" for none); 0, for comm
+ * MG_AGG_COMM_UNKNOWN_NAME, or a negative errno to skip the record. *key
+ * comes preset for probe, pid and tgid (a callback may then add only a
+ * label, e.g. a pid's comm) and is ignored for comm, whose key is
+ * mg_agg_comm_key(label).
  */
 typedef int (*mg_agg_key_fn)(void *arg, enum mg_agg_key kind,
 			     const struct magnet_record *r, __u64 *key,

@@ -2,7 +2,7 @@
 # magnetd, the record-serving daemon (docs/protocol.md). So far its
 # foundation: the command parser, the filter language, the aggregation
 # table and the trace file writer, with their unit tests (Check, static, as
-# tests/unit/build.mk's).
+# tests/unit/build.mk's; libmagnet last, daemon objects use it too).
 DAEMON_OBJS := $(BUILD)/daemon/expr.o $(BUILD)/daemon/proto.o \
 	$(BUILD)/daemon/agg.o $(BUILD)/daemon/tracewr.o \
 	$(BUILD)/daemon/config.o $(BUILD)/daemon/log.o $(BUILD)/daemon/notify.o \
@@ -40,7 +40,8 @@ $(BUILD)/tests/unit/test_supermon: $(BUILD)/daemon/supermon.o
 $(filter-out %/test_supermon,$(DAEMON_UNIT_TESTS)): %: %.o \
 		$(BUILD)/tests/unit/testutil.o $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CHECK_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $(filter-out $(LIBMAGNET),$^) \
+		$(LIBMAGNET) $(CHECK_LIBS)
 
 # Supermon's replies are checked with sfsexp, which Debian ships only as a
 # shared library: this test (a host test, never in the VM) links it so.
@@ -53,7 +54,7 @@ $(BUILD)/tests/unit/test_supermon: %: %.o $(BUILD)/tests/unit/testutil.o \
 $(BUILD)/tests/unit/test_server: $(BUILD)/tests/unit/test_server.o \
 		$(BUILD)/tests/unit/testutil.o $(BUILD)/daemon/server.o \
 		$(BUILD)/daemon/client.o $(BUILD)/daemon/fanout.o \
-		$(BUILD)/daemon/chunkq.o $(BUILD)/daemon/procinfo.o \
+		$(BUILD)/daemon/chunkq.o \
 		$(DAEMON_OBJS) $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CHECK_LIBS)
@@ -67,8 +68,7 @@ UNIT_TESTS += $(DAEMON_UNIT_TESTS) $(BUILD)/tests/unit/test_server
 MAGNETD := $(BUILD)/daemon/magnetd
 MAGNETD_OBJS := $(BUILD)/daemon/magnetd.o $(BUILD)/daemon/server.o \
 	$(BUILD)/daemon/client.o $(BUILD)/daemon/fanout.o \
-	$(BUILD)/daemon/collect.o $(BUILD)/daemon/chunkq.o \
-	$(BUILD)/daemon/procinfo.o
+	$(BUILD)/daemon/collect.o $(BUILD)/daemon/chunkq.o
 
 $(MAGNETD_OBJS): CFLAGS += -Idaemon $(CTL_CFLAGS)
 

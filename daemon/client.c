@@ -487,6 +487,9 @@ static void cmd_subscribe(struct mg_server *s, struct client *c,
 	c->subscribed = true;
 	s->nsubs++;
 	mg_client_reply(c, "OK subscribed format=%s", mg_proto_format_name(cmd->format));
+	/* Between two chunks: what the mirror knows names what follows. */
+	if (c->format == MG_FORMAT_BINARY)
+		mg_fanout_replay_tasks(s, c);
 }
 
 static void cmd_agg(struct mg_server *s, struct client *c,
@@ -544,10 +547,11 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 		const struct mg_totals_job *j = i < v.njobs ? &v.jobs[i] : &v.other;
 
 		mg_escape_word(name, sizeof(name), j->path);
-		mg_client_reply(c, "job %llu %s events=%llu sock_bytes=%llu exported=%d",
+		mg_client_reply(c, "job %llu %s events=%llu sock_bytes=%llu exported=%d intr=%llu",
 				(unsigned long long)j->cgroup, name,
 				(unsigned long long)j->events,
-				(unsigned long long)j->sock_bytes, j->exported);
+				(unsigned long long)j->sock_bytes, j->exported,
+				(unsigned long long)j->intr_events);
 	}
 	mg_totals_view_free(&v);
 }

@@ -18,7 +18,7 @@
 
 #define RECV_BYTES		4096
 
-enum { TAG_LISTEN = 1, TAG_QUEUE, TAG_TIMER, TAG_SIGNAL, TAG_CLIENT };
+enum { TAG_LISTEN = 1, TAG_QUEUE, TAG_TIMER, TAG_SIGNAL, TAG_CLIENT, TAG_CGMAP };
 
 /* What an epoll event points to: its tag first. */
 struct ev_src {

@@ -114,8 +114,8 @@ static void deliver(struct mg_collect *c, struct ring_file *f, size_t n)
 	while ((r = mg_record_next(f->buf, n, &off, &rec)) == 1) {
 		if (mg_record_is_lost(rec))
 			mg_lost_add(&lost, mg_record_lost(rec));
-		else
-			events++;
+		else if (!mg_record_is_task(rec))
+			events++;	/* TASK records are not events */
 	}
 	if (r < 0)	/* from a ring, a kernel bug: keep what is sound */
 		logf_(c, LOG_ERR, "cpu%u: corrupt record at byte %zu of a read: %s; %zu bytes dropped",

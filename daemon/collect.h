@@ -40,7 +40,7 @@ struct mg_collect_cfg {
 
 /* Per CPU, since the daemon started (reads of every load of the module). */
 struct mg_collect_cpu {
-	__u64 records;			/* event records (LOST excluded) */
+	__u64 records;			/* event records (LOST, TASK excluded) */
 	__u64 bytes;
 	struct magnet_lost lost;	/* sums of the LOST records read */
 };

@@ -7,9 +7,9 @@
  * Per chunk:
  *
  *   chunk queue ─► index the records ─┬─► totals: every record counted
- *                                     ├─► AGG clients: filter, count
- *                                     ├─► binary subscribers: filter,
- *                                     │   one "B <n>" frame per chunk
+ *                  (and name their    ├─► AGG clients: filter, count
+ *                  threads: TASK      ├─► binary subscribers: filter,
+ *                  records, in order) │   one "B <n>" frame per chunk
  *                                     └─► JSON subscribers: filter; each
  *                                         record encoded once, shared
  */
@@ -57,29 +57,24 @@ void mg_fanout_refresh_probes(struct mg_server *s, bool force)
 }
 
 /*
- * Jobs whose cgroup directory is gone (or is another cgroup now) stop
- * being exported, at most once per JOBS_CHECK_NS. True if one went.
+ * Jobs whose cgroup directory is gone (or is another cgroup now), or that
+ * were gone before the map saw them, stop being exported, at most once
+ * per JOBS_CHECK_NS. True if one went.
  */
 static bool check_jobs(struct mg_server *s, const struct mg_totals_view *v)
 {
-	const char *root = mg_procinfo_cgroup_root(s->procs);
 	bool gone = false;
 	size_t i;
 
-	if (!root || s->now - s->jobs_checked_ns < JOBS_CHECK_NS)
+	if (!mg_cgmap_root(s->cgmap) || s->now - s->jobs_checked_ns < JOBS_CHECK_NS)
 		return false;
 	s->jobs_checked_ns = s->now;
+	mg_cgmap_poll(s->cgmap);
 	for (i = 0; i < v->njobs; i++) {
-		const char *path = mg_procinfo_cgroup_path(s->procs,
-							   v->jobs[i].cgroup);
-		char full[4096 + MG_PROCINFO_PATH_MAX];
-		struct stat st;
+		__u32 id = v->jobs[i].cgroup;
 
-		if (!path)
-			continue;
-		snprintf(full, sizeof(full), "%s%s", root, path);
-		if (stat(full, &st) ? errno == ENOENT :
-				      st.st_ino != v->jobs[i].cgroup) {
+		if (!mg_cgmap_path(s->cgmap, id, s->now) ||
+		    !mg_cgmap_alive(s->cgmap, id)) {
 			mg_totals_job_gone(s->totals, v->jobs[i].cgroup);
 			gone = true;
 		}
@@ -159,16 +154,11 @@ int mg_fanout_totals_view(struct mg_server *s, struct mg_totals_view *v)
 	v->node.cpus = mg_collect_ncpus(s->env.collect);
 	v->node.probes = up ? s->probes.n : 0;
 	for (i = 0; i < v->njobs; i++) {
-		const char *path = mg_procinfo_cgroup_path(s->procs,
-							   v->jobs[i].cgroup);
+		char buf[MG_CGMAP_NAME_MIN];
 
-		if (path)
-			snprintf(v->jobs[i].path, sizeof(v->jobs[i].path), "%s",
-				 path);
-		else
-			snprintf(v->jobs[i].path, sizeof(v->jobs[i].path),
-				 "cgroup-%llu",
-				 (unsigned long long)v->jobs[i].cgroup);
+		snprintf(v->jobs[i].path, sizeof(v->jobs[i].path), "%s",
+			 mg_cgmap_name(s->cgmap, v->jobs[i].cgroup, s->now,
+				       buf, sizeof(buf)));
 	}
 	return 0;
 }
@@ -177,56 +167,45 @@ static void count_totals(struct mg_server *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->nrecs; i++) {
-		const struct magnet_record *r = s->recs[i];
-		__u64 cgroup = 0;
-
-		/* pid 0: the idle task or a LOST record, no job. */
-		if (r->pid && r->event_id != MAGNET_EVENT_LOST)
-			cgroup = mg_procinfo_get(s->procs, r->pid, s->now)->cgroup;
-		mg_totals_add(s->totals, r, cgroup);
-	}
+	for (i = 0; i < s->nrecs; i++)
+		mg_totals_add(s->totals, s->recs[i]);
 }
 
 int mg_fanout_agg_key(void *arg, enum mg_agg_key kind,
 		      const struct magnet_record *r, __u64 *key, char *label)
 {
 	struct mg_server *s = arg;
-	const struct mg_proc *p;
+	const struct mg_task *t = s->cur_task;
 
 	switch (kind) {
 	case MG_AGG_PROBE:
 		return 0;	/* labelled from the probe table at report time */
-	case MG_AGG_TGID:
-		p = mg_procinfo_get(s->procs, r->tgid, s->now);
-		break;
-	default:
-		p = mg_procinfo_get(s->procs, r->pid, s->now);
-		break;
-	}
-	switch (kind) {
 	case MG_AGG_PID:
 	case MG_AGG_TGID:
-		if (p->alive)
-			memcpy(label, p->comm, MG_AGG_LABEL_LEN);
+		/* A tgid is labelled by the thread of its latest record. */
+		if (t)
+			snprintf(label, MG_AGG_LABEL_LEN, "%.15s", t->comm);
 		return 0;
 	case MG_AGG_COMM:
-		if (!p->alive)
-			return -ESRCH;
-		memcpy(label, p->comm, MG_AGG_LABEL_LEN);
+		if (!t)
+			return MG_AGG_COMM_UNKNOWN_NAME;
+		snprintf(label, MG_AGG_LABEL_LEN, "%.15s", t->comm);
 		return 0;
 	case MG_AGG_CGROUP:
-		if (!p->cgroup)
-			return -ESRCH;
-		*key = p->cgroup;
+		if (!r->cgroup)
+			return -ESRCH;	/* no job known: unkeyed */
+		*key = r->cgroup;
 		return 0;
 	default:
 		return -EINVAL;
 	}
 }
 
+/* LOST records always pass; TASK records too, for binary streams. */
 static bool wants(const struct client *c, const struct magnet_record *r)
 {
+	if (mg_record_is_task(r))
+		return c->format == MG_FORMAT_BINARY;
 	return r->event_id == MAGNET_EVENT_LOST || mg_expr_match(c->filter, r);
 }
 
@@ -237,10 +216,12 @@ static void feed_agg(struct mg_server *s, struct client *c)
 	for (i = 0; i < s->nrecs; i++) {
 		const struct magnet_record *r = s->recs[i];
 
-		if (c->subscribed && !wants(c, r))
+		if (mg_record_is_task(r) || (c->subscribed && !wants(c, r)))
 			continue;
+		s->cur_task = s->rec_task[i];
 		mg_agg_add_record(c->agg, c->agg_key, r, mg_fanout_agg_key, s);
 	}
+	s->cur_task = NULL;
 }
 
 static void feed_binary(struct mg_server *s, struct client *c)
@@ -357,18 +338,88 @@ static void note_queue_drops(struct mg_server *s)
 	}
 }
 
+/*
+ * Records the collection thread could not queue may have held TASK
+ * records: the mirror could then name a thread by an older name (one that
+ * exec'd since). Start it again: names are unknown until the module names
+ * the threads again, never wrong. A reload of the module starts new
+ * streams (the module names every thread again): the old names go too,
+ * so that no subscriber is replayed a stale one.
+ */
+static void reset_tasks(struct mg_server *s)
+{
+	__u64 d = s->env.queue_drop_chunks ?
+		  atomic_load(s->env.queue_drop_chunks) : 0;
+	unsigned int reloads = mg_collect_reloads(s->env.collect);
+	struct mg_tasks *t;
+
+	if (d == s->tasks_dropped && reloads == s->tasks_reloads)
+		return;
+	t = mg_tasks_new();
+	if (!t)
+		return;		/* try again with the next chunk */
+	s->tasks_dropped = d;
+	s->tasks_reloads = reloads;
+	mg_tasks_free(s->tasks);
+	s->tasks = t;
+}
+
+/*
+ * Index the chunk's records and name each one's thread as of its place in
+ * the stream: a TASK record later in the chunk must not rename an earlier
+ * record, so the names are copied as the mirror is fed (once per run of
+ * records of one thread).
+ */
 static int index_chunk(struct mg_server *s, const void *data, size_t len)
 {
 	const struct magnet_record *r;
+	const struct mg_task *src = NULL, *copy = NULL, *t;
 	size_t off = 0;
 
 	s->nrecs = 0;
 	while (mg_record_next(data, len, &off, &r) == 1) {
 		if (s->nrecs == s->maxrecs)
 			return -E2BIG;	/* cannot happen: sized for the buffer */
+		t = NULL;
+		if (mg_record_is_task(r)) {
+			mg_tasks_feed(s->tasks, r);	/* ENOMEM: unnamed */
+			src = NULL;
+		} else if (!mg_record_is_meta(r)) {
+			t = mg_tasks_of(s->tasks, r);
+			if (t && t != src) {
+				s->task_copy[s->nrecs] = *t;
+				src = t;
+				copy = &s->task_copy[s->nrecs];
+			}
+			if (t)
+				t = copy;
+		}
+		s->rec_task[s->nrecs] = t;
 		s->recs[s->nrecs++] = r;
 	}
 	return 0;
+}
+
+static int put_task(const struct magnet_record *r, void *arg)
+{
+	struct membuf *b = arg;
+
+	return mg_membuf_write(b, (const char *)r, r->size) == (ssize_t)r->size ?
+	       0 : -ENOMEM;
+}
+
+void mg_fanout_replay_tasks(struct mg_server *s, struct client *c)
+{
+	struct membuf b = { 0 };
+	char hdr[32];
+	int hl;
+
+	if (!mg_tasks_replay(s->tasks, s->now, put_task, &b) && b.len) {
+		hl = snprintf(hdr, sizeof(hdr), "B %zu\n", b.len);
+		mg_obuf_put(&c->out, hdr, hl);
+		mg_obuf_put(&c->out, b.buf, b.len);
+	}
+	free(b.buf);
 }
 
 static void handle_chunk(struct mg_server *s, const void *data, size_t len)
@@ -377,6 +428,7 @@ static void handle_chunk(struct mg_server *s, const void *data, size_t len)
 	unsigned int k;
 
 	note_queue_drops(s);
+	reset_tasks(s);
 	s->now = mg_now_ns(CLOCK_MONOTONIC);
 	index_chunk(s, data, len);
 	count_totals(s);
@@ -440,10 +492,15 @@ void mg_fanout_agg_report(struct mg_server *s, struct client *c, __u64 now)
 			(unsigned long long)c->agg_dropped,
 			(unsigned long long)c->agg_skipped);
 	for (i = 0; i < n; i++) {
-		char value[64], label[3 * MG_PROCINFO_PATH_MAX + 1];
+		char value[64], label[3 * MG_TOTALS_PATH_MAX + 1];
+		char cg[MG_CGMAP_NAME_MIN];
 		const char *name = e[i].label;
 
-		if (c->agg_key == MG_AGG_COMM) {
+		if (c->agg_key == MG_AGG_COMM &&
+		    e[i].key == MG_AGG_COMM_UNKNOWN && !e[i].label[0]) {
+			snprintf(value, sizeof(value), "%%00");
+			name = "unknown";
+		} else if (c->agg_key == MG_AGG_COMM) {
 			mg_escape_word(value, sizeof(value), e[i].label);
 			name = "";
 		} else {
@@ -459,9 +516,8 @@ void mg_fanout_agg_report(struct mg_server *s, struct client *c, __u64 now)
 			}
 			name = p ? p->target : "";
 		} else if (c->agg_key == MG_AGG_CGROUP) {
-			name = mg_procinfo_cgroup_path(s->procs, e[i].key);
-			if (!name)
-				name = "";
+			name = mg_cgmap_name(s->cgmap, e[i].key, now, cg,
+					     sizeof(cg));
 		}
 		mg_escape_word(label, sizeof(label), name);
 		mg_client_reply(&fake, "%s %llu %llu %.1f %s", value,

@@ -22,6 +22,8 @@ int mg_fanout_agg_key(void *arg, enum mg_agg_key kind,
 		      const struct magnet_record *r, __u64 *key, char *label);
 /* Take up to max queued chunks; true if more wait. */
 bool mg_fanout_drain(struct mg_server *s, unsigned int max);
+/* A new binary subscriber: a "B" frame of the threads named so far. */
+void mg_fanout_replay_tasks(struct mg_server *s, struct client *c);
 /* c's AGG report for the interval ending now. */
 void mg_fanout_agg_report(struct mg_server *s, struct client *c, __u64 now);
 

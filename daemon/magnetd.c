@@ -49,6 +49,7 @@ struct daemon {
 	struct mg_tracewr *trace;
 	struct mg_server *server;
 	_Atomic __u64 queue_dropped;
+	_Atomic __u64 queue_drop_chunks;	/* TASK records may be in them */
 	int ready_fd;		/* the parent waits on it (background start) */
 };
 
@@ -60,8 +61,10 @@ static void sink(void *arg, __u32 cpu, const void *data, size_t len,
 
 	if (d->trace)
 		mg_tracewr_put(d->trace, cpu, data, len);	/* counts drops */
-	if (mg_chunkq_put(d->queue, cpu, data, len))
+	if (mg_chunkq_put(d->queue, cpu, data, len)) {
 		atomic_fetch_add(&d->queue_dropped, records);
+		atomic_fetch_add(&d->queue_drop_chunks, 1);
+	}
 }
 
 static void collect_log(void *arg, int prio, const char *msg)
@@ -467,6 +470,7 @@ int main(int argc, char **argv)
 		.queue = d.queue,
 		.trace = d.trace,
 		.queue_dropped = &d.queue_dropped,
+		.queue_drop_chunks = &d.queue_drop_chunks,
 	};
 	ret = mg_server_create(&d.cfg, lfd, &env, &d.server);
 	if (ret)

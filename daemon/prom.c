@@ -139,7 +139,7 @@ int mg_prom_render(FILE *out, const struct mg_totals_view *v)
 				     &v->probes[i], v->probes[i].sock_bytes);
 
 	family(out, "magnet_job_events_total", "counter",
-	       "Records of each job, by its cgroup v2 path; jobs beyond export_jobs, and records of no known job, as cgroup=\"other\".");
+	       "Records of each job (the cgroup in the record), by its cgroup v2 path (cgroup:<id> for a cgroup removed before magnetd saw it); jobs beyond export_jobs, and records of cgroup 0, as cgroup=\"other\".");
 	for (i = 0; i < v->njobs; i++)
 		if (v->jobs[i].exported)
 			job_sample(out, "magnet_job_events_total", &v->jobs[i],
@@ -153,6 +153,14 @@ int mg_prom_render(FILE *out, const struct mg_totals_view *v)
 				   v->jobs[i].sock_bytes);
 	job_sample(out, "magnet_job_sock_bytes_total", &v->other,
 		   v->other.sock_bytes);
+	family(out, "magnet_job_intr_events_total", "counter",
+	       "Of magnet_job_events_total, records written in interrupt context (the job is the interrupted task's).");
+	for (i = 0; i < v->njobs; i++)
+		if (v->jobs[i].exported)
+			job_sample(out, "magnet_job_intr_events_total", &v->jobs[i],
+				   v->jobs[i].intr_events);
+	job_sample(out, "magnet_job_intr_events_total", &v->other,
+		   v->other.intr_events);
 	return ferror(out) ? -EIO : 0;
 }
 

@@ -44,7 +44,6 @@
 #include "server_int.h"
 
 #define MAX_EVENTS		64
-#define PROCINFO_THREADS	8192
 /* Chunks handled between two looks at the sockets and timers. */
 #define BATCH_CHUNKS		16
 
@@ -360,6 +359,9 @@ int mg_server_run(struct mg_server *s, int sigfd, mg_server_signal_fn fn,
 					fn(arg, si.ssi_signo);
 				break;
 			}
+			case TAG_CGMAP:
+				mg_cgmap_poll(s->cgmap);
+				break;
 			case TAG_CLIENT:
 				c = (struct client *)src;
 				if (c->dead)
@@ -508,9 +510,16 @@ int mg_server_create(const struct mg_config *cfg, int listen_fd,
 	ret = mg_totals_create(cfg->export_jobs, &s->totals);
 	if (ret)
 		goto err;
-	ret = mg_procinfo_create(PROCINFO_THREADS, NULL, NULL, &s->procs);
+	ret = mg_cgmap_open(NULL, MG_CGMAP_INOTIFY, &s->cgmap);
 	if (ret)
 		goto err;
+	s->tasks = mg_tasks_new();
+	s->rec_task = calloc(maxrecs, sizeof(*s->rec_task));
+	s->task_copy = calloc(maxrecs, sizeof(*s->task_copy));
+	if (!s->tasks || !s->rec_task || !s->task_copy) {
+		ret = -ENOMEM;
+		goto err;
+	}
 	{
 		struct mg_sensor_version v;
 		struct mg_trace_info info;
@@ -532,6 +541,12 @@ int mg_server_create(const struct mg_config *cfg, int listen_fd,
 		goto err_errno;
 	ev.data.ptr = &src_queue;
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, mg_chunkq_fd(env->queue), &ev))
+		goto err_errno;
+	/* cgroups made are mapped at once, before a short job is removed. */
+	s->cgmap_src.tag = TAG_CGMAP;
+	ev.data.ptr = &s->cgmap_src;
+	if (mg_cgmap_fd(s->cgmap) >= 0 &&
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, mg_cgmap_fd(s->cgmap), &ev))
 		goto err_errno;
 	s->now = s->start_ns;
 	mg_fanout_refresh_probes(s, true);
@@ -565,7 +580,10 @@ void mg_server_free(struct mg_server *s)
 	mg_totals_free(s->totals);
 	while (s->nlisteners)
 		close(s->listeners[--s->nlisteners].fd);
-	mg_procinfo_free(s->procs);
+	mg_cgmap_free(s->cgmap);
+	mg_tasks_free(s->tasks);
+	free(s->rec_task);
+	free(s->task_copy);
 	mg_probes_free(&s->probes);
 	if (s->epfd >= 0)
 		close(s->epfd);

@@ -31,6 +31,8 @@ struct mg_server_env {
 	struct mg_chunkq *queue;
 	struct mg_tracewr *trace;		/* NULL without --trace */
 	_Atomic __u64 *queue_dropped;		/* records the queue refused */
+	_Atomic __u64 *queue_drop_chunks;	/* chunks it refused; NULL:
+						 * none is ever refused */
 };
 
 /*

@@ -13,10 +13,11 @@
 
 #include "client.h"
 #include "config.h"
+#include "cgmap.h"
 #include "print.h"
 #include "probes.h"
-#include "procinfo.h"
 #include "server.h"
+#include "tasks.h"
 #include "totals.h"
 
 #define MAX_LISTENERS	3
@@ -49,12 +50,26 @@ struct mg_server {
 	struct mg_probe_table probes;
 	__u64 probes_read_ns;
 
-	struct mg_procinfo *procs;
+	/*
+	 * Who wrote the records: the job from the record's cgroup (cgmap:
+	 * its path), the thread's name from the TASK records (tasks: a
+	 * mirror of the module's slots, fed each CPU's chunks in stream
+	 * order, which is the queue's order).
+	 */
+	struct mg_cgmap *cgmap;
+	struct ev_src cgmap_src;	/* TAG_CGMAP: cgroups made */
+	struct mg_tasks *tasks;
+	__u64 tasks_dropped;		/* queue drops seen: mirror reset */
+	unsigned int tasks_reloads;	/* module reloads seen: the same */
 	__u64 now;			/* mono ns of the chunk being handled */
 
 	/* Per chunk. */
 	const struct magnet_record **recs;
 	size_t nrecs, maxrecs;
+	/* rec_task[i]: record i's thread as named then; NULL: unknown. */
+	const struct mg_task **rec_task;
+	struct mg_task *task_copy;	/* the names, copied as fed */
+	const struct mg_task *cur_task;	/* the record the agg key is for */
 	const struct magnet_record **pick;	/* a binary client's matches */
 	size_t *json_off, *json_len;
 	bool *json_done;

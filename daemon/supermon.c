@@ -48,8 +48,8 @@ static const struct var probe_vars[] = {
 
 static const struct var job_vars[] = {
 	{ "cgroup", "u64", "label", "the job's cgroup id (0: other)" },
-	{ "path", "string", "label", "its cgroup v2 path; \"other\": jobs beyond export_jobs and records of no known job" },
-	{ "events", "u64", "counter", "records of the job's threads (looked up in /proc when read)" },
+	{ "path", "string", "label", "its cgroup v2 path (cgroup:<id>: removed before magnetd saw it); \"other\": jobs beyond export_jobs and records of cgroup 0" },
+	{ "events", "u64", "counter", "records of the job (the cgroup each record carries)" },
 	{ "sock_bytes", "u64", "counter", "sum of the size argument of the job's sock-handler records" },
 };
 

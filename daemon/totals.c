@@ -26,7 +26,7 @@ struct probe_count {
 struct job_slot {
 	__u64 cgroup;		/* 0: empty */
 	bool exported;
-	__u64 events, sock_bytes;
+	__u64 events, sock_bytes, intr_events;
 };
 
 struct mg_totals {
@@ -110,11 +110,12 @@ static __u64 sock_bytes_of(const struct magnet_record *r)
 	return s->size;
 }
 
-void mg_totals_add(struct mg_totals *t, const struct magnet_record *r,
-		   __u64 cgroup)
+void mg_totals_add(struct mg_totals *t, const struct magnet_record *r)
 {
+	__u64 cgroup = r->cgroup;
 	struct probe_count *p;
 	struct job_slot *j;
+	bool intr;
 	__u64 sock;
 
 	if (r->event_id == MAGNET_EVENT_LOST) {
@@ -122,9 +123,10 @@ void mg_totals_add(struct mg_totals *t, const struct magnet_record *r,
 			t->kernel_lost += mg_lost_total(mg_record_lost(r));
 		return;
 	}
-	if (r->event_id == MAGNET_EVENT_PAD)
+	if (r->event_id == MAGNET_EVENT_PAD || mg_record_is_task(r))
 		return;
 	sock = sock_bytes_of(r);
+	intr = mg_record_is_intr(r);
 	t->records++;
 	t->bytes += r->size;
 
@@ -152,10 +154,12 @@ void mg_totals_add(struct mg_totals *t, const struct magnet_record *r,
 	if (j) {
 		j->events++;
 		j->sock_bytes += sock;
+		j->intr_events += intr;
 	}
 	if (!j || !j->exported) {
 		t->other.events++;
 		t->other.sock_bytes += sock;
+		t->other.intr_events += intr;
 	}
 }
 
@@ -242,6 +246,7 @@ int mg_totals_view(const struct mg_totals *t, struct mg_totals_view *v)
 		o->exported = j->exported;
 		o->events = j->events;
 		o->sock_bytes = j->sock_bytes;
+		o->intr_events = j->intr_events;
 	}
 	qsort(v->jobs, v->njobs, sizeof(*v->jobs), busiest_first);
 	return 0;

@@ -11,8 +11,13 @@
  *         daemon dropped (server queue, slow clients).
  * Probes: per event id, events, and for "sock" handler probes the bytes
  *         of their size argument (bytes sent or received).
- * Jobs:   per cgroup (the job: magnetd's procinfo looks the thread's
- *         cgroup up in /proc), events and sock bytes.
+ * Jobs:   per cgroup (the job: the record header's cgroup, that of the
+ *         thread when it wrote the record), events, sock bytes, and
+ *         the events of those written in interrupt context (their job
+ *         is the interrupted task's). Records of cgroup 0 (no job
+ *         known: format-2 streams) count towards "other".
+ *
+ * TASK records are not events: not counted anywhere here.
  *
  * Jobs are at most MG_TOTALS_JOBS; a record of a job met when the table is
  * full counts towards "other". For monitors that need bounded label sets
@@ -69,6 +74,7 @@ struct mg_totals_job {
 	bool exported;			/* its own series (else in "other") */
 	__u64 events;
 	__u64 sock_bytes;
+	__u64 intr_events;		/* of those, MAGNET_REC_INTR records */
 };
 
 /* A copy of the counters at one moment, for a renderer. */
@@ -86,11 +92,10 @@ int mg_totals_create(unsigned int exported_max, struct mg_totals **out);
 void mg_totals_free(struct mg_totals *t);
 
 /*
- * Count one event record; cgroup is the record's job (0: unknown). LOST
- * records count towards kernel_lost.
+ * Count one record: an event under its header's cgroup; LOST records
+ * towards kernel_lost; TASK records not at all.
  */
-void mg_totals_add(struct mg_totals *t, const struct magnet_record *r,
-		   __u64 cgroup);
+void mg_totals_add(struct mg_totals *t, const struct magnet_record *r);
 
 /* Records the daemon dropped before counting them. */
 void mg_totals_dropped(struct mg_totals *t, __u64 records);

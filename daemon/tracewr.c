@@ -29,6 +29,7 @@
 
 #include "chunkq.h"
 #include "record.h"
+#include "tasks.h"
 #include "tracewr.h"
 
 _Static_assert(MG_TRACEWR_CHUNK_OVERHEAD == MG_CHUNKQ_OVERHEAD,
@@ -36,6 +37,9 @@ _Static_assert(MG_TRACEWR_CHUNK_OVERHEAD == MG_CHUNKQ_OVERHEAD,
 
 #define ERRNO_KINDS	256	/* errno values told apart when logging */
 #define MAX_SKIP	(1U << 20)	/* taken names skipped in one go */
+/* One CPU's TASK records at most: a replay chunk. */
+#define MG_TASK_REPLAY_MAX	(MAGNET_TASK_SLOTS * \
+				 (MAGNET_RECORD_HEADER + sizeof(struct magnet_task)))
 
 enum { OP_OPEN, OP_WRITE, OP_TRUNCATE, OP_CLOSE, OP_NR };
 
@@ -47,7 +51,7 @@ static const char *const op_name[OP_NR] = {
 /* Records of a chunk, by their size fields. */
 struct walk {
 	__u64 records;		/* all of them */
-	__u64 events;		/* LOST records excluded */
+	__u64 events;		/* LOST and TASK records excluded */
 	struct magnet_lost lost;
 	__u64 max_ts;
 	bool any;
@@ -91,6 +95,20 @@ struct mg_tracewr {
 	struct mg_trailer_cpu *pcpu;	/* info.ncpus: its per-CPU counts */
 	struct mg_trailer_cpu *scratch;	/* info.ncpus: a trailer's entries */
 	char path[MG_TRACEWR_PATH_MAX];	/* of the current file */
+	/*
+	 * The threads the stream named so far (a mirror of the module's
+	 * slots, fed every chunk taken, in order), replayed at the start of
+	 * each file so that every file names its records on its own; each
+	 * CPU's replay is stamped with that CPU's last timestamp, keeping
+	 * its stream in order. Reset when the producer dropped chunks (a
+	 * TASK record may have gone with them): unknown, never stale.
+	 */
+	struct mg_tasks *tasks;
+	__u64 *cpu_ts;			/* info.ncpus */
+	__u64 tasks_drops;		/* drop_chunks when last reset */
+	unsigned char *replay;		/* MG_TASK_REPLAY_MAX: one CPU's */
+	size_t replay_len;
+	__u32 replay_cpu;
 	__u64 logged[OP_NR][ERRNO_KINDS / 64];
 	bool failed;
 };
@@ -139,7 +157,7 @@ static __u64 walk(const unsigned char *data, size_t len, struct walk *out)
 
 				memcpy(&l, r + MAGNET_RECORD_HEADER, sizeof(l));
 				mg_lost_add(&out->lost, &l);
-			} else {
+			} else if (id != MAGNET_EVENT_TASK) {
 				out->events++;
 			}
 			if (!out->any || ts > out->max_ts)
@@ -219,6 +237,9 @@ static void drop_err(struct mg_tracewr *w, size_t len, __u64 records)
 }
 
 /* Create the next file and write its header. 0 or -1 (counted). */
+static int write_replay(struct mg_tracewr *w);
+static void cut_back(struct mg_tracewr *w);
+
 static int open_file(struct mg_tracewr *w)
 {
 	unsigned int skipped = 0;
@@ -257,6 +278,12 @@ static int open_file(struct mg_tracewr *w)
 	memset(w->pcpu, 0, w->info.ncpus * sizeof(*w->pcpu));
 	atomic_fetch_add(&w->files, 1);
 	atomic_fetch_add(&w->bytes, w->header_len);
+	/* Failing, the file goes on without (its names are then unknown). */
+	if (write_replay(w)) {
+		cut_back(w);
+		if (w->fd < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -307,6 +334,108 @@ static void finish_file(struct mg_tracewr *w, const struct mg_trailer *t)
 	w->seq++;
 }
 
+/* Append a chunk to the current file and count it there. */
+static int append(struct mg_tracewr *w, __u32 cpu, const unsigned char *data,
+		  size_t len, const struct walk *wk)
+{
+	struct mg_trailer_cpu *c = &w->pcpu[cpu];
+	int err = mg_trace_write_chunk(w->fd, cpu, data, len);
+
+	if (err) {
+		disk_error(w, OP_WRITE, -err);
+		return err;
+	}
+	w->fsize += MG_CHUNK_HEADER + len;
+	w->fchunks++;
+	if (!c->bytes) {
+		c->cpu = cpu;
+		w->nseen++;
+	}
+	c->records += wk->events;
+	c->bytes += len;
+	mg_lost_add(&c->lost, &wk->lost);
+	if (wk->any && (!w->any_ts || wk->max_ts > w->max_ts)) {
+		w->max_ts = wk->max_ts;
+		w->any_ts = true;
+	}
+	atomic_fetch_add(&w->chunks, 1);
+	atomic_fetch_add(&w->records, wk->records);
+	atomic_fetch_add(&w->bytes, MG_CHUNK_HEADER + len);
+	return 0;
+}
+
+/* One CPU's replayed TASK records: a chunk of that CPU. */
+static int flush_replay(struct mg_tracewr *w)
+{
+	struct walk wk = { 0 };
+	size_t len = w->replay_len;
+
+	if (!len)
+		return 0;
+	walk(w->replay, len, &wk);
+	w->replay_len = 0;
+	return append(w, w->replay_cpu, w->replay, len, &wk);
+}
+
+static int replay_one(const struct magnet_record *r, void *arg)
+{
+	struct mg_tracewr *w = arg;
+	__u64 ts;
+	int err;
+
+	if (r->cpu >= w->info.ncpus)
+		return 0;
+	if (w->replay_len && (r->cpu != w->replay_cpu ||
+			      w->replay_len + r->size > MG_TASK_REPLAY_MAX)) {
+		err = flush_replay(w);
+		if (err)
+			return err;
+	}
+	w->replay_cpu = r->cpu;
+	memcpy(w->replay + w->replay_len, r, r->size);
+	ts = w->cpu_ts[r->cpu];
+	memcpy(w->replay + w->replay_len +
+	       offsetof(struct magnet_record, timestamp), &ts, sizeof(ts));
+	w->replay_len += r->size;
+	return 0;
+}
+
+/* At the start of a file: the TASK records of every thread known. */
+static int write_replay(struct mg_tracewr *w)
+{
+	__u64 drops = atomic_load(&w->drop_chunks);
+	int err;
+
+	if (drops != w->tasks_drops) {
+		struct mg_tasks *t = mg_tasks_new();
+
+		if (!t)
+			return -ENOMEM;
+		mg_tasks_free(w->tasks);
+		w->tasks = t;
+		w->tasks_drops = drops;
+	}
+	w->replay_len = 0;
+	err = mg_tasks_replay(w->tasks, 0, replay_one, w);
+	if (!err)
+		err = flush_replay(w);
+	return err;
+}
+
+/* Feed the mirror a chunk of the stream, in order. */
+static void feed_tasks(struct mg_tracewr *w, __u32 cpu,
+		       const unsigned char *data, size_t len, __u64 max_ts)
+{
+	const struct magnet_record *r;
+	size_t off = 0;
+
+	if (max_ts > w->cpu_ts[cpu])
+		w->cpu_ts[cpu] = max_ts;
+	while (mg_record_next(data, len, &off, &r) == 1)
+		if (mg_record_is_task(r))
+			mg_tasks_feed(w->tasks, r);	/* ENOMEM: unnamed */
+}
+
 static void write_chunk(struct mg_tracewr *w, __u32 cpu,
 			const unsigned char *data, size_t len)
 {
@@ -321,31 +450,16 @@ static void write_chunk(struct mg_tracewr *w, __u32 cpu,
 		finish_file(w, NULL);
 	if (w->fd < 0 && open_file(w)) {
 		drop_err(w, len, wk.records);
+		feed_tasks(w, cpu, data, len, wk.max_ts);
 		return;
 	}
-	err = mg_trace_write_chunk(w->fd, cpu, data, len);
+	err = append(w, cpu, data, len, &wk);
 	if (err) {
-		disk_error(w, OP_WRITE, -err);
 		drop_err(w, len, wk.records);
 		cut_back(w);
-		return;
 	}
-	w->fsize += MG_CHUNK_HEADER + len;
-	w->fchunks++;
-	if (!c->bytes) {
-		c->cpu = cpu;
-		w->nseen++;
-	}
-	c->records += wk.events;
-	c->bytes += len;
-	mg_lost_add(&c->lost, &wk.lost);
-	if (wk.any && (!w->any_ts || wk.max_ts > w->max_ts)) {
-		w->max_ts = wk.max_ts;
-		w->any_ts = true;
-	}
-	atomic_fetch_add(&w->chunks, 1);
-	atomic_fetch_add(&w->records, wk.records);
-	atomic_fetch_add(&w->bytes, MG_CHUNK_HEADER + len);
+	/* Written or not, the stream named its threads. */
+	feed_tasks(w, cpu, data, len, wk.max_ts);
 }
 
 /* Test hook: wait while held (close ends it). */
@@ -417,6 +531,9 @@ static void destroy(struct mg_tracewr *w)
 	free((void *)w->info.probes);
 	free(w->pcpu);
 	free(w->scratch);
+	mg_tasks_free(w->tasks);
+	free(w->cpu_ts);
+	free(w->replay);
 	free(w);
 }
 
@@ -450,12 +567,16 @@ int mg_tracewr_open(const char *dir, const char *prefix, size_t max_file_bytes,
 	w->prefix = strdup(prefix);
 	w->pcpu = calloc(info->ncpus, sizeof(*w->pcpu));
 	w->scratch = calloc(info->ncpus, sizeof(*w->scratch));
+	w->tasks = mg_tasks_new();
+	w->cpu_ts = calloc(info->ncpus, sizeof(*w->cpu_ts));
+	w->replay = malloc(MG_TASK_REPLAY_MAX);
 	if (info->probes_len) {
 		probes = malloc(info->probes_len);
 		if (probes)
 			memcpy(probes, info->probes, info->probes_len);
 	}
 	if (!w->dir || !w->prefix || !w->pcpu || !w->scratch ||
+	    !w->tasks || !w->cpu_ts || !w->replay ||
 	    (info->probes_len && !probes)) {
 		free(probes);
 		destroy(w);

@@ -18,6 +18,14 @@
  * file would then need) starts the next file, and a chunk too large even
  * for an empty file goes alone into a file of its own. 0: one file.
  *
+ * Names. The writer keeps a mirror of the stream's TASK records
+ * (lib/tasks.h) and begins every file with the TASK records of the threads
+ * named so far (one chunk per CPU, stamped with that CPU's last record
+ * timestamp), so each file names its records on its own. Those chunks are
+ * not counted in max_file_bytes (at most 3584 bytes per CPU, more than
+ * the limit only by them). After the queue dropped chunks the mirror starts
+ * again: a name then unknown is not replayed, a stale one never is.
+ *
  * Trailers. Every file but the last gets the writer's own trailer: one
  * entry per CPU with data in that file (records, bytes and LOST sums of
  * that file; no kernel counters), stop_clock the file's largest record
@@ -25,7 +33,8 @@
  * (CLOCK_REALTIME at the rotation when the clock cannot be converted). The
  * last file gets the trailer passed to mg_tracewr_close (the session's, as
  * magnet-read writes; it is not counted in the size limit), or that same
- * per-file trailer when none is passed.
+ * per-file trailer when none is passed. Their records, as the trace format's,
+ * exclude LOST and TASK records.
  *
  * Disk errors (open, write, close failing: ENOSPC, EIO, EACCES, ...) never
  * stop the writer. Each is counted; the first of each kind (operation and

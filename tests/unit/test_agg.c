@@ -449,6 +449,10 @@ static int key_of(void *arg, enum mg_agg_key kind,
 
 	calls++;
 	ck_assert_ptr_eq(arg, &calls);
+	if (r->pid == 998 && kind == MG_AGG_COMM) {
+		strcpy(label, "guess");	/* dropped: the name is unknown */
+		return MG_AGG_COMM_UNKNOWN_NAME;
+	}
 	for (i = 0; i < sizeof(tasks) / sizeof(tasks[0]); i++) {
 		if (tasks[i].pid != r->pid)
 			continue;
@@ -495,7 +499,18 @@ START_TEST(comm_labels)
 					   key_of, &calls), -ESRCH);
 	ck_assert_uint_eq(calls, 5);
 	ck_assert_uint_eq(stats(a).unkeyed, 1);
-	ck_assert_uint_eq(mg_agg_top(a, 16, out), 3);
+	/* A thread no TASK record named: the unknown-name key, not a guess. */
+	kprobe(buf, 16, 998, 1, 0, 0);
+	ck_assert_int_eq(mg_agg_add_record(a, MG_AGG_COMM, (void *)buf,
+					   key_of, &calls), MG_AGG_NEW);
+	e = mg_agg_find(a, MG_AGG_COMM_UNKNOWN);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->events, 1);
+	ck_assert_str_eq(e->label, "");
+	ck_assert_ptr_null(mg_agg_find(a, mg_agg_comm_key("guess")));
+	ck_assert_uint_eq(stats(a).unkeyed, 1);
+	calls--;
+	ck_assert_uint_eq(mg_agg_top(a, 16, out), 4);
 	ck_assert_uint_eq(out[0].key, mg_agg_comm_key("bash"));
 	ck_assert_str_eq(out[0].label, "bash");
 	ck_assert_uint_eq(out[0].events, 2);

@@ -21,7 +21,9 @@
  *   nothing is cut off after idle_timeout; one that reads stays, and so
  *   does a subscription that is sent nothing;
  * - max_clients_per_user per uid (other users made with setresuid when
- *   run as root), root_reserve for root only.
+ *   run as root), root_reserve for root only;
+ * - records of threads that never existed in /proc are attributed
+ *   exactly: job by the header's cgroup, name by the TASK records.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -65,9 +67,11 @@ bool mg_collect_up(const struct mg_collect *c)
 	return true;
 }
 
+static _Atomic unsigned int stub_reloads;
+
 unsigned int mg_collect_reloads(const struct mg_collect *c)
 {
-	return 0;
+	return atomic_load(&stub_reloads);
 }
 
 unsigned int mg_collect_ncpus(const struct mg_collect *c)
@@ -95,7 +99,7 @@ static struct {
 	struct mg_config cfg;
 	struct mg_collect collect;
 	struct mg_chunkq *queue;
-	_Atomic __u64 queue_dropped;
+	_Atomic __u64 queue_dropped, queue_drop_chunks;
 	struct mg_server *s;
 	int lfd, sig[2];
 	unsigned int port;
@@ -158,6 +162,7 @@ static void start(void)
 		.collect = &fx.collect,
 		.queue = fx.queue,
 		.queue_dropped = &fx.queue_dropped,
+		.queue_drop_chunks = &fx.queue_drop_chunks,
 	};
 	ck_assert_int_eq(mg_server_create(&fx.cfg, fx.lfd, &env, &fx.s), 0);
 	ck_assert_int_eq(pthread_create(&fx.thread, NULL, server_main, NULL), 0);
@@ -901,6 +906,265 @@ START_TEST(totals_command)
 }
 END_TEST
 
+/* ---- attribution: the record's cgroup, the TASK records' comm ----------- */
+
+/* Pids above the largest pid_max (2^22): no /proc entry, ever. */
+#define GHOST_A		4194400U	/* slot 32 */
+#define GHOST_B		4194401U	/* slot 33 */
+#define GHOST_C		4194402U	/* never named */
+#define GONE_CG		4294967280U	/* a cgroup no walk finds */
+
+static size_t put_rec(char *chunk, size_t off, __u32 cpu, __u32 pid,
+		      __u32 cg, bool intr, const char *task_comm)
+{
+	struct mg_record_hdr h = { .event_id = 16, .cpu = cpu, .cgroup = cg,
+				   .abstract_id = cg, .timestamp = off + 1,
+				   .pid = pid, .tgid = pid, .intr = intr };
+	ssize_t r = task_comm ?
+		mg_record_encode_task(chunk + off, 8192 - off, &h, task_comm) :
+		mg_record_encode_kprobe(chunk + off, 8192 - off, &h, NULL, 0);
+
+	ck_assert_int_gt(r, 0);
+	return off + r;
+}
+
+/* The entry line of value in the next AGG report with events, or "". */
+static void agg_report(struct cl *c, char lines[][256], unsigned int *n,
+		       char *hdr, size_t hdrlen)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < 100; i++) {
+		ck_assert(cl_line(c, hdr, hdrlen, 2000));
+		ck_assert_msg(sscanf(hdr, "A %*s %u ", &k) == 1, "%s", hdr);
+		*n = k;
+		for (k = 0; k < *n; k++)
+			ck_assert(cl_line(c, lines[k], 256, 2000));
+		if (*n)
+			return;
+	}
+	ck_abort_msg("no AGG report with entries");
+}
+
+static bool has_line(char lines[][256], unsigned int n, const char *want)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (!strncmp(lines[i], want, strlen(want)))
+			return true;
+	return false;
+}
+
+/* Exactly n bytes from the connection, after what cl_line buffered. */
+static void cl_bytes(struct cl *c, void *out, size_t n)
+{
+	size_t got = n < c->len ? n : c->len;
+
+	memcpy(out, c->buf + c->head, got);
+	c->head += got;
+	c->len -= got;
+	while (got < n) {
+		ssize_t r = recv(c->fd, (char *)out + got, n - got, 0);
+
+		ck_assert_int_gt(r, 0);
+		got += r;
+	}
+}
+
+/*
+ * Records of threads that never existed in /proc, of a cgroup that exists
+ * (made under the host's cgroup2 mount when it is writable, else its
+ * root) and of one that no walk finds: AGG comm, cgroup and pid, TOTALS'
+ * job lines and a binary subscriber joining later all name them exactly
+ * from the header's cgroup and the TASK records of the record's CPU.
+ */
+START_TEST(attribution)
+{
+	static char chunk[8192];
+	struct cl *ac, *ag, *ap, *t, *sub;
+	char lines[64][256], hdr[512], line[4096], want[512], mnt[4096] = "";
+	char cgdir[4200] = "", rel[64] = "/";
+	unsigned int n, i, cg;
+	size_t off = 0, len;
+	struct stat st;
+	FILE *f;
+
+	ck_assert(access("/proc/4194400", F_OK) && access("/proc/4194402", F_OK));
+	f = fopen("/proc/self/mountinfo", "re");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, " - cgroup2 ") &&
+		    sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1)
+			break;
+	fclose(f);
+	if (!mnt[0]) {
+		fprintf(stderr, "attribution: no cgroup2 mount, skipped\n");
+		return;
+	}
+	snprintf(cgdir, sizeof(cgdir), "%s/mg-test-server-%d", mnt, (int)getpid());
+	if (!mkdir(cgdir, 0755))
+		snprintf(rel, sizeof(rel), "/mg-test-server-%d", (int)getpid());
+	else
+		snprintf(cgdir, sizeof(cgdir), "%s", mnt);
+	ck_assert_int_eq(stat(cgdir, &st), 0);
+	cg = (__u32)st.st_ino;
+
+	start();
+	ac = cl_new(connect_fd(0));
+	ag = cl_new(connect_fd(0));
+	ap = cl_new(connect_fd(0));
+	cl_expect(ac, "AGG comm EVERY 100ms\n", "OK agg key=comm");
+	cl_expect(ag, "AGG cgroup EVERY 100ms\n", "OK agg key=cgroup");
+	cl_expect(ap, "AGG pid EVERY 100ms\n", "OK agg key=pid");
+
+	/* CPU 0: A named, 3 records and one in interrupt context; B named, 2. */
+	off = put_rec(chunk, off, 0, GHOST_A, cg, false, "ghost-a");
+	for (i = 0; i < 3; i++)
+		off = put_rec(chunk, off, 0, GHOST_A, cg, false, NULL);
+	off = put_rec(chunk, off, 0, GHOST_A, cg, true, NULL);
+	off = put_rec(chunk, off, 0, GHOST_B, GONE_CG, false, "ghost-b");
+	off = put_rec(chunk, off, 0, GHOST_B, GONE_CG, false, NULL);
+	off = put_rec(chunk, off, 0, GHOST_B, GONE_CG, false, NULL);
+	/* C never named; one of its records of no known job (cgroup 0). */
+	off = put_rec(chunk, off, 0, GHOST_C, cg, false, NULL);
+	off = put_rec(chunk, off, 0, GHOST_C, 0, false, NULL);
+	ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, off), 0);
+	/* CPU 1: A again, but no TASK record named it on this CPU. */
+	len = put_rec(chunk, 0, 1, GHOST_A, cg, false, NULL);
+	ck_assert_int_eq(mg_chunkq_put(fx.queue, 1, chunk, len), 0);
+
+	agg_report(ac, lines, &n, hdr, sizeof(hdr));
+	ck_assert_msg(strstr(hdr, " events=9 ") && strstr(hdr, " unkeyed=0 "), "%s", hdr);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_msg(has_line(lines, n, "ghost-a 4 "), "%s", lines[0]);
+	ck_assert(has_line(lines, n, "ghost-b 2 "));
+	ck_assert(has_line(lines, n, "%00 3 "));
+	for (i = 0; i < n; i++)
+		if (!strncmp(lines[i], "%00 ", 4))
+			ck_assert_msg(strstr(lines[i], " unknown"), "%s", lines[i]);
+
+	agg_report(ag, lines, &n, hdr, sizeof(hdr));
+	ck_assert_msg(strstr(hdr, " events=8 ") && strstr(hdr, " unkeyed=1 "), "%s", hdr);
+	ck_assert_uint_eq(n, 2);
+	snprintf(want, sizeof(want), "%u 6 ", cg);
+	ck_assert_msg(!strncmp(lines[0], want, strlen(want)) &&
+		      !strcmp(strrchr(lines[0], ' ') + 1, rel), "%s", lines[0]);
+	ck_assert_msg(!strncmp(lines[1], "4294967280 2 ", 13) &&
+		      strstr(lines[1], " cgroup:4294967280"), "%s", lines[1]);
+
+	agg_report(ap, lines, &n, hdr, sizeof(hdr));
+	ck_assert_uint_eq(n, 3);
+	ck_assert(has_line(lines, n, "4194400 5 "));
+	for (i = 0; i < n; i++) {
+		const char *label = strrchr(lines[i], ' ') + 1;
+
+		if (!strncmp(lines[i], "4194400 ", 8))
+			ck_assert_str_eq(label, "ghost-a");
+		else if (!strncmp(lines[i], "4194401 ", 8))
+			ck_assert_str_eq(label, "ghost-b");
+		else
+			ck_assert_msg(!strcmp(label, "-"), "%s", lines[i]);
+	}
+
+	/* TOTALS: the live job by its path, intr apart; cgroup 0 in other. */
+	t = cl_new(connect_fd(0));
+	cl_send(t, "TOTALS\n");
+	ck_assert(cl_line(t, line, sizeof(line), 2000));
+	ck_assert_msg(sscanf(line, "OK %u totals ", &n) == 1 &&
+		      strstr(line, " records=9 "), "%s", line);
+	snprintf(want, sizeof(want), "job %u %s events=6 sock_bytes=0 exported=1 intr=1",
+		 cg, rel);
+	for (i = 0; i < n; i++) {
+		ck_assert(cl_line(t, line, sizeof(line), 2000));
+		if (!strncmp(line, "job ", 4) && strncmp(line, "job 0 ", 6) &&
+		    strncmp(line, "job 4294967280 ", 15))
+			ck_assert_str_eq(line, want);
+		if (!strncmp(line, "job 0 ", 6))
+			ck_assert_str_eq(line, "job 0 other events=1 sock_bytes=0 exported=1 intr=0");
+	}
+	cl_free(t);
+
+	/* A binary subscriber joining now is told who CPU 0's threads are. */
+	sub = cl_new(connect_fd(0));
+	cl_expect(sub, "SUBSCRIBE FORMAT binary\n", "OK subscribed format=binary");
+	ck_assert(cl_line(sub, line, sizeof(line), 2000));
+	ck_assert_str_eq(line, "B 112");
+	{
+		union { char b[112]; __u64 align; } u;
+		const struct magnet_record *r = (const void *)u.b;
+		char comm[17];
+
+		cl_bytes(sub, u.b, 112);
+		ck_assert(mg_record_is_task(r));
+		ck_assert_uint_eq(r->pid, GHOST_A);
+		ck_assert_uint_eq(r->cgroup, cg);
+		ck_assert_str_eq(mg_record_task_comm(r, comm), "ghost-a");
+		r = (const void *)(u.b + 56);
+		ck_assert(mg_record_is_task(r));
+		ck_assert_uint_eq(r->pid, GHOST_B);
+		ck_assert_uint_eq(r->cpu, 0);
+		ck_assert_uint_eq(r->abstract_id, GONE_CG);
+		ck_assert_str_eq(mg_record_task_comm(r, comm), "ghost-b");
+	}
+	cl_free(sub);
+	cl_free(ac);
+	cl_free(ag);
+	cl_free(ap);
+	if (strcmp(rel, "/"))
+		ck_assert_int_eq(rmdir(cgdir), 0);
+}
+END_TEST
+
+/*
+ * Names are never stale: after chunks were dropped (a TASK record may have
+ * gone with them) or the module was reloaded (new streams), a thread the
+ * mirror knew is unknown (%00) until a TASK record names it again.
+ */
+START_TEST(names_reset)
+{
+	static char chunk[8192];
+	char lines[64][256], hdr[512];
+	struct cl *ac;
+	unsigned int n, round;
+	size_t len;
+
+	start();
+	ac = cl_new(connect_fd(0));
+	cl_expect(ac, "AGG comm EVERY 100ms\n", "OK agg key=comm");
+	len = put_rec(chunk, 0, 0, GHOST_A, 1, false, "ghost-a");
+	len = put_rec(chunk, len, 0, GHOST_A, 1, false, NULL);
+	ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, len), 0);
+	agg_report(ac, lines, &n, hdr, sizeof(hdr));
+	ck_assert_uint_eq(n, 1);
+	ck_assert_msg(!strncmp(lines[0], "ghost-a 1 ", 10), "%s", lines[0]);
+
+	for (round = 0; round < 2; round++) {
+		/* Still known: named by the mirror. */
+		len = put_rec(chunk, 0, 0, GHOST_A, 1, false, NULL);
+		ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, len), 0);
+		agg_report(ac, lines, &n, hdr, sizeof(hdr));
+		ck_assert_msg(n == 1 && !strncmp(lines[0], "ghost-a 1 ", 10), "%s", lines[0]);
+		if (round == 0)
+			atomic_fetch_add(&fx.queue_drop_chunks, 1);
+		else
+			atomic_fetch_add(&stub_reloads, 1);
+		ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, len), 0);
+		agg_report(ac, lines, &n, hdr, sizeof(hdr));
+		ck_assert_msg(n == 1 && !strncmp(lines[0], "%00 1 ", 6), "round %u: %s",
+			      round, lines[0]);
+		/* Named again by the stream. */
+		len = put_rec(chunk, 0, 0, GHOST_A, 1, false, "ghost-a");
+		len = put_rec(chunk, len, 0, GHOST_A, 1, false, NULL);
+		ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, len), 0);
+		agg_report(ac, lines, &n, hdr, sizeof(hdr));
+		ck_assert_msg(n == 1 && !strncmp(lines[0], "ghost-a 1 ", 10), "%s", lines[0]);
+	}
+	atomic_store(&stub_reloads, 0);
+	cl_free(ac);
+}
+END_TEST
+
 static Suite *server_suite(void)
 {
 	Suite *s = suite_create("server");
@@ -915,6 +1179,8 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, stalled_stream_idle);
 	tcase_add_test(tc, per_user_limit);
 	tcase_add_test(tc, totals_command);
+	tcase_add_test(tc, attribution);
+	tcase_add_test(tc, names_reset);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -16,18 +16,36 @@
 
 static unsigned char buf[MAGNET_RECORD_MAX];
 
-static const struct magnet_record *kprobe(__u16 id, __u32 pid)
+/* A kprobe record of a thread in cgroup cg (the header's, as written). */
+static const struct magnet_record *kprobe_in(__u16 id, __u32 pid, __u32 cg,
+					     bool intr)
 {
-	struct mg_record_hdr h = { .event_id = id, .pid = pid, .tgid = pid };
+	struct mg_record_hdr h = { .event_id = id, .pid = pid, .tgid = pid,
+				   .cgroup = cg, .intr = intr };
 	__u64 args[2] = { 1, 2 };
 
 	ck_assert_int_gt(mg_record_encode_kprobe(buf, sizeof(buf), &h, args, 2), 0);
 	return (const void *)buf;
 }
 
-static const struct magnet_record *sock(__u16 id, __u64 size)
+static const struct magnet_record *kprobe(__u16 id, __u32 pid, __u32 cg)
 {
-	struct mg_record_hdr h = { .event_id = id, .pid = 7, .tgid = 7 };
+	return kprobe_in(id, pid, cg, false);
+}
+
+static const struct magnet_record *task(__u32 pid, __u32 cg, const char *comm)
+{
+	struct mg_record_hdr h = { .pid = pid, .tgid = pid, .cgroup = cg,
+				   .abstract_id = cg };
+
+	ck_assert_int_gt(mg_record_encode_task(buf, sizeof(buf), &h, comm), 0);
+	return (const void *)buf;
+}
+
+static const struct magnet_record *sock(__u16 id, __u64 size, __u32 cg)
+{
+	struct mg_record_hdr h = { .event_id = id, .pid = 7, .tgid = 7,
+				   .cgroup = cg };
 	struct magnet_sock s = { .family = 2, .protocol = 6, .size = size };
 
 	ck_assert_int_gt(mg_record_encode_sock(buf, sizeof(buf), &h, &s), 0);
@@ -74,29 +92,37 @@ START_TEST(exact_counts)
 
 	ck_assert_int_eq(mg_totals_create(20, &t), 0);
 	for (i = 0; i < 5; i++) {
-		mg_totals_add(t, kprobe(16, 100), 1001);
+		mg_totals_add(t, kprobe(16, 100, 1001));
 		rec_bytes += ((const struct magnet_record *)buf)->size;
 	}
 	for (i = 0; i < 3; i++) {
-		mg_totals_add(t, kprobe(17, 101), 1002);
+		mg_totals_add(t, kprobe(17, 101, 1002));
 		rec_bytes += ((const struct magnet_record *)buf)->size;
 	}
-	mg_totals_add(t, sock(18, 1500), 1002);
+	mg_totals_add(t, sock(18, 1500, 1002));
 	rec_bytes += ((const struct magnet_record *)buf)->size;
-	mg_totals_add(t, sock(18, 500), 0);	/* no known job */
+	mg_totals_add(t, sock(18, 500, 0));	/* no known job */
 	rec_bytes += ((const struct magnet_record *)buf)->size;
-	mg_totals_add(t, lost(3, 4), 1001);
+	mg_totals_add(t, lost(3, 4));
+	/* Not events: counted nowhere. */
+	mg_totals_add(t, task(100, 1001, "job-a"));
+	/* In interrupt context: under the interrupted task's job, and apart. */
+	mg_totals_add(t, kprobe_in(16, 100, 1002, true));
+	rec_bytes += ((const struct magnet_record *)buf)->size;
+	mg_totals_add(t, kprobe_in(16, 0, 0, true));	/* no job known */
+	rec_bytes += ((const struct magnet_record *)buf)->size;
 	mg_totals_dropped(t, 9);
 
 	ck_assert_int_eq(mg_totals_view(t, &v), 0);
-	ck_assert_uint_eq(v.node.records, 10);
+	ck_assert_uint_eq(v.node.records, 12);
 	ck_assert_uint_eq(v.node.bytes, rec_bytes);
 	ck_assert_uint_eq(v.node.kernel_lost, 7);
 	ck_assert_uint_eq(v.node.daemon_dropped, 9);
 	ck_assert_uint_eq(v.node.jobs, 2);
 
-	ck_assert_uint_eq(v.nprobes, 3);
-	ck_assert_uint_eq(probe(&v, 16)->events, 5);
+	ck_assert_uint_eq(v.nprobes, 3);	/* TASK records are no probe's */
+	ck_assert_uint_eq(probe(&v, 16)->events, 7);
+	ck_assert_ptr_null(probe(&v, MAGNET_EVENT_TASK));
 	ck_assert(!probe(&v, 16)->sock);
 	ck_assert_uint_eq(probe(&v, 16)->sock_bytes, 0);
 	ck_assert_uint_eq(probe(&v, 17)->events, 3);
@@ -105,13 +131,16 @@ START_TEST(exact_counts)
 	ck_assert_uint_eq(probe(&v, 18)->sock_bytes, 2000);
 
 	ck_assert_uint_eq(v.njobs, 2);
-	ck_assert_uint_eq(v.jobs[0].cgroup, 1001);	/* busiest first */
+	ck_assert_uint_eq(v.jobs[0].cgroup, 1001);	/* busiest first, */
 	ck_assert_uint_eq(v.jobs[0].events, 5);
+	ck_assert_uint_eq(v.jobs[0].intr_events, 0);
 	ck_assert(v.jobs[0].exported);
 	ck_assert_uint_eq(v.jobs[1].cgroup, 1002);
-	ck_assert_uint_eq(v.jobs[1].events, 4);
+	ck_assert_uint_eq(v.jobs[1].events, 5);	/* ties by cgroup */
+	ck_assert_uint_eq(v.jobs[1].intr_events, 1);
 	ck_assert_uint_eq(v.jobs[1].sock_bytes, 1500);
-	ck_assert_uint_eq(v.other.events, 1);
+	ck_assert_uint_eq(v.other.events, 2);
+	ck_assert_uint_eq(v.other.intr_events, 1);
 	ck_assert_uint_eq(v.other.sock_bytes, 500);
 	ck_assert_str_eq(v.other.path, "other");
 	mg_totals_view_free(&v);
@@ -129,9 +158,9 @@ START_TEST(export_rule)
 	ck_assert_int_eq(mg_totals_create(2, &t), 0);
 	/* 1 and 2 exported; 3 met third: "other" for good. */
 	for (i = 1; i <= 3; i++)
-		mg_totals_add(t, kprobe(16, 1), i);
+		mg_totals_add(t, kprobe(16, 1, i));
 	for (i = 0; i < 10; i++)
-		mg_totals_add(t, kprobe(16, 1), 3);
+		mg_totals_add(t, kprobe(16, 1, 3));
 	other = 11;
 	ck_assert_int_eq(mg_totals_view(t, &v), 0);
 	ck_assert(job(&v, 1)->exported && job(&v, 2)->exported);
@@ -142,8 +171,8 @@ START_TEST(export_rule)
 
 	/* 1 goes: 4 takes its place; 3 stays in "other". */
 	mg_totals_job_gone(t, 1);
-	mg_totals_add(t, kprobe(16, 1), 4);
-	mg_totals_add(t, kprobe(16, 1), 3);
+	mg_totals_add(t, kprobe(16, 1, 4));
+	mg_totals_add(t, kprobe(16, 1, 3));
 	other++;
 	ck_assert_int_eq(mg_totals_view(t, &v), 0);
 	ck_assert_ptr_null(job(&v, 1));
@@ -157,7 +186,7 @@ START_TEST(export_rule)
 	for (round = 0; round < 200; round++) {
 		size_t n = 0;
 
-		mg_totals_add(t, kprobe(16, 1), 100 + round);
+		mg_totals_add(t, kprobe(16, 1, 100 + round));
 		if (round % 3 == 0)
 			mg_totals_job_gone(t, 100 + round - 1);
 		ck_assert_int_eq(mg_totals_view(t, &v), 0);
@@ -180,7 +209,7 @@ START_TEST(full_table)
 
 	ck_assert_int_eq(mg_totals_create(20, &t), 0);
 	for (i = 1; i <= MG_TOTALS_JOBS + 10; i++)
-		mg_totals_add(t, kprobe(16, 1), i);
+		mg_totals_add(t, kprobe(16, 1, i));
 	ck_assert_int_eq(mg_totals_view(t, &v), 0);
 	ck_assert_uint_eq(v.node.jobs, MG_TOTALS_JOBS);
 	ck_assert_uint_eq(v.njobs, MG_TOTALS_JOBS);
@@ -216,7 +245,7 @@ START_TEST(random_churn)
 			live[id] = false;
 			ref[id] = 0;
 		} else {
-			mg_totals_add(t, kprobe(16, 1), id * 8 + 1);
+			mg_totals_add(t, kprobe(16, 1, id * 8 + 1));
 			live[id] = true;
 			ref[id]++;
 		}

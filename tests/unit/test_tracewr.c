@@ -6,7 +6,8 @@
  * and put latency with a held writer, ring wrap-around, a concurrent burst
  * into a tiny queue, close flushing what is queued, disk errors (open
  * failing, writes failing mid-file) counted, logged once and recovered
- * from, existing files never clobbered, no allocation in put.
+ * from, existing files never clobbered, no allocation in put; every
+ * file names its records (TASK records replayed at a rotation).
  */
 #include <check.h>
 #include <dirent.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "record.h"
+#include "tasks.h"
 #include "testutil.h"
 #include "trace.h"
 #include "tracewr.h"
@@ -531,6 +533,122 @@ START_TEST(round_trip)
 END_TEST
 
 /* Fixed sizes: the exact files a size limit gives, big chunks alone. */
+/* ---- TASK records: each file names its records on its own --------------- */
+
+static size_t add_rec(unsigned char *buf, size_t off, __u32 cpu, __u32 pid,
+		      const char *task_comm)
+{
+	struct mg_record_hdr h = { .event_id = 16, .cpu = cpu, .cgroup = 7,
+				   .abstract_id = 7, .timestamp = next_id++,
+				   .pid = pid, .tgid = pid };
+	ssize_t n = task_comm ?
+		mg_record_encode_task(buf + off, 4096 - off, &h, task_comm) :
+		mg_record_encode_kprobe(buf + off, 4096 - off, &h, NULL, 0);
+
+	ck_assert_int_gt(n, 0);
+	return off + n;
+}
+
+/*
+ * Every chunk in a file of its own (a 1-byte limit): a file started by
+ * rotation first holds the TASK records of the threads named so far, per
+ * CPU, stamped no later than that CPU's next record, so a reader of that
+ * file alone names every record as a reader of the whole stream does
+ * (a rename by exec included); trailers do not count TASK records.
+ */
+START_TEST(task_replay)
+{
+	static unsigned char bufs[4][4096] __attribute__((aligned(8)));
+	static const __u32 cpu_of[4] = { 0, 1, 0, 1 };
+	/* Replayed TASK records at the start of each file. */
+	static const unsigned int replayed[4] = { 0, 2, 3, 3 };
+	/* The chunk's own TASK records before its first event record. */
+	static const unsigned int own_first[4] = { 1, 1, 0, 0 };
+	size_t len[4] = { 0 }, i;
+	struct mg_tracewr *w = open_w(tmpdir, 1, 1 << 20, 2, NULL);
+	struct mg_tasks *ref = mg_tasks_new();
+	char want[4][16][17];
+	unsigned int nwant[4] = { 0 }, f;
+
+	reset_ids();
+	next_id = 1000;
+	len[0] = add_rec(bufs[0], len[0], 0, 100, "alpha");
+	len[0] = add_rec(bufs[0], len[0], 0, 100, NULL);
+	len[0] = add_rec(bufs[0], len[0], 0, 100, NULL);
+	len[0] = add_rec(bufs[0], len[0], 0, 101, "beta");
+	len[0] = add_rec(bufs[0], len[0], 0, 101, NULL);
+	len[1] = add_rec(bufs[1], len[1], 1, 200, "gamma");
+	len[1] = add_rec(bufs[1], len[1], 1, 200, NULL);
+	len[2] = add_rec(bufs[2], len[2], 0, 100, NULL);
+	len[2] = add_rec(bufs[2], len[2], 0, 101, NULL);
+	len[2] = add_rec(bufs[2], len[2], 0, 100, "alpha-exec");
+	len[2] = add_rec(bufs[2], len[2], 0, 100, NULL);
+	len[3] = add_rec(bufs[3], len[3], 1, 200, NULL);
+
+	/* The names a reader of the whole stream gives, chunk by chunk. */
+	for (i = 0; i < 4; i++) {
+		const struct magnet_record *r;
+		size_t off = 0;
+
+		while (mg_record_next(bufs[i], len[i], &off, &r) == 1) {
+			const struct mg_task *t;
+
+			mg_tasks_feed(ref, r);
+			if (mg_record_is_task(r))
+				continue;
+			t = mg_tasks_of(ref, r);
+			ck_assert_ptr_nonnull(t);
+			snprintf(want[i][nwant[i]++], 17, "%s", t->comm);
+		}
+		ck_assert_int_eq(mg_tracewr_put(w, cpu_of[i], bufs[i], len[i]), 0);
+	}
+	ck_assert_str_eq(want[2][2], "alpha-exec");
+	ck_assert_int_eq(mg_tracewr_close(w, NULL), 0);
+	ck_assert_uint_eq(stats(w).files, 4);
+
+	for (f = 0; f < 4; f++) {
+		char path[MG_TRACEWR_PATH_MAX];
+		struct mg_tasks *tk = mg_tasks_new();
+		struct mg_trace_error err;
+		const struct magnet_record *r;
+		const struct mg_trailer *tr;
+		struct mg_trace *t;
+		unsigned int tasks = 0, n = 0, k;
+		__u64 last_ts[2] = { 0, 0 };
+
+		ck_assert_int_eq(mg_tracewr_path(w, f, path, sizeof(path)), 0);
+		ck_assert_int_eq(mg_trace_open(&t, path, &err), 0);
+		while (mg_trace_next(t, &r, NULL) == 1) {
+			const struct mg_task *task;
+
+			ck_assert_uint_ge(r->timestamp, last_ts[r->cpu]);
+			last_ts[r->cpu] = r->timestamp;
+			mg_tasks_feed(tk, r);
+			if (mg_record_is_task(r)) {
+				if (!n)
+					tasks++;
+				continue;
+			}
+			task = mg_tasks_of(tk, r);
+			ck_assert_msg(task, "file %u: record %u unnamed", f, n);
+			ck_assert_str_eq(task->comm, want[f][n]);
+			n++;
+		}
+		ck_assert_uint_eq(n, nwant[f]);
+		ck_assert_uint_eq(tasks, replayed[f] + own_first[f]);
+		tr = mg_trace_trailer(t);
+		ck_assert_ptr_nonnull(tr);
+		for (k = 0; k < tr->ncpus; k++)
+			ck_assert_uint_eq(tr->cpu[k].records,
+					  tr->cpu[k].cpu == cpu_of[f] ? nwant[f] : 0);
+		mg_trace_close(t);
+		mg_tasks_free(tk);
+	}
+	mg_tasks_free(ref);
+	mg_tracewr_free(w);
+}
+END_TEST
+
 START_TEST(rotation_sizes)
 {
 	/* Header, 3 chunks of 880 + 16 and a one-CPU trailer fit in max. */
@@ -954,6 +1072,7 @@ int main(void)
 	tcase_add_test(tc, open_args);
 	tcase_add_test(tc, empty_trace);
 	tcase_add_loop_test(tc, round_trip, 0, 4);
+	tcase_add_test(tc, task_replay);
 	tcase_add_test(tc, rotation_sizes);
 	tcase_add_test(tc, held_writer_drops);
 	tcase_add_test(tc, close_flushes);

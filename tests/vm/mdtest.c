@@ -15,8 +15,11 @@
  *                                reads: each of the S gets all N records of
  *                                the child, the stalled one is cut off
  *   mdtest agg CGA CGB NA NB     two children in cgroups CGA and CGB (paths
- *                                under /sys/fs/cgroup) fire NA and NB: AGG
- *                                tgid and AGG cgroup count exactly that
+ *                                under /sys/fs/cgroup) fire NA and NB and
+ *                                exit, and CGB is removed, before the
+ *                                daemon reads a record: AGG tgid and AGG
+ *                                cgroup count exactly that, named by the
+ *                                TASK records and the records' cgroup
  *   mdtest stalled               connect, SUBSCRIBE, never read (until
  *                                killed); prints "subscribed"
  *   mdtest send N                a workload: N sends of 100 bytes over TCP
@@ -246,7 +249,6 @@ static void child_start(struct child *ch, int n, const char *cgroup,
 			_exit(2);
 		for (int i = 0; i < n; i++)
 			syscall(SYS_getpid);
-		/* Stay: the daemon resolves comm and cgroup while we live. */
 		usleep(linger_ms * 1000);
 		_exit(0);
 	}
@@ -281,6 +283,8 @@ static void child_wait(struct child *ch)
 /* Binary frames: count the child's records, LOST totals, D drops. */
 struct tally {
 	uint64_t records, other, lost, dropped;
+	/* TASK records (not events; always sent), those naming the child. */
+	uint64_t tasks, named;
 };
 
 static void read_binary(struct conn *c, pid_t tgid, struct tally *t, uint64_t want)
@@ -318,6 +322,13 @@ static void read_binary(struct conn *c, pid_t tgid, struct tally *t, uint64_t wa
 
 				memcpy(&l, c->buf + off + MAGNET_RECORD_HEADER, sizeof(l));
 				t->lost += l.full + l.too_big + l.nesting + l.overwritten;
+			} else if (r.event_id == MAGNET_EVENT_TASK) {
+				struct magnet_task k;
+
+				memcpy(&k, c->buf + off + MAGNET_RECORD_HEADER, sizeof(k));
+				t->tasks++;
+				t->named += r.pid == (uint32_t)tgid &&
+					    !strncmp(k.comm, "mdtest", sizeof(k.comm));
 			} else if (r.tgid == (uint32_t)tgid) {
 				t->records++;
 			} else {
@@ -343,9 +354,12 @@ static int cmd_account(int n)
 	child_go(&ch);
 	read_binary(&c, ch.pid, &t, n);		/* while it fires */
 	child_wait(&ch);
-	printf("account: fired %d, delivered %llu, kernel lost %llu, daemon dropped %llu, other tgids %llu\n",
+	printf("account: fired %d, delivered %llu, kernel lost %llu, daemon dropped %llu, other tgids %llu; TASK records %llu, naming the child %llu\n",
 	       n, (unsigned long long)t.records, (unsigned long long)t.lost,
-	       (unsigned long long)t.dropped, (unsigned long long)t.other);
+	       (unsigned long long)t.dropped, (unsigned long long)t.other,
+	       (unsigned long long)t.tasks, (unsigned long long)t.named);
+	if (!t.named)
+		die("no TASK record named the child 'mdtest'");
 	if (t.other)
 		die("the filter let %llu other records through", (unsigned long long)t.other);
 	if (t.records + t.lost + t.dropped != (uint64_t)n)
@@ -389,6 +403,8 @@ static int cmd_fanout(int s, int n)
 		struct tally t = { 0 };
 
 		read_binary(&cs[i], ch.pid, &t, n);
+		if (!t.named)
+			die("fanout: subscriber %d: no TASK record named the child", i);
 		if (t.records != (uint64_t)n || t.other)
 			die("fanout: subscriber %d got %llu of %d records (lost %llu, dropped %llu, other %llu)",
 			    i, (unsigned long long)t.records, n, (unsigned long long)t.lost,
@@ -447,8 +463,9 @@ static int cmd_agg(const char *cga, const char *cgb, int na, int nb)
 	struct conn ct, cc;
 	struct stat st;
 
-	child_start(&a, na, cga, 3000);
-	child_start(&b, nb, cgb, 3000);
+	/* Gone at once: names come from the records, not from /proc. */
+	child_start(&a, na, cga, 0);
+	child_start(&b, nb, cgb, 0);
 	keys[0] = a.pid;
 	keys[1] = b.pid;
 	snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", cga);
@@ -471,6 +488,12 @@ static int cmd_agg(const char *cga, const char *cgb, int na, int nb)
 	command(&cc, "AGG cgroup EVERY 200ms", line, sizeof(line));
 	child_go(&a);
 	child_go(&b);
+	child_wait(&a);
+	child_wait(&b);
+	/* CGB goes too: its records still name it by its path. */
+	snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", cgb);
+	if (rmdir(path))
+		die("rmdir %s: %s", path, strerror(errno));
 
 	/* Reports and JSON records interleave; agg_collect skips records. */
 	{
@@ -521,8 +544,6 @@ static int cmd_agg(const char *cga, const char *cgb, int na, int nb)
 			}
 		}
 	}
-	child_wait(&a);
-	child_wait(&b);
 	printf("agg tgid: %d=%llu (%s) %d=%llu (%s)\n", a.pid, (unsigned long long)counts[0],
 	       labels[0], b.pid, (unsigned long long)counts[1], labels[1]);
 	printf("agg cgroup: %llu=%llu (%s) %llu=%llu (%s)\n", (unsigned long long)cgk[0],
@@ -535,8 +556,12 @@ static int cmd_agg(const char *cga, const char *cgb, int na, int nb)
 	snprintf(path, sizeof(path), "/%s", cga);
 	if (strcmp(cglabels[0], path))
 		die("agg cgroup: label '%s', want '%s'", cglabels[0], path);
-	if (strcmp(labels[0], "mdtest"))
-		die("agg tgid: label '%s', want the comm 'mdtest'", labels[0]);
+	snprintf(path, sizeof(path), "/%s", cgb);
+	if (strcmp(cglabels[1], path))
+		die("agg cgroup: label '%s', want '%s' (removed)", cglabels[1], path);
+	if (strcmp(labels[0], "mdtest") || strcmp(labels[1], "mdtest"))
+		die("agg tgid: labels '%s' '%s', want the comm 'mdtest'", labels[0],
+		    labels[1]);
 	return 0;
 }
 
