@@ -13,6 +13,13 @@
  * The data of a raw record (an event a kernel module logged) prints the
  * same way. Event names come from a trace file or the daemon, so they are
  * escaped too (lib/escape.h), in both forms.
+ *
+ * Who wrote a record ends its text line, " [intr ]comm=COMM cgroup=N", so
+ * that the fields before keep their places and these two are always the
+ * last two words, whatever a capture holds: COMM is one word (spaces
+ * escaped), "?" when no TASK record named the thread (a comm that is "?"
+ * itself prints as \x3f). JSON has "comm" (null when unknown), "cgroup"
+ * and "intr" after "tgid".
  */
 #include <errno.h>
 #include <string.h>
@@ -23,6 +30,7 @@
 #include "escape.h"
 #include "print.h"
 #include "record.h"
+#include "tasks.h"
 #include "trace.h"
 
 void mg_print_opts_init(struct mg_print_opts *o,
@@ -243,6 +251,61 @@ static void print_sock(FILE *f, const struct mg_print_opts *o,
 			sock_state_name(s->state), s->state);
 }
 
+/* A comm as one text word; NULL (unknown) as "?", which no comm prints as. */
+static void print_comm_text(FILE *f, const char *comm)
+{
+	if (!comm)
+		fputs("?", f);
+	else if (!strcmp(comm, "?"))
+		fputs("\\x3f", f);
+	else
+		mg_escape_write(f, comm, MG_ESC_SPACE);
+}
+
+/* Text: the tail of a record's line; JSON: the fields after "tgid". */
+static void print_who(FILE *f, const struct mg_print_opts *o,
+		      const struct magnet_record *r)
+{
+	const struct mg_task *t = o->tasks ? mg_tasks_of(o->tasks, r) : NULL;
+
+	if (o->json) {
+		fputs(",\"comm\":", f);
+		if (t)
+			mg_json_string(f, t->comm);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"cgroup\":%u,\"intr\":%s", r->cgroup,
+			mg_record_is_intr(r) ? "true" : "false");
+		return;
+	}
+	fputs(mg_record_is_intr(r) ? " intr comm=" : " comm=", f);
+	print_comm_text(f, t ? t->comm : NULL);
+	fprintf(f, " cgroup=%u", r->cgroup);
+}
+
+/* A TASK record: the thread it names, its comm, its whole cgroup id. */
+static void print_task(FILE *f, const struct mg_print_opts *o,
+		       const struct magnet_record *r)
+{
+	char comm[17];
+
+	mg_record_task_comm(r, comm);
+	if (o->json) {
+		fprintf(f, ",\"cpu\":%u,\"pid\":%u,\"tgid\":%u,\"comm\":",
+			r->cpu, r->pid, r->tgid);
+		mg_json_string(f, comm);
+		fprintf(f, ",\"cgroup\":%u,\"cgroup_id\":%llu,\"id\":%u,"
+			"\"event\":\"task\",\"type\":\"task\"}",
+			r->cgroup, (unsigned long long)r->abstract_id,
+			r->event_id);
+		return;
+	}
+	fprintf(f, " %u TASK %u/%u comm=", r->cpu, r->pid, r->tgid);
+	print_comm_text(f, comm);
+	fprintf(f, " cgroup=%u cgroup_id=%llu", r->cgroup,
+		(unsigned long long)r->abstract_id);
+}
+
 static void print_probe(FILE *f, const struct mg_print_opts *o,
 			const struct magnet_record *r)
 {
@@ -252,8 +315,10 @@ static void print_probe(FILE *f, const struct mg_print_opts *o,
 	bool ret = mg_record_is_return(r);
 
 	if (o->json) {
-		fprintf(f, ",\"cpu\":%u,\"pid\":%u,\"tgid\":%u,\"id\":%u,\"event\":",
-			r->cpu, r->pid, r->tgid, r->event_id);
+		fprintf(f, ",\"cpu\":%u,\"pid\":%u,\"tgid\":%u",
+			r->cpu, r->pid, r->tgid);
+		print_who(f, o, r);
+		fprintf(f, ",\"id\":%u,\"event\":", r->event_id);
 		mg_json_string(f, name);
 		fprintf(f, ",\"type\":\"%s\",\"abstract\":\"0x%llx\"",
 			mg_record_type(r), (unsigned long long)r->abstract_id);
@@ -288,6 +353,8 @@ static void print_probe(FILE *f, const struct mg_print_opts *o,
 out:
 	if (o->json)
 		putc('}', f);
+	else
+		print_who(f, o, r);
 }
 
 int mg_print_record(FILE *f, const struct mg_print_opts *o,
@@ -296,6 +363,8 @@ int mg_print_record(FILE *f, const struct mg_print_opts *o,
 	print_time(f, o, r->timestamp);
 	if (mg_record_is_lost(r))
 		print_lost(f, o, r);
+	else if (mg_record_is_task(r))
+		print_task(f, o, r);
 	else
 		print_probe(f, o, r);
 	putc('\n', f);

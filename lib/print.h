@@ -13,6 +13,7 @@
 #include "probes.h"
 
 struct mg_trace_info;
+struct mg_tasks;
 
 struct mg_print_opts {
 	bool json;
@@ -23,6 +24,11 @@ struct mg_print_opts {
 	const struct mg_probe_table *probes;	/* names; may be NULL */
 	__u64 realtime0;	/* CLOCK_REALTIME ns ... */
 	__u64 clock0;		/* ... at this trace-clock time */
+	/*
+	 * Names records' threads (lib/tasks.h); the caller feeds it each
+	 * record before printing it. NULL: every comm is unknown.
+	 */
+	const struct mg_tasks *tasks;
 };
 
 /* Options for a trace: clock kind and start time from its header. */
@@ -30,7 +36,11 @@ void mg_print_opts_init(struct mg_print_opts *o,
 			const struct mg_trace_info *info,
 			const struct mg_probe_table *probes);
 
-/* Print one valid record and a newline. 0, or -EIO on a stdio error. */
+/*
+ * Print one valid record and a newline. 0, or -EIO on a stdio error.
+ * TASK records print as lines of their own; callers that hide them (the
+ * comm is on every record's line) do not call this for them.
+ */
 int mg_print_record(FILE *f, const struct mg_print_opts *o,
 		    const struct magnet_record *r);
 

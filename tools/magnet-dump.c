@@ -2,6 +2,10 @@
 /*
  * magnet-dump: print a magnet-read trace file as text or JSON lines, all
  * CPUs merged by timestamp. Output formats: docs/magnet-dump.md.
+ *
+ * Each record's thread is named by the TASK records before it in its CPU's
+ * stream (lib/tasks.h), so every record is fed to the tables in stream
+ * order, whatever the filters print.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -14,6 +18,7 @@
 #include "escape.h"
 #include "print.h"
 #include "record.h"
+#include "tasks.h"
 #include "trace.h"
 #include "util.h"
 
@@ -28,17 +33,20 @@ struct cpu_count {
 	__u64 records;			/* event records */
 	__u64 lost_records;
 	struct magnet_lost lost;
+	__u64 task_records;
+	__u64 unnamed;			/* event records no TASK record named */
 };
 
 struct dump {
 	const char *path;
 	struct mg_trace *t;
-	bool json, wall, stats, header;
+	bool json, wall, stats, header, tasks;
 	bool cpu_filter;
 	unsigned char *cpus;		/* ncpus flags, for -c */
 	unsigned char *events;		/* 65536 flags, for -e */
 	struct cpu_count *per_cpu;	/* --stats, by ring */
 	struct event_count *per_event;	/* --stats, by event id */
+	struct mg_tasks *names;		/* who wrote each record */
 };
 
 /* -h asks for it (stdout, 0); anything else is a usage error. */
@@ -46,12 +54,15 @@ __attribute__((noreturn))
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-"usage: " PROG " [-j] [-w] [-c CPU]... [-e EVENT]... [--stats] [-H] FILE\n"
+"usage: " PROG " [-j] [-w] [-T] [-c CPU]... [-e EVENT]... [--stats] [-H] FILE\n"
 "  -j, --json         JSON lines instead of text\n"
 "  -w, --wall         add wall-clock time (UTC) to each record\n"
+"  -T, --tasks        also print the TASK records (every record's line has\n"
+"                     its thread's comm already)\n"
 "  -c, --cpu CPU      only records of this CPU (repeatable)\n"
 "  -e, --event EVENT  only this event, by id or probe name (repeatable);\n"
-"                     LOST records always pass, since they qualify the rest\n"
+"                     LOST (and with -T, TASK) records always pass, since\n"
+"                     they qualify the rest\n"
 "  -s, --stats        print counts per CPU and per event instead of records\n"
 "  -H, --header       print the trace header and probe table, then exit\n");
 	exit(status);
@@ -161,12 +172,13 @@ static bool selected(const struct dump *d, const struct magnet_record *r,
 {
 	if (d->cpu_filter && !d->cpus[cpu])
 		return false;
-	if (d->events && !mg_record_is_lost(r) && !d->events[r->event_id])
+	if (d->events && !mg_record_is_meta(r) && !d->events[r->event_id])
 		return false;
 	return true;
 }
 
-static void count(struct dump *d, const struct magnet_record *r, __u32 cpu)
+static void count(struct dump *d, const struct magnet_record *r, __u32 cpu,
+		  const struct mg_tasks *names)
 {
 	struct cpu_count *c = &d->per_cpu[cpu];
 
@@ -175,7 +187,13 @@ static void count(struct dump *d, const struct magnet_record *r, __u32 cpu)
 		mg_lost_add(&c->lost, mg_record_lost(r));
 		return;
 	}
+	if (mg_record_is_task(r)) {
+		c->task_records++;
+		return;
+	}
 	c->records++;
+	if (!names || !mg_tasks_of(names, r))
+		c->unnamed++;
 	d->per_event[r->event_id].count++;
 	/* A kretprobe's records say so; prefer that to a kprobe's. */
 	if (!d->per_event[r->event_id].type || mg_record_is_return(r))
@@ -190,30 +208,36 @@ static void print_stats(const struct dump *d)
 	struct cpu_count sum = { 0 };
 	__u32 cpu, i;
 
-	printf("cpu\trecords\tlost_records\tlost_full\tlost_too_big\tlost_nesting\toverwritten\n");
+	printf("cpu\trecords\tlost_records\tlost_full\tlost_too_big\tlost_nesting\toverwritten\ttask_records\tunnamed\n");
 	for (cpu = 0; cpu < in->ncpus; cpu++) {
 		const struct cpu_count *c = &d->per_cpu[cpu];
 
 		if (d->cpu_filter && !d->cpus[cpu])
 			continue;
-		printf("%u\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n", cpu,
+		printf("%u\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n", cpu,
 		       (unsigned long long)c->records,
 		       (unsigned long long)c->lost_records,
 		       (unsigned long long)c->lost.full,
 		       (unsigned long long)c->lost.too_big,
 		       (unsigned long long)c->lost.nesting,
-		       (unsigned long long)c->lost.overwritten);
+		       (unsigned long long)c->lost.overwritten,
+		       (unsigned long long)c->task_records,
+		       (unsigned long long)c->unnamed);
 		sum.records += c->records;
 		sum.lost_records += c->lost_records;
 		mg_lost_add(&sum.lost, &c->lost);
+		sum.task_records += c->task_records;
+		sum.unnamed += c->unnamed;
 	}
-	printf("all\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n",
+	printf("all\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n",
 	       (unsigned long long)sum.records,
 	       (unsigned long long)sum.lost_records,
 	       (unsigned long long)sum.lost.full,
 	       (unsigned long long)sum.lost.too_big,
 	       (unsigned long long)sum.lost.nesting,
-	       (unsigned long long)sum.lost.overwritten);
+	       (unsigned long long)sum.lost.overwritten,
+	       (unsigned long long)sum.task_records,
+	       (unsigned long long)sum.unnamed);
 
 	printf("\nid\tevent\ttype\tcount\n");
 	for (i = MAGNET_EVENT_FIRST_DYNAMIC; i <= MAGNET_EVENT_MAX; i++) {
@@ -262,6 +286,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "wall", no_argument, NULL, 'w' },
+		{ "tasks", no_argument, NULL, 'T' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "stats", no_argument, NULL, 's' },
@@ -284,13 +309,16 @@ int main(int argc, char **argv)
 	cpuargs = calloc(argc, sizeof(*cpuargs));
 	if (!evargs || !cpuargs)
 		die(2, "out of memory");
-	while ((opt = getopt_long(argc, argv, "jwc:e:sHh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "jwTc:e:sHh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			d.json = true;
 			break;
 		case 'w':
 			d.wall = true;
+			break;
+		case 'T':
+			d.tasks = true;
 			break;
 		case 'c':
 			cpuargs[ncpu++] = optarg;
@@ -356,9 +384,13 @@ int main(int argc, char **argv)
 			die(2, "out of memory");
 	}
 
+	d.names = mg_tasks_new();
+	if (!d.names)
+		die(2, "out of memory");
 	mg_print_opts_init(&po, mg_trace_info(d.t), mg_trace_probes(d.t));
 	po.json = d.json;
 	po.wall = d.wall;
+	po.tasks = d.names;
 
 	while ((r = mg_trace_next(d.t, &rec, &pos)) == 1) {
 		if (rec->cpu != pos.cpu && !warned_cpu) {
@@ -368,10 +400,19 @@ int main(int argc, char **argv)
 				rec->cpu, pos.cpu);
 			warned_cpu = true;
 		}
+		/*
+		 * The chunk's CPU is the stream the record belongs to: one
+		 * that says otherwise names nobody and is named by nobody.
+		 */
+		po.tasks = rec->cpu == pos.cpu ? d.names : NULL;
+		if (po.tasks && mg_tasks_feed(d.names, rec) < 0)
+			die(2, "out of memory");
 		if (!selected(&d, rec, pos.cpu))
 			continue;
 		if (d.stats)
-			count(&d, rec, pos.cpu);
+			count(&d, rec, pos.cpu, po.tasks);
+		else if (mg_record_is_task(rec) && !d.tasks)
+			continue;
 		else if (mg_print_record(stdout, &po, rec))
 			die(2, "writing output: %s", strerror(errno));
 	}
@@ -390,6 +431,7 @@ int main(int argc, char **argv)
 			d.path);
 out:
 	mg_trace_close(d.t);
+	mg_tasks_free(d.names);
 	free(d.cpus);
 	free(d.events);
 	free(d.per_cpu);

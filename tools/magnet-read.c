@@ -7,6 +7,10 @@
  * condition (watermarks, timeout) holds: the paper's reader design. On
  * regular files (-d on a directory of synthetic streams) libaio completes
  * the reads inside io_submit, which the same loop handles.
+ *
+ * Opening the rings makes the module forget the threads it named, so a
+ * trace holds the TASK records that name each of its records' threads
+ * (lib/tasks.h): readers of the file need nothing else.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -45,7 +49,8 @@ struct cpu_file {
 	unsigned char *buf;
 	struct iocb iocb;
 	__u64 offset;		/* input offset of the next read (regular files) */
-	__u64 records;		/* event records, LOST excluded */
+	__u64 records;		/* records, LOST excluded (as the kernel's written) */
+	__u64 tasks;		/* of which TASK records */
 	__u64 bytes;
 	struct magnet_lost lost;
 };
@@ -64,7 +69,7 @@ struct reader {
 	unsigned int ncpus;		/* files opened */
 	unsigned int max_cpu;
 	io_context_t ctx;
-	__u64 total_records;
+	__u64 total_records;		/* probe events, for -n */
 	bool failed;			/* stop now, exit 2 */
 	bool corrupt;			/* a CPU sent bad records: exit 2 */
 	struct mg_sensor_version version;	/* none: 0s, clock "mono" */
@@ -92,9 +97,10 @@ static void usage(int status)
 "  -c RECORDS  read condition: record watermark (default 0 = off)\n"
 "  -T MS       read condition: timeout in ms (default 100, 0 = off)\n"
 "  -t SECONDS  stop after this many seconds\n"
-"  -n RECORDS  stop once at least RECORDS event records were read; the read\n"
-"              that crosses the count is kept whole, so a few more may be\n"
-"              written (records the kernel handed over are never dropped)\n"
+"  -n RECORDS  stop once at least RECORDS event records (LOST and TASK\n"
+"              records not counted) were read; the read that crosses the\n"
+"              count is kept whole, so a few more may be written (records\n"
+"              the kernel handed over are never dropped)\n"
 "Stops on SIGINT/SIGTERM, -t, -n, or when every file reaches EOF.\n"
 "Sizes take a K, M or G suffix (powers of 1024).\n", MIN_BUF);
 	exit(status);
@@ -318,8 +324,15 @@ static void consume(struct reader *rd, struct cpu_file *c, size_t n)
 	int r, err;
 
 	while ((r = mg_record_next(c->buf, n, &off, &rec)) == 1) {
+		/*
+		 * TASK records count as records (the kernel's written does),
+		 * not as events: -n is about what the probes saw.
+		 */
 		if (mg_record_is_lost(rec)) {
 			mg_lost_add(&c->lost, mg_record_lost(rec));
+		} else if (mg_record_is_task(rec)) {
+			c->records++;
+			c->tasks++;
 		} else {
 			c->records++;
 			rd->total_records++;
@@ -544,13 +557,14 @@ static void finish(struct reader *rd)
 			t->flags |= MG_TRAILER_KSTATS;
 			t->kstats = *k;
 		}
-		fprintf(stderr, "cpu%u: records %llu bytes %llu lost full=%llu too_big=%llu nesting=%llu overwritten=%llu",
+		fprintf(stderr, "cpu%u: records %llu bytes %llu lost full=%llu too_big=%llu nesting=%llu overwritten=%llu tasks=%llu",
 			c->cpu, (unsigned long long)c->records,
 			(unsigned long long)c->bytes,
 			(unsigned long long)c->lost.full,
 			(unsigned long long)c->lost.too_big,
 			(unsigned long long)c->lost.nesting,
-			(unsigned long long)c->lost.overwritten);
+			(unsigned long long)c->lost.overwritten,
+			(unsigned long long)c->tasks);
 		if (k)
 			fprintf(stderr, " | kernel written=%llu bytes=%llu full=%llu too_big=%llu nesting=%llu overwritten=%llu",
 				(unsigned long long)k->written,

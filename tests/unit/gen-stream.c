@@ -18,6 +18,20 @@
  * protocol and state) and one is a kernel module's custom event whose raw
  * records hold 0..200 bytes.
  *
+ * Records name their threads as the module does (kmod/buffer.c,
+ * mg_name_task): per CPU, slot pid % MAGNET_TASK_SLOTS, a TASK record in
+ * front of a record whose thread the slot does not hold under its comm.
+ * Threads: a few busy ones, many others sharing slots, pid 0 ("swapper/N",
+ * often in interrupt context); they rename themselves (exec) and move
+ * between cgroups (some ids with a high half). With -L, some TASK records
+ * are lost (ring full: a LOST record goes in front of the record that
+ * follows, the slot stays as it was), so that record's comm is unknown,
+ * "?". A lost TASK record is only ever a thread's first naming in the
+ * slot, never a rename: a rename whose TASK record is lost is a hole in
+ * the module's rule (test_tasks.c counts it), not something to print.
+ * On stdout the TASK records' lines are there too (magnet-dump -T);
+ * -J FILE also writes, per line, the truth as JSON for the JSON checks.
+ *
  * gen-stream -X FILE writes a crafted trace file instead (see hostile()).
  */
 #include <errno.h>
@@ -62,9 +76,82 @@ struct line {
 	unsigned int cpu;
 	unsigned long seq;
 	char *text;
+	char *truth;		/* -J: the line's JSON truth */
 };
 
+static struct line *lines;
+static unsigned long nlines;
+
+/* One record into a CPU's file, and its line for the expected output. */
+static void emit(FILE *f, const void *buf, ssize_t len, unsigned long long ts,
+		 unsigned int cpu, unsigned long *rseq, const char *text,
+		 const char *truth)
+{
+	if (len < 0 || fwrite(buf, len, 1, f) != 1) {
+		fprintf(stderr, "gen-stream: encode/write failed\n");
+		exit(2);
+	}
+	lines[nlines].ts = ts;
+	lines[nlines].cpu = cpu;
+	lines[nlines].seq = (*rseq)++;
+	lines[nlines].text = strdup(text);
+	lines[nlines].truth = strdup(truth);
+	nlines++;
+}
+
 static unsigned long long rng_state;
+
+/* Threads' names: spaces, a tab, "?", UTF-8, a byte that is not. */
+static const char *const comms[] = {
+	"bash", "nginx: worker", "kworker/1:0H", "?", "caf\xc3\xa9", "bad\xff",
+	"tab\tx", "0123456789abcde", "back\\slash", "python3", "a=b c",
+	"systemd-journal", "x",
+};
+#define NCOMMS (sizeof(comms) / sizeof(comms[0]))
+#define NTHREADS 200
+#define NHOT 8
+
+struct thread {
+	unsigned int pid, tgid;
+	unsigned long long cgroup;
+	const char *comm;
+};
+
+struct slot {
+	bool valid;
+	unsigned int pid;
+	const char *comm;
+};
+
+/*
+ * docs/magnet-dump.md's text form of a comm, from the spec: one word,
+ * "\\" for a backslash, \xNN for spaces, controls and bytes that are not
+ * UTF-8 (the only multibyte character used is \xc3\xa9), "?" unknown and
+ * \x3f for a comm that is "?".
+ */
+static int fmt_comm(char *out, size_t size, const char *comm)
+{
+	const unsigned char *c = (const unsigned char *)comm;
+	int pos = 0;
+
+	if (!comm)
+		return snprintf(out, size, "?");
+	if (!strcmp(comm, "?"))
+		return snprintf(out, size, "\\x3f");
+	for (; *c; c++) {
+		if (*c == '\\') {
+			pos += snprintf(out + pos, size - pos, "\\\\");
+		} else if (*c == 0xc3 && c[1] == 0xa9) {
+			pos += snprintf(out + pos, size - pos, "\xc3\xa9");
+			c++;
+		} else if (*c <= ' ' || *c >= 0x7f) {
+			pos += snprintf(out + pos, size - pos, "\\x%02x", *c);
+		} else {
+			pos += snprintf(out + pos, size - pos, "%c", *c);
+		}
+	}
+	return pos;
+}
 
 /* xorshift64*: deterministic across libcs, unlike rand(). */
 static unsigned long long rnd(void)
@@ -78,7 +165,7 @@ static unsigned long long rnd(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: gen-stream -d DIR [-C CPU,CPU...] [-n RECORDS] [-s SEED] [-L LOST_EVERY]\n"
-			"                  [-c mono|tsc] [-k TSC_KHZ]\n"
+			"                  [-c mono|tsc] [-k TSC_KHZ] [-J TRUTH]\n"
 			"       gen-stream -X FILE\n");
 	exit(1);
 }
@@ -264,15 +351,18 @@ int main(int argc, char **argv)
 {
 	const char *dir = NULL, *cpulist = "0,1", *clock = "mono";
 	unsigned long tsc_khz = 2500000;
-	unsigned long n = 1000, lost_every = 0, nlines = 0, i;
+	unsigned long n = 1000, lost_every = 0, i;
 	unsigned int cpus[256], ncpus = 0, c;
-	struct line *lines;
+	static struct thread thr[NTHREADS], idle[256];
+	static struct slot slots[256][MAGNET_TASK_SLOTS];
+	unsigned int hot[NHOT];
+	const char *truth_path = NULL;
 	char path[4096], *s, *tok;
-	FILE *f, *stats;
+	FILE *f, *stats, *truth = NULL;
 	int opt;
 
 	rng_state = 1;
-	while ((opt = getopt(argc, argv, "d:C:n:s:L:c:k:X:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:C:n:s:L:c:k:X:J:")) != -1) {
 		switch (opt) {
 		case 'X': hostile(optarg); return 0;
 		case 'd': dir = optarg; break;
@@ -282,6 +372,7 @@ int main(int argc, char **argv)
 		case 'L': lost_every = strtoul(optarg, NULL, 0); break;
 		case 'c': clock = optarg; break;
 		case 'k': tsc_khz = strtoul(optarg, NULL, 0); break;
+		case 'J': truth_path = optarg; break;
 		default: usage();
 		}
 	}
@@ -320,14 +411,50 @@ int main(int argc, char **argv)
 		die(path);
 	fprintf(stats, "cpu\twritten\tbytes\tlost_full\tlost_too_big\tlost_nesting\toverwritten\n");
 
-	lines = calloc(ncpus * n * 2 + 1, sizeof(*lines));
+	/*
+	 * The threads: distinct pids, many sharing a slot; processes of one
+	 * or more threads in one cgroup; pid 0 per CPU. Drawn after the
+	 * records' first numbers, so seeds keep their old streams' shape.
+	 */
+	for (i = 0; i < NTHREADS; i++) {
+		unsigned int j;
+
+		do {
+			thr[i].pid = 1 + rnd() % (i < NHOT ? 300 : 30000);
+			for (j = 0; j < i && thr[j].pid != thr[i].pid; j++)
+				;
+		} while (j < i);
+		thr[i].tgid = i && rnd() % 3 == 0 ? thr[i - 1].tgid : thr[i].pid;
+		thr[i].cgroup = i && thr[i].tgid == thr[i - 1].tgid ? thr[i - 1].cgroup :
+				rnd() % 8 ? 1 + rnd() % 5000 :
+					    (1 + rnd() % 3ULL) << 32 | (rnd() % 100000);
+		thr[i].comm = comms[rnd() % NCOMMS];
+	}
+	for (i = 0; i < NHOT; i++)
+		hot[i] = i;
+	for (c = 0; c < ncpus; c++) {
+		char *name = malloc(24);
+
+		if (!name)
+			die("malloc");
+		snprintf(name, 24, "swapper/%u", cpus[c]);
+		idle[c].comm = name;
+		idle[c].cgroup = 1;
+	}
+
+	lines = calloc(ncpus * n * 3 + 1, sizeof(*lines));
 	if (!lines)
 		die("calloc");
+	if (truth_path) {
+		truth = fopen(truth_path, "w");
+		if (!truth)
+			die(truth_path);
+	}
 	for (c = 0; c < ncpus; c++) {
 		unsigned long long ts = 1000000000000ULL;
 		unsigned long long bytes = 0;
-		struct magnet_lost lsum = { 0 };
-		unsigned long seq = 0;
+		struct magnet_lost lsum = { 0 }, pending = { 0 };
+		unsigned long seq = 0, rseq = 0;
 
 		snprintf(path, sizeof(path), "%s/cpu%u", dir, cpus[c]);
 		f = fopen(path, "w");
@@ -337,12 +464,13 @@ int main(int argc, char **argv)
 			__u64 buf[MAGNET_RECORD_MAX / 8], args[MAGNET_ARGS_MAX];
 			struct mg_record_hdr h = {
 				.cpu = cpus[c],
-				.pid = 100 + rnd() % 5,
 			};
-			unsigned int p = rnd() % NPROBES, k;
+			unsigned int p = rnd() % NPROBES, k, pick = rnd() % 100;
 			unsigned char data[4000];
 			struct mg_record_cap cap, *capp = NULL;
-			char tsb[32], text[1024];
+			char tsb[32], text[1024], jt[256], cm[128];
+			struct thread *th;
+			struct slot *sl;
 			ssize_t len;
 			int pos;
 
@@ -350,8 +478,19 @@ int main(int argc, char **argv)
 			if (probes[p].cap_len > 1000 && rnd() % 50)
 				p = 0;
 			ts += 5 * (rnd() % 4);
+			th = pick < 10 ? &idle[c] : pick < 85 ? &thr[hot[rnd() % NHOT]] :
+			     &thr[rnd() % NTHREADS];
+			if (th->pid && rnd() % 300 == 0)
+				th->comm = comms[rnd() % NCOMMS];	/* exec */
+			if (th->pid && rnd() % 500 == 0)
+				th->cgroup = 1 + rnd() % 5000;		/* moved */
+			if (rnd() % 400 == 0)
+				hot[rnd() % NHOT] = rnd() % NTHREADS;
+			h.pid = th->pid;
+			h.tgid = th->tgid;
+			h.cgroup = (__u32)th->cgroup;
+			h.intr = rnd() % (th->pid ? 20 : 2) == 0;
 			h.timestamp = ts;
-			h.tgid = h.pid - h.pid % 2;
 			if (lost_every && i % lost_every == lost_every - 1) {
 				struct magnet_lost l = {
 					.full = rnd() % 7,
@@ -360,7 +499,9 @@ int main(int argc, char **argv)
 					.overwritten = rnd() % 3,
 				};
 
-				h.pid = h.tgid = 0;
+				mg_lost_add(&l, &pending);
+				memset(&pending, 0, sizeof(pending));
+				h.pid = h.tgid = h.cgroup = 0;
 				len = mg_record_encode_lost(buf, sizeof(buf), &h, &l);
 				snprintf(text, sizeof(text), "%s %u LOST full=%llu too_big=%llu nesting=%llu overwritten=%llu",
 					 fmt_ts(tsb, ts), cpus[c],
@@ -369,69 +510,144 @@ int main(int argc, char **argv)
 					 (unsigned long long)l.nesting,
 					 (unsigned long long)l.overwritten);
 				mg_lost_add(&lsum, &l);
-			} else {
-				h.event_id = probes[p].id;
-				h.abstract_id = (__u64)cpus[c] << 32 | i;
-				pos = snprintf(text, sizeof(text), "%s %u %u/%u %s(%u) abstract=0x%llx",
-					       fmt_ts(tsb, ts), cpus[c], h.pid, h.tgid,
-					       probes[p].target, probes[p].id,
-					       (unsigned long long)h.abstract_id);
-				if (probes[p].handler == MAGNET_HANDLER_SOCK) {
-					struct magnet_sock sk;
-
-					random_sock(&sk, text + pos, sizeof(text) - pos);
-					len = mg_record_encode_sock(buf, sizeof(buf), &h, &sk);
-					goto done;
-				}
-				if (probes[p].handler == MAGNET_HANDLER_RAW) {
-					unsigned int dlen = rnd() % 8 ? rnd() % 80 : rnd() % 201;
-
-					random_data(data, dlen);
-					len = mg_record_encode_raw(buf, sizeof(buf), &h, data, dlen);
-					pos += snprintf(text + pos, sizeof(text) - pos, " raw len=%u", dlen);
-					fmt_data(text + pos, sizeof(text) - pos, data, dlen);
-					goto done;
-				}
-				for (k = 0; k < probes[p].nargs; k++)
-					args[k] = rnd() >> (rnd() % 64);
-				pos += snprintf(text + pos, sizeof(text) - pos, " args=[");
-				for (k = 0; k < probes[p].nargs; k++)
-					pos += snprintf(text + pos, sizeof(text) - pos, "%s0x%llx",
-							k ? "," : "", (unsigned long long)args[k]);
-				pos += snprintf(text + pos, sizeof(text) - pos, "]");
-				if (probes[p].cap_len) {
-					random_data(data, probes[p].cap_len);
-					cap.len = probes[p].cap_len;
-					cap.arg = probes[p].cap_arg;
-					cap.data = rnd() % 10 ? data : NULL;
-					capp = &cap;
-				}
-				if (!strcmp(probes[p].type, "kretprobe")) {
-					__s64 ret = (__s64)(rnd() % 200) - 100;
-					__u64 lat = rnd() % 100000;
-
-					len = mg_record_encode_kretprobe_cap(buf, sizeof(buf), &h, ret, lat,
-									     args, probes[p].nargs, capp);
-					pos += snprintf(text + pos, sizeof(text) - pos, " ret=%lld lat=%lluns",
-							(long long)ret, (unsigned long long)lat);
-				} else {
-					len = mg_record_encode_kprobe_cap(buf, sizeof(buf), &h, args,
-									  probes[p].nargs, capp);
-				}
-				if (capp)
-					fmt_capture(text + pos, sizeof(text) - pos, data,
-						    cap.data ? cap.len : 0, cap.arg);
-done:
-				seq++;
+				emit(f, buf, len, ts, cpus[c], &rseq, text, "{\"lost\":true}");
+				bytes += len;
+				continue;
 			}
-			if (len < 0 || fwrite(buf, len, 1, f) != 1)
-				die("encode/write");
+
+			/* mg_name_task: the slot must hold the thread under its comm. */
+			sl = &slots[c][th->pid % MAGNET_TASK_SLOTS];
+			if (!sl->valid || sl->pid != th->pid || strcmp(sl->comm, th->comm)) {
+				bool first = !sl->valid || sl->pid != th->pid;
+
+				if (lost_every && first && rnd() % 10 == 0) {
+					pending.full++;		/* lost: slot unchanged */
+				} else {
+					struct mg_record_hdr th_h = h;
+
+					th_h.abstract_id = th->cgroup;
+					if (mg_lost_total(&pending)) {
+						__u64 lb[16];
+
+						len = mg_record_encode_lost(lb, sizeof(lb),
+							&(struct mg_record_hdr){ .cpu = cpus[c], .timestamp = ts },
+							&pending);
+						snprintf(text, sizeof(text), "%s %u LOST full=%llu too_big=0 nesting=0 overwritten=0",
+							 fmt_ts(tsb, ts), cpus[c],
+							 (unsigned long long)pending.full);
+						mg_lost_add(&lsum, &pending);
+						memset(&pending, 0, sizeof(pending));
+						emit(f, lb, len, ts, cpus[c], &rseq, text, "{\"lost\":true}");
+						bytes += len;
+					}
+					th_h.timestamp = ts;
+					len = mg_record_encode_task(buf, sizeof(buf), &th_h, th->comm);
+					fmt_comm(cm, sizeof(cm), th->comm);
+					snprintf(text, sizeof(text), "%s %u TASK %u/%u comm=%s cgroup=%u cgroup_id=%llu",
+						 fmt_ts(tsb, ts), cpus[c], th->pid, th->tgid, cm,
+						 (__u32)th->cgroup, th->cgroup);
+					pos = snprintf(jt, sizeof(jt), "{\"task\":true,\"pid\":%u,\"cgroup\":%u,\"cgroup_id\":%llu,\"comm_hex\":",
+						       th->pid, (__u32)th->cgroup, th->cgroup);
+					for (k = 0; th->comm[k]; k++)
+						pos += snprintf(jt + pos, sizeof(jt) - pos, "%s%02x",
+								k ? "" : "\"", (unsigned char)th->comm[k]);
+					snprintf(jt + pos, sizeof(jt) - pos, "\"}");
+					emit(f, buf, len, ts, cpus[c], &rseq, text, jt);
+					bytes += len;
+					seq++;		/* the kernel counts it as written */
+					sl->valid = true;
+					sl->pid = th->pid;
+					sl->comm = th->comm;
+				}
+			}
+			if (mg_lost_total(&pending)) {
+				__u64 lb[16];
+
+				len = mg_record_encode_lost(lb, sizeof(lb),
+					&(struct mg_record_hdr){ .cpu = cpus[c], .timestamp = ts },
+					&pending);
+				snprintf(text, sizeof(text), "%s %u LOST full=%llu too_big=0 nesting=0 overwritten=0",
+					 fmt_ts(tsb, ts), cpus[c],
+					 (unsigned long long)pending.full);
+				mg_lost_add(&lsum, &pending);
+				memset(&pending, 0, sizeof(pending));
+				emit(f, lb, len, ts, cpus[c], &rseq, text, "{\"lost\":true}");
+				bytes += len;
+			}
+
+			h.timestamp = ts;
+			h.event_id = probes[p].id;
+			h.abstract_id = (__u64)cpus[c] << 32 | i;
+			pos = snprintf(text, sizeof(text), "%s %u %u/%u %s(%u) abstract=0x%llx",
+				       fmt_ts(tsb, ts), cpus[c], h.pid, h.tgid,
+				       probes[p].target, probes[p].id,
+				       (unsigned long long)h.abstract_id);
+			if (probes[p].handler == MAGNET_HANDLER_SOCK) {
+				struct magnet_sock sk;
+
+				pos += random_sock(&sk, text + pos, sizeof(text) - pos);
+				len = mg_record_encode_sock(buf, sizeof(buf), &h, &sk);
+				goto done;
+			}
+			if (probes[p].handler == MAGNET_HANDLER_RAW) {
+				unsigned int dlen = rnd() % 8 ? rnd() % 80 : rnd() % 201;
+
+				random_data(data, dlen);
+				len = mg_record_encode_raw(buf, sizeof(buf), &h, data, dlen);
+				pos += snprintf(text + pos, sizeof(text) - pos, " raw len=%u", dlen);
+				pos += fmt_data(text + pos, sizeof(text) - pos, data, dlen);
+				goto done;
+			}
+			for (k = 0; k < probes[p].nargs; k++)
+				args[k] = rnd() >> (rnd() % 64);
+			pos += snprintf(text + pos, sizeof(text) - pos, " args=[");
+			for (k = 0; k < probes[p].nargs; k++)
+				pos += snprintf(text + pos, sizeof(text) - pos, "%s0x%llx",
+						k ? "," : "", (unsigned long long)args[k]);
+			pos += snprintf(text + pos, sizeof(text) - pos, "]");
+			if (probes[p].cap_len) {
+				random_data(data, probes[p].cap_len);
+				cap.len = probes[p].cap_len;
+				cap.arg = probes[p].cap_arg;
+				cap.data = rnd() % 10 ? data : NULL;
+				capp = &cap;
+			}
+			if (!strcmp(probes[p].type, "kretprobe")) {
+				__s64 ret = (__s64)(rnd() % 200) - 100;
+				__u64 lat = rnd() % 100000;
+
+				len = mg_record_encode_kretprobe_cap(buf, sizeof(buf), &h, ret, lat,
+								     args, probes[p].nargs, capp);
+				pos += snprintf(text + pos, sizeof(text) - pos, " ret=%lld lat=%lluns",
+						(long long)ret, (unsigned long long)lat);
+			} else {
+				len = mg_record_encode_kprobe_cap(buf, sizeof(buf), &h, args,
+								  probes[p].nargs, capp);
+			}
+			if (capp)
+				pos += fmt_capture(text + pos, sizeof(text) - pos, data,
+						   cap.data ? cap.len : 0, cap.arg);
+done:
+			/* Named if the slot holds it (a lost TASK record: not). */
+			{
+				const char *known = sl->valid && sl->pid == th->pid ?
+						    sl->comm : NULL;
+
+				fmt_comm(cm, sizeof(cm), known);
+				snprintf(text + pos, sizeof(text) - pos, "%s comm=%s cgroup=%u",
+					 h.intr ? " intr" : "", cm, h.cgroup);
+				pos = snprintf(jt, sizeof(jt), "{\"pid\":%u,\"cgroup\":%u,\"intr\":%s,\"comm_hex\":",
+					       h.pid, h.cgroup, h.intr ? "true" : "false");
+				if (!known)
+					pos += snprintf(jt + pos, sizeof(jt) - pos, "null");
+				for (k = 0; known && known[k]; k++)
+					pos += snprintf(jt + pos, sizeof(jt) - pos, "%s%02x",
+							k ? "" : "\"", (unsigned char)known[k]);
+				snprintf(jt + pos, sizeof(jt) - pos, "%s}", known ? "\"" : "");
+			}
+			seq++;
+			emit(f, buf, len, ts, cpus[c], &rseq, text, jt);
 			bytes += len;
-			lines[nlines].ts = ts;
-			lines[nlines].cpu = cpus[c];
-			lines[nlines].seq = i;
-			lines[nlines].text = strdup(text);
-			nlines++;
 		}
 		if (fclose(f))
 			die(path);
@@ -446,8 +662,13 @@ done:
 	qsort(lines, nlines, sizeof(*lines), cmp_line);
 	for (i = 0; i < nlines; i++) {
 		puts(lines[i].text);
+		if (truth)
+			fprintf(truth, "%s\n", lines[i].truth);
 		free(lines[i].text);
+		free(lines[i].truth);
 	}
+	if (truth && fclose(truth))
+		die(truth_path);
 	free(lines);
 	return 0;
 }

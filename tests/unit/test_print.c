@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * lib/print.c, lib/probes.c, lib/stats.c: exact output (generic, sock and
- * raw records), parsing.
+ * raw records; who wrote them: comm, cgroup, intr; TASK lines), parsing.
  */
 #include <check.h>
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include "probes.h"
 #include "record.h"
 #include "stats.h"
+#include "tasks.h"
 #include "testutil.h"
 #include "trace.h"
 
@@ -41,6 +42,7 @@ static const struct mg_record_hdr hdr = {
 	.timestamp = 12000000345ULL,
 	.pid = 4242,
 	.tgid = 4200,
+	.cgroup = 4026531841U,	/* above 2^31: printed unsigned */
 };
 
 static const __u64 args[6] = { 1, 0xffffffffffffffffULL, 0, 3, 4, 5 };
@@ -207,19 +209,19 @@ START_TEST(text_kprobe)
 	struct mg_print_opts o = { .probes = &probes };
 
 	mg_record_encode_kprobe(buf64, sizeof(buf64), &hdr, args, 3);
-	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[0x1,0xffffffffffffffff,0x0]\n");
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[0x1,0xffffffffffffffff,0x0] comm=? cgroup=4026531841\n");
 	mg_record_encode_kprobe(buf64, sizeof(buf64), &hdr, NULL, 0);
-	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] comm=? cgroup=4026531841\n");
 	/* Names come from the probe table: escaped, spaces kept. */
 	{
 		struct mg_record_hdr h = hdr;
 
 		h.event_id = 18;
 		mg_record_encode_kprobe(buf64, sizeof(buf64), &h, NULL, 0);
-		expect(&o, "12.000000345 3 4242/4200 weird\"na\\\\me\\x01(18) abstract=0xffff888012345678 args=[]\n");
+		expect(&o, "12.000000345 3 4242/4200 weird\"na\\\\me\\x01(18) abstract=0xffff888012345678 args=[] comm=? cgroup=4026531841\n");
 		h.event_id = 24;
 		mg_record_encode_kprobe(buf64, sizeof(buf64), &h, NULL, 0);
-		expect(&o, "12.000000345 3 4242/4200 mymod:req done(24) abstract=0xffff888012345678 args=[]\n");
+		expect(&o, "12.000000345 3 4242/4200 mymod:req done(24) abstract=0xffff888012345678 args=[] comm=? cgroup=4026531841\n");
 	}
 }
 END_TEST
@@ -236,9 +238,9 @@ START_TEST(names_escaped)
 	ck_assert_uint_eq(t.n, 1);
 	o.probes = &t;
 	mg_record_encode_kprobe(buf64, sizeof(buf64), &hdr, NULL, 0);
-	expect(&o, "12.000000345 3 4242/4200 \\x1b]0;pwn\\x07\\x1b[2J\\xc2\\x9b31m na\\\\me\\xff\xc3\xa9\\xed\\xa0\\x80\\x0d(16) abstract=0xffff888012345678 args=[]\n");
+	expect(&o, "12.000000345 3 4242/4200 \\x1b]0;pwn\\x07\\x1b[2J\\xc2\\x9b31m na\\\\me\\xff\xc3\xa9\\xed\\xa0\\x80\\x0d(16) abstract=0xffff888012345678 args=[] comm=? cgroup=4026531841\n");
 	o.json = true;
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":16,\"event\":\"\\u001b]0;pwn\\u0007\\u001b[2J\\u009b31m na\\\\me\\u00ff\xc3\xa9\\u00ed\\u00a0\\u0080\\r\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"\\u001b]0;pwn\\u0007\\u001b[2J\\u009b31m na\\\\me\\u00ff\xc3\xa9\\u00ed\\u00a0\\u0080\\r\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
 	mg_probes_free(&t);
 }
 END_TEST
@@ -250,10 +252,10 @@ START_TEST(text_kretprobe)
 
 	h.event_id = 17;
 	mg_record_encode_kretprobe(buf64, sizeof(buf64), &h, -11, 1500, args, 1);
-	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(17) abstract=0xffff888012345678 args=[0x1] ret=-11 lat=1500ns\n");
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(17) abstract=0xffff888012345678 args=[0x1] ret=-11 lat=1500ns comm=? cgroup=4026531841\n");
 	h.event_id = 1234;
 	mg_record_encode_kretprobe(buf64, sizeof(buf64), &h, 0, 0, NULL, 0);
-	expect(&o, "12.000000345 3 4242/4200 unknown(1234) abstract=0xffff888012345678 args=[] ret=0 lat=0ns\n");
+	expect(&o, "12.000000345 3 4242/4200 unknown(1234) abstract=0xffff888012345678 args=[] ret=0 lat=0ns comm=? cgroup=4026531841\n");
 }
 END_TEST
 
@@ -275,14 +277,14 @@ START_TEST(json_probes)
 	struct mg_record_hdr h = hdr;
 
 	mg_record_encode_kprobe(buf64, sizeof(buf64), &h, args, 2);
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[\"0x1\",\"0xffffffffffffffff\"]}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[\"0x1\",\"0xffffffffffffffff\"]}\n");
 	h.event_id = 17;
 	mg_record_encode_kretprobe(buf64, sizeof(buf64), &h, -9223372036854775807LL - 1, 7, NULL, 0);
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":17,\"event\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":-9223372036854775808,\"lat_ns\":7}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":17,\"event\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":-9223372036854775808,\"lat_ns\":7}\n");
 	/* Names come from the probe table: escape them. */
 	h.event_id = 18;
 	mg_record_encode_kprobe(buf64, sizeof(buf64), &h, NULL, 0);
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":18,\"event\":\"weird\\\"na\\\\me\\u0001\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":18,\"event\":\"weird\\\"na\\\\me\\u0001\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
 }
 END_TEST
 
@@ -311,25 +313,25 @@ START_TEST(text_capture)
 
 	/* Printable as is, quote and backslash escaped, the rest \xNN. */
 	encode_cap(false, 1, "hi \"x\"\\\x00\x7f\xff\n~", 12, 1);
-	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[0x1] cap=12@arg1 \"hi \\\"x\\\"\\\\\\x00\\x7f\\xff\\x0a~\"\n");
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[0x1] cap=12@arg1 \"hi \\\"x\\\"\\\\\\x00\\x7f\\xff\\x0a~\" comm=? cgroup=4026531841\n");
 	/* kretprobe: after ret and lat. */
 	encode_cap(true, 0, "abc", 3, 5);
-	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(17) abstract=0xffff888012345678 args=[] ret=4 lat=99ns cap=3@arg5 \"abc\"\n");
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(17) abstract=0xffff888012345678 args=[] ret=4 lat=99ns cap=3@arg5 \"abc\" comm=? cgroup=4026531841\n");
 	/* Unreadable. */
 	encode_cap(true, 2, NULL, 4000, 0);
-	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(17) abstract=0xffff888012345678 args=[0x1,0xffffffffffffffff] ret=4 lat=99ns cap=0@arg0 \"\"\n");
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(17) abstract=0xffff888012345678 args=[0x1,0xffffffffffffffff] ret=4 lat=99ns cap=0@arg0 \"\" comm=? cgroup=4026531841\n");
 
 	/* 64 bytes in full; 65 and more: the first 64, then "...". */
 	for (i = 0; i < sizeof(data); i++)
 		data[i] = 'a' + i % 26;
 	encode_cap(false, 0, data, 64, 2);
-	snprintf(want, sizeof(want), "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] cap=64@arg2 \"%.64s\"\n", data);
+	snprintf(want, sizeof(want), "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] cap=64@arg2 \"%.64s\" comm=? cgroup=4026531841\n", data);
 	expect(&o, want);
 	encode_cap(false, 0, data, 65, 2);
-	snprintf(want, sizeof(want), "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] cap=65@arg2 \"%.64s\"...\n", data);
+	snprintf(want, sizeof(want), "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] cap=65@arg2 \"%.64s\"... comm=? cgroup=4026531841\n", data);
 	expect(&o, want);
 	encode_cap(false, 6, data, 4000, 3);
-	snprintf(want, sizeof(want), "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[0x1,0xffffffffffffffff,0x0,0x3,0x4,0x5] cap=4000@arg3 \"%.64s\"...\n", data);
+	snprintf(want, sizeof(want), "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[0x1,0xffffffffffffffff,0x0,0x3,0x4,0x5] cap=4000@arg3 \"%.64s\"... comm=? cgroup=4026531841\n", data);
 	expect(&o, want);
 	/* Escapes count as one byte each toward the 64. */
 	memset(data, 0, 70);
@@ -337,7 +339,7 @@ START_TEST(text_capture)
 	strcpy(want, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] cap=70@arg0 \"");
 	for (i = 0; i < 64; i++)
 		strcat(want, "\\x00");
-	strcat(want, "\"...\n");
+	strcat(want, "\"... comm=? cgroup=4026531841\n");
 	expect(&o, want);
 }
 END_TEST
@@ -350,11 +352,11 @@ START_TEST(json_capture)
 	unsigned int i;
 
 	encode_cap(false, 1, "\x00\x01\xab\xff\"\\z", 7, 4);
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[\"0x1\"],\"capture\":{\"arg\":4,\"len\":7,\"hex\":\"0001abff225c7a\"}}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[\"0x1\"],\"capture\":{\"arg\":4,\"len\":7,\"hex\":\"0001abff225c7a\"}}\n");
 	encode_cap(true, 0, "abc", 3, 5);
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":17,\"event\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":4,\"lat_ns\":99,\"capture\":{\"arg\":5,\"len\":3,\"hex\":\"616263\"}}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":17,\"event\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":4,\"lat_ns\":99,\"capture\":{\"arg\":5,\"len\":3,\"hex\":\"616263\"}}\n");
 	encode_cap(true, 0, NULL, 9, 1);
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":17,\"event\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":4,\"lat_ns\":99,\"capture\":{\"arg\":1,\"len\":0,\"hex\":\"\"}}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":17,\"event\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":4,\"lat_ns\":99,\"capture\":{\"arg\":1,\"len\":0,\"hex\":\"\"}}\n");
 
 	/* The full capture, every byte, however long. */
 	for (i = 0; i < sizeof(data); i++)
@@ -392,34 +394,34 @@ static void encode_sock(__u16 fam, __u8 proto, __u8 state, const char *src,
 }
 
 #define PFX "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678"
-#define JPFX "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\""
+#define JPFX "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\""
 
 START_TEST(text_sock)
 {
 	struct mg_print_opts o = { .probes = &probes };
 
 	encode_sock(AF_INET, 6, 1, "10.0.0.1", 5001, "10.0.0.2", 80, 1448);
-	expect(&o, PFX " sock tcp 10.0.0.1:5001 -> 10.0.0.2:80 size=1448 state=ESTABLISHED(1)\n");
+	expect(&o, PFX " sock tcp 10.0.0.1:5001 -> 10.0.0.2:80 size=1448 state=ESTABLISHED(1) comm=? cgroup=4026531841\n");
 	encode_sock(AF_INET6, 6, 10, "2001:db8::1", 80, "::ffff:192.0.2.7", 65535, 0);
-	expect(&o, PFX " sock tcp [2001:db8::1]:80 -> [::ffff:192.0.2.7]:65535 size=0 state=LISTEN(10)\n");
+	expect(&o, PFX " sock tcp [2001:db8::1]:80 -> [::ffff:192.0.2.7]:65535 size=0 state=LISTEN(10) comm=? cgroup=4026531841\n");
 	encode_sock(AF_INET, 17, 7, "0.0.0.0", 0, "255.255.255.255", 53, UINT64_MAX);
-	expect(&o, PFX " sock udp 0.0.0.0:0 -> 255.255.255.255:53 size=18446744073709551615 state=CLOSE(7)\n");
+	expect(&o, PFX " sock udp 0.0.0.0:0 -> 255.255.255.255:53 size=18446744073709551615 state=CLOSE(7) comm=? cgroup=4026531841\n");
 	/* Other protocols by number; states the table does not know. */
 	encode_sock(AF_INET6, 132, 0, "::", 1, "fe80::1:2", 2, 3);
-	expect(&o, PFX " sock ipproto132 [::]:1 -> [fe80::1:2]:2 size=3 state=unknown(0)\n");
+	expect(&o, PFX " sock ipproto132 [::]:1 -> [fe80::1:2]:2 size=3 state=unknown(0) comm=? cgroup=4026531841\n");
 	encode_sock(AF_INET, 0, 255, "1.2.3.4", 1, "5.6.7.8", 2, 3);
-	expect(&o, PFX " sock ipproto0 1.2.3.4:1 -> 5.6.7.8:2 size=3 state=unknown(255)\n");
+	expect(&o, PFX " sock ipproto0 1.2.3.4:1 -> 5.6.7.8:2 size=3 state=unknown(255) comm=? cgroup=4026531841\n");
 	encode_sock(AF_INET, 6, 12, "1.2.3.4", 1, "5.6.7.8", 2, 3);
-	expect(&o, PFX " sock tcp 1.2.3.4:1 -> 5.6.7.8:2 size=3 state=NEW_SYN_RECV(12)\n");
+	expect(&o, PFX " sock tcp 1.2.3.4:1 -> 5.6.7.8:2 size=3 state=NEW_SYN_RECV(12) comm=? cgroup=4026531841\n");
 	encode_sock(AF_INET, 6, 13, "1.2.3.4", 1, "5.6.7.8", 2, 3);
-	expect(&o, PFX " sock tcp 1.2.3.4:1 -> 5.6.7.8:2 size=3 state=BOUND_INACTIVE(13)\n");
+	expect(&o, PFX " sock tcp 1.2.3.4:1 -> 5.6.7.8:2 size=3 state=BOUND_INACTIVE(13) comm=? cgroup=4026531841\n");
 	encode_sock(AF_INET, 6, 14, "1.2.3.4", 1, "5.6.7.8", 2, 3);
-	expect(&o, PFX " sock tcp 1.2.3.4:1 -> 5.6.7.8:2 size=3 state=unknown(14)\n");
+	expect(&o, PFX " sock tcp 1.2.3.4:1 -> 5.6.7.8:2 size=3 state=unknown(14) comm=? cgroup=4026531841\n");
 	/* Not an inet socket: no addresses. */
 	encode_sock(0, 0, 7, NULL, 0, NULL, 0, 4096);
-	expect(&o, PFX " sock - size=4096 state=CLOSE(7)\n");
+	expect(&o, PFX " sock - size=4096 state=CLOSE(7) comm=? cgroup=4026531841\n");
 	encode_sock(0, 0, 0, NULL, 0, NULL, 0, 0);
-	expect(&o, PFX " sock - size=0 state=unknown(0)\n");
+	expect(&o, PFX " sock - size=0 state=unknown(0) comm=? cgroup=4026531841\n");
 }
 END_TEST
 
@@ -437,7 +439,7 @@ START_TEST(json_sock)
 	expect(&o, JPFX ",\"sock\":{\"family\":null,\"size\":4096,\"state\":7}}\n");
 	/* -w still goes after ts. */
 	o.wall = true;
-	expect(&o, "{\"ts\":12000000345,\"wall\":\"1970-01-01T00:00:12.000000345Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"sock\":{\"family\":null,\"size\":4096,\"state\":7}}\n");
+	expect(&o, "{\"ts\":12000000345,\"wall\":\"1970-01-01T00:00:12.000000345Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"sock\":{\"family\":null,\"size\":4096,\"state\":7}}\n");
 }
 END_TEST
 
@@ -451,7 +453,7 @@ static void encode_raw(const void *data, size_t len)
 }
 
 #define RPFX "12.000000345 3 4242/4200 mymod:req done(24) abstract=0xffff888012345678"
-#define JRPFX "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":24,\"event\":\"mymod:req done\",\"type\":\"custom\",\"abstract\":\"0xffff888012345678\""
+#define JRPFX "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":24,\"event\":\"mymod:req done\",\"type\":\"custom\",\"abstract\":\"0xffff888012345678\""
 
 START_TEST(text_raw)
 {
@@ -461,24 +463,24 @@ START_TEST(text_raw)
 	unsigned int i;
 
 	encode_raw("hi \"x\"\\\x00\x7f\xff\n~", 12);
-	expect(&o, RPFX " raw len=12 \"hi \\\"x\\\"\\\\\\x00\\x7f\\xff\\x0a~\"\n");
+	expect(&o, RPFX " raw len=12 \"hi \\\"x\\\"\\\\\\x00\\x7f\\xff\\x0a~\" comm=? cgroup=4026531841\n");
 	encode_raw(NULL, 0);
-	expect(&o, RPFX " raw len=0 \"\"\n");
+	expect(&o, RPFX " raw len=0 \"\" comm=? cgroup=4026531841\n");
 	for (i = 0; i < sizeof(data); i++)
 		data[i] = 'a' + i % 26;
 	encode_raw(data, 64);
-	snprintf(want, sizeof(want), RPFX " raw len=64 \"%.64s\"\n", data);
+	snprintf(want, sizeof(want), RPFX " raw len=64 \"%.64s\" comm=? cgroup=4026531841\n", data);
 	expect(&o, want);
 	encode_raw(data, 65);
-	snprintf(want, sizeof(want), RPFX " raw len=65 \"%.64s\"...\n", data);
+	snprintf(want, sizeof(want), RPFX " raw len=65 \"%.64s\"... comm=? cgroup=4026531841\n", data);
 	expect(&o, want);
 	encode_raw(data, sizeof(data));
-	snprintf(want, sizeof(want), RPFX " raw len=4088 \"%.64s\"...\n", data);
+	snprintf(want, sizeof(want), RPFX " raw len=4088 \"%.64s\"... comm=? cgroup=4026531841\n", data);
 	expect(&o, want);
 	/* Without a probe table: the id only. */
 	o.probes = NULL;
 	encode_raw("ok", 2);
-	expect(&o, "12.000000345 3 4242/4200 unknown(24) abstract=0xffff888012345678 raw len=2 \"ok\"\n");
+	expect(&o, "12.000000345 3 4242/4200 unknown(24) abstract=0xffff888012345678 raw len=2 \"ok\" comm=? cgroup=4026531841\n");
 }
 END_TEST
 
@@ -511,6 +513,83 @@ START_TEST(json_raw)
 }
 END_TEST
 
+/* Feed a TASK record naming pid on hdr's CPU to t. */
+static void name(struct mg_tasks *t, __u32 pid, const char *comm, __u64 cg)
+{
+	__u64 tb[(MAGNET_RECORD_HEADER + sizeof(struct magnet_task)) / 8];
+	struct mg_record_hdr h = hdr;
+
+	h.pid = pid;
+	h.abstract_id = cg;
+	h.cgroup = (__u32)cg;
+	ck_assert_int_gt(mg_record_encode_task(tb, sizeof(tb), &h, comm), 0);
+	ck_assert_int_eq(mg_tasks_feed(t, (struct magnet_record *)tb), 1);
+}
+
+/* Who wrote a record: comm from the TASK records, cgroup, intr. */
+START_TEST(attribution)
+{
+	struct mg_tasks *t = mg_tasks_new();
+	struct mg_print_opts o = { .probes = &probes };
+	struct mg_record_hdr h = hdr;
+
+	ck_assert_ptr_nonnull(t);
+	o.tasks = t;
+	mg_record_encode_kprobe(buf64, sizeof(buf64), &hdr, args, 1);
+	/* Not named yet: unknown. */
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[0x1] comm=? cgroup=4026531841\n");
+	name(t, 4242, "my worker\x1b", 4026531841U);
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[0x1] comm=my\\x20worker\\x1b cgroup=4026531841\n");
+	o.json = true;
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":\"my worker\\u001b\",\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[\"0x1\"]}\n");
+	/* In interrupt context: the interrupted task's, said so. */
+	h.intr = true;
+	h.cgroup = 1;
+	mg_record_encode_kprobe(buf64, sizeof(buf64), &h, NULL, 0);
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":\"my worker\\u001b\",\"cgroup\":1,\"intr\":true,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
+	o.json = false;
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] intr comm=my\\x20worker\\x1b cgroup=1\n");
+	/* Another CPU: not named there. */
+	h.cpu = 4;
+	mg_record_encode_kprobe(buf64, sizeof(buf64), &h, NULL, 0);
+	expect(&o, "12.000000345 4 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] intr comm=? cgroup=1\n");
+	/* 4242 + 64 takes the slot: 4242 is unknown again, never guessed. */
+	name(t, 4242 + MAGNET_TASK_SLOTS, "?", 9);
+	mg_record_encode_kprobe(buf64, sizeof(buf64), &hdr, NULL, 0);
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] comm=? cgroup=4026531841\n");
+	/* A thread named "?" is not an unknown one. */
+	h = hdr;
+	h.pid = 4242 + MAGNET_TASK_SLOTS;
+	mg_record_encode_sock(buf64, sizeof(buf64), &h,
+			      &(struct magnet_sock){ .size = 1 });
+	expect(&o, "12.000000345 3 4306/4200 tcp_sendmsg(16) abstract=0xffff888012345678 sock - size=1 state=unknown(0) comm=\\x3f cgroup=4026531841\n");
+	o.json = true;
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4306,\"tgid\":4200,\"comm\":\"?\",\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"sock\":{\"family\":null,\"size\":1,\"state\":0}}\n");
+	mg_tasks_free(t);
+}
+END_TEST
+
+/* A TASK record's own line: the thread, its comm, its whole cgroup id. */
+START_TEST(task_lines)
+{
+	struct mg_print_opts o = { .probes = &probes };
+	struct mg_record_hdr h = hdr;
+
+	h.abstract_id = 3ULL << 32 | 4026531841U;	/* a second generation */
+	mg_record_encode_task(buf64, sizeof(buf64), &h, "kworker/3:1 \"x\"");
+	expect(&o, "12.000000345 3 TASK 4242/4200 comm=kworker/3:1\\x20\"x\" cgroup=4026531841 cgroup_id=16911433729\n");
+	o.json = true;
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":\"kworker/3:1 \\\"x\\\"\",\"cgroup\":4026531841,\"cgroup_id\":16911433729,\"id\":2,\"event\":\"task\",\"type\":\"task\"}\n");
+	/* 16 bytes, no NUL in the record; pid 0 is the idle task. */
+	h.pid = h.tgid = 0;
+	mg_record_encode_task(buf64, sizeof(buf64), &h, "0123456789abcdefgh");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":0,\"tgid\":0,\"comm\":\"0123456789abcdef\",\"cgroup\":4026531841,\"cgroup_id\":16911433729,\"id\":2,\"event\":\"task\",\"type\":\"task\"}\n");
+	o.json = false;
+	mg_record_encode_task(buf64, sizeof(buf64), &h, "?");
+	expect(&o, "12.000000345 3 TASK 0/0 comm=\\x3f cgroup=4026531841 cgroup_id=16911433729\n");
+}
+END_TEST
+
 START_TEST(wall_and_tsc)
 {
 	struct mg_print_opts o = { .probes = &probes, .wall = true };
@@ -526,19 +605,19 @@ START_TEST(wall_and_tsc)
 	o.realtime0 = 1700000000000000000ULL;
 	o.clock0 = 2000000000ULL;
 	mg_record_encode_kprobe(buf64, sizeof(buf64), &hdr, NULL, 0);
-	expect(&o, "12.000000345 2023-11-14T22:13:30.000000345Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
+	expect(&o, "12.000000345 2023-11-14T22:13:30.000000345Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] comm=? cgroup=4026531841\n");
 	o.json = true;
-	expect(&o, "{\"ts\":12000000345,\"wall\":\"2023-11-14T22:13:30.000000345Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
+	expect(&o, "{\"ts\":12000000345,\"wall\":\"2023-11-14T22:13:30.000000345Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
 	/* A record from before the start still maps back correctly. */
 	o.json = false;
 	o.clock0 = 13000000345ULL;
-	expect(&o, "12.000000345 2023-11-14T22:13:19.000000000Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
+	expect(&o, "12.000000345 2023-11-14T22:13:19.000000000Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] comm=? cgroup=4026531841\n");
 
 	/* tsc without a frequency: raw cycles, no wall time. */
 	snprintf(info.clock, sizeof(info.clock), "tsc");
 	mg_print_opts_init(&o, &info, &probes);
 	o.wall = true;
-	expect(&o, "12000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
+	expect(&o, "12000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] comm=? cgroup=4026531841\n");
 	/* With tsc_khz: cycles since the start converted to ns. 3 GHz: the
 	 * record is 10000000345 cycles = 3.333333448 s after the start. */
 	info.tsc_khz = 3000000;
@@ -547,16 +626,16 @@ START_TEST(wall_and_tsc)
 	mg_print_opts_init(&o, &info, &probes);
 	ck_assert_uint_eq(o.tsc_khz, 3000000);
 	o.wall = true;
-	expect(&o, "12000000345 2023-11-14T22:13:23.333333448Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
+	expect(&o, "12000000345 2023-11-14T22:13:23.333333448Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] comm=? cgroup=4026531841\n");
 	/* Before the start, too. */
 	o.clock0 = 15000000345ULL;
-	expect(&o, "12000000345 2023-11-14T22:13:19.000000000Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[]\n");
+	expect(&o, "12000000345 2023-11-14T22:13:19.000000000Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] comm=? cgroup=4026531841\n");
 	o.json = true;
-	expect(&o, "{\"ts\":12000000345,\"wall\":\"2023-11-14T22:13:19.000000000Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
+	expect(&o, "{\"ts\":12000000345,\"wall\":\"2023-11-14T22:13:19.000000000Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
 	o.json = false;
 	snprintf(info.clock, sizeof(info.clock), "mono");
 	mg_print_opts_init(&o, &info, NULL);
-	expect(&o, "12.000000345 3 4242/4200 unknown(16) abstract=0xffff888012345678 args=[]\n");
+	expect(&o, "12.000000345 3 4242/4200 unknown(16) abstract=0xffff888012345678 args=[] comm=? cgroup=4026531841\n");
 }
 END_TEST
 
@@ -617,6 +696,8 @@ int main(void)
 	tcase_add_test(tc, json_sock);
 	tcase_add_test(tc, text_raw);
 	tcase_add_test(tc, json_raw);
+	tcase_add_test(tc, attribution);
+	tcase_add_test(tc, task_lines);
 	tcase_add_test(tc, wall_and_tsc);
 	tcase_add_test(tc, clock_delta);
 	suite_add_tcase(s, tc);

@@ -4,6 +4,10 @@
  * sends: records as text (decoded from binary frames by mg_print_record,
  * the one print path, so the lines are magnet-dump's), JSON lines as the
  * daemon writes them (-j), or the raw records (-b). docs/magnet-cat.md.
+ *
+ * Text lines name each record's thread from the TASK records the stream
+ * carries (lib/tasks.h): every record is fed to the tables in stream
+ * order; TASK records themselves print only with -T.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +23,7 @@
 #include "mgclient.h"
 #include "print.h"
 #include "record.h"
+#include "tasks.h"
 #include "util.h"
 
 #define PROG		"magnet-cat"
@@ -40,6 +45,8 @@ struct held {
 struct cat {
 	const char *server;
 	enum out_mode mode;
+	bool tasks;			/* -T: print TASK records too */
+	struct mg_tasks *names;		/* who wrote each record (text) */
 	unsigned long long limit;	/* -n: event records, 0 = none */
 	long long deadline_ms;		/* -t: CLOCK_MONOTONIC, 0 = none */
 	char cmd[MGC_CMD_MAX + 1];	/* the SUBSCRIBE line */
@@ -76,6 +83,8 @@ static void usage(int status)
 "  -j, --json              print the daemon's JSON lines as they come\n"
 "  -b, --raw               write the binary records to stdout (not a terminal)\n"
 "  -n, --count COUNT       stop after COUNT event records\n"
+"  -T, --tasks             also print TASK records (text and -j; every\n"
+"                          record's line has its thread's comm already)\n"
 "  -t, --time SECONDS      stop after this long (e.g. 10, 0.5)\n"
 "FILTER is the protocol's filter (docs/protocol.md), its words joined by\n"
 "spaces, e.g.: " PROG " 'probe == vfs_read && tgid == 1234'\n"
@@ -211,13 +220,20 @@ static void put_records(struct cat *k, const void *buf, size_t len)
 
 	while (!k->done && (ret = mg_record_next(buf, len, &off, &r)) == 1) {
 		if (k->mode == OUT_RAW) {
+			/* All of them: a reader of the output names its records. */
 			if (fwrite(r, r->size, 1, stdout) != 1)
 				out_error();
-		} else if (mg_print_record(stdout, &k->po, r)) {
-			out_error();
+		} else {
+			if (mg_tasks_feed(k->names, r) < 0)
+				die(2, "out of memory");
+			if ((!mg_record_is_task(r) || k->tasks) &&
+			    mg_print_record(stdout, &k->po, r))
+				out_error();
 		}
 		if (mg_record_is_lost(r)) {
 			k->lost += mg_lost_total(mg_record_lost(r));
+		} else if (mg_record_is_task(r)) {
+			continue;	/* not an event */
 		} else if (++k->records == k->limit) {
 			k->done = true;
 		}
@@ -242,7 +258,7 @@ static bool want_names(struct cat *k, const void *buf, size_t len)
 	while (mg_record_next(buf, len, &off, &r) == 1) {
 		unsigned int id = r->event_id;
 
-		if (mg_record_is_lost(r) || mg_probes_find(&k->probes, id) ||
+		if (mg_record_is_meta(r) || mg_probes_find(&k->probes, id) ||
 		    k->asked[id / 8] & (1U << id % 8))
 			continue;
 		k->asked[id / 8] |= 1U << id % 8;
@@ -296,6 +312,17 @@ static void frame(struct cat *k, const struct mgc_msg *m)
 		put_records(k, m->body, m->body_len);
 }
 
+/*
+ * A TASK record's JSON line (lib/print.c): no probe has id 2, and an
+ * event name cannot hold an unescaped quote, so this cannot match others.
+ */
+static bool json_task(const struct mgc_msg *m)
+{
+	static const char key[] = ",\"id\":2,\"event\":\"task\"";
+
+	return memmem(m->text, m->line_len, key, sizeof(key) - 1) != NULL;
+}
+
 static void json_line(struct cat *k, const struct mgc_msg *m)
 {
 	__u64 lost;
@@ -304,6 +331,12 @@ static void json_line(struct cat *k, const struct mgc_msg *m)
 		die(2, "protocol error from %s: unexpected line '%.*s'",
 		    k->c.server, (int)(m->line_len > 60 ? 60 : m->line_len),
 		    m->text);
+	if (json_task(m)) {
+		if (k->tasks && (fwrite(m->text, 1, m->line_len, stdout) != m->line_len ||
+				 putchar('\n') == EOF))
+			out_error();
+		return;
+	}
 	if (fwrite(m->text, 1, m->line_len, stdout) != m->line_len ||
 	    putchar('\n') == EOF)
 		out_error();
@@ -401,6 +434,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "raw", no_argument, NULL, 'b' },
 		{ "count", required_argument, NULL, 'n' },
+		{ "tasks", no_argument, NULL, 'T' },
 		{ "time", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -414,7 +448,7 @@ int main(int argc, char **argv)
 	__u64 v;
 
 	k.server = MGC_DEFAULT_SERVER;
-	while ((opt = getopt_long(argc, argv, "+s:jbn:t:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+s:jbn:Tt:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			k.server = optarg;
@@ -431,6 +465,9 @@ int main(int argc, char **argv)
 			if (mgc_opt_count(PROG, 'n', optarg, &v))
 				usage(1);
 			k.limit = v;
+			break;
+		case 'T':
+			k.tasks = true;
 			break;
 		case 't':
 			if (mgc_parse_ms(optarg, &ms) || !ms) {
@@ -470,7 +507,11 @@ int main(int argc, char **argv)
 	}
 	subscribe(&k);
 
+	k.names = mg_tasks_new();
+	if (!k.names)
+		die(2, "out of memory");
 	mg_print_opts_init(&k.po, NULL, &k.probes);
+	k.po.tasks = k.names;
 	k.po.tsc = !strcmp(k.hello.clock, "tsc");
 	if (ms)
 		k.deadline_ms = mgc_mono_ms() + ms;
@@ -484,6 +525,7 @@ int main(int argc, char **argv)
 	mgc_close(&k.c);
 	mgc_hello_free(&k.hello);
 	mg_probes_free(&k.probes);
+	mg_tasks_free(k.names);
 	free(k.held);
 	return 0;
 }
