@@ -42,3 +42,11 @@ $(BUILD)/tests/unit/t-pcap: tests/unit/t-pcap.sh $(MAGNET_TOOLS) $(BUILD)/tests/
 	$(Q)chmod +x $@
 
 UNIT_TESTS += $(BUILD)/tests/unit/t-pcap
+
+# lib/pcap.c's corner cases, parsed back from the format's definition.
+$(BUILD)/tests/unit/test_pcap: $(BUILD)/tests/unit/test_pcap.o \
+			      $(BUILD)/tests/unit/testutil.o $(LIBMAGNET)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CHECK_LIBS)
+
+UNIT_TESTS += $(BUILD)/tests/unit/test_pcap
