@@ -277,6 +277,8 @@ static bool json_of(struct mg_server *s, size_t i)
 		return s->json_len[i] > 0;
 	s->json_done[i] = true;
 	start = s->json.len;
+	/* The name as of the record's place in the stream (index_chunk). */
+	s->popts.task = s->rec_task[i];
 	if (mg_print_record(s->json_f, &s->popts, s->recs[i]) ||
 	    fflush(s->json_f)) {
 		s->json.len = start;

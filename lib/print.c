@@ -266,7 +266,8 @@ static void print_comm_text(FILE *f, const char *comm)
 static void print_who(FILE *f, const struct mg_print_opts *o,
 		      const struct magnet_record *r)
 {
-	const struct mg_task *t = o->tasks ? mg_tasks_of(o->tasks, r) : NULL;
+	const struct mg_task *t = o->task ? o->task :
+				  o->tasks ? mg_tasks_of(o->tasks, r) : NULL;
 
 	if (o->json) {
 		fputs(",\"comm\":", f);

@@ -29,6 +29,11 @@ struct mg_print_opts {
 	 * record before printing it. NULL: every comm is unknown.
 	 */
 	const struct mg_tasks *tasks;
+	/*
+	 * Or, when set, the thread of the next record printed, as the caller
+	 * named it at the record's place in the stream (tasks is then unused).
+	 */
+	const struct mg_task *task;
 };
 
 /* Options for a trace: clock kind and start time from its header. */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "pcap.h"
 #include "print.h"
 #include "record.h"
 #include "tasks.h"
@@ -55,6 +56,7 @@ static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 "usage: " PROG " [-j] [-w] [-T] [-c CPU]... [-e EVENT]... [--stats] [-H] FILE\n"
+"       " PROG " -p OUT [--pcap-classic] [-c CPU]... [-e EVENT]... FILE\n"
 "  -j, --json         JSON lines instead of text\n"
 "  -w, --wall         add wall-clock time (UTC) to each record\n"
 "  -T, --tasks        also print the TASK records (every record's line has\n"
@@ -64,7 +66,9 @@ static void usage(int status)
 "                     LOST (and with -T, TASK) records always pass, since\n"
 "                     they qualify the rest\n"
 "  -s, --stats        print counts per CPU and per event instead of records\n"
-"  -H, --header       print the trace header and probe table, then exit\n");
+"  -H, --header       print the trace header and probe table, then exit\n"
+"  -p, --pcap OUT     write skb records as pcapng to OUT (- for stdout)\n"
+"      --pcap-classic with -p: classic pcap, network-layer packets only\n");
 	exit(status);
 }
 
@@ -281,6 +285,81 @@ static void print_stats(const struct dump *d)
 	}
 }
 
+/*
+ * -p: skb records as a capture (lib/pcap.h), the other records counted;
+ * the same selection, the same end as the text's.
+ */
+static void write_pcap(struct dump *d, const char *out, bool classic)
+{
+	const char *name = strcmp(out, "-") ? out : "output";
+	struct mg_pcap_opts o = {
+		.classic = classic,
+		.info = mg_trace_info(d->t),
+		.probes = mg_trace_probes(d->t),
+	};
+	const struct mg_trace_error *terr;
+	const struct magnet_record *rec;
+	const struct mg_pcap_stats *st;
+	struct mg_trace_pos pos;
+	struct mg_pcap *p;
+	bool warned_cpu = false;
+	FILE *f = stdout;
+	int r;
+
+	if (!strcmp(o.info->clock, "tsc") && !o.info->tsc_khz)
+		die(1, "%s: -p on a tsc trace needs the TSC frequency, which this trace does not record",
+		    d->path);
+	if (strcmp(out, "-")) {
+		f = fopen(out, "wb");
+		if (!f)
+			die(2, "%s: %s", out, strerror(errno));
+	}
+	r = mg_pcap_open(&p, f, &o);
+	if (r)
+		die(2, "writing %s: %s", name, strerror(r == -EIO ? errno : -r));
+	while ((r = mg_trace_next(d->t, &rec, &pos)) == 1) {
+		if (rec->cpu != pos.cpu && !warned_cpu) {
+			fprintf(stderr, PROG ": %s: warning: record at offset %llu says cpu %u but came from cpu%u\n",
+				d->path, (unsigned long long)pos.offset,
+				rec->cpu, pos.cpu);
+			warned_cpu = true;
+		}
+		if (mg_pcap_feed(p, rec))
+			die(2, "out of memory");
+		if (!selected(d, rec, pos.cpu))
+			continue;
+		if (mg_pcap_write(p, rec) == -ENOMEM)
+			die(2, "out of memory");
+		if (ferror(f))
+			die(2, "writing %s: %s", name, strerror(errno));
+	}
+	if (mg_pcap_finish(p) || fflush(f) || ferror(f) ||
+	    (f != stdout && fclose(f)))
+		die(2, "writing %s: %s", name, strerror(errno));
+	st = mg_pcap_stats(p);
+	fprintf(stderr, PROG ": %s: %llu packets; not written: %llu non-skb, %llu data-layer, %llu link-layer; LOST records: %llu (%llu records lost)\n",
+		name, (unsigned long long)st->packets,
+		(unsigned long long)st->not_skb,
+		(unsigned long long)st->data_layer,
+		(unsigned long long)st->link_layer,
+		(unsigned long long)st->lost_records,
+		(unsigned long long)st->lost);
+	/* libpcap, hence tcpdump, stops at the first interface of another type. */
+	if (st->linktypes > 1)
+		fprintf(stderr, PROG ": %s: warning: Ethernet and raw IP packets in one file: tcpdump stops at the first packet of the second kind, Wireshark reads all; -e selects probes of one layer\n",
+			name);
+	mg_pcap_free(p);
+	terr = mg_trace_error(d->t);
+	if (r == -EBADMSG && terr)
+		die(2, "%s: corrupt %s at offset %llu: %s", d->path, terr->what,
+		    (unsigned long long)terr->offset, terr->reason);
+	if (r < 0)
+		die(2, "%s: %s", d->path, strerror(-r));
+	if (!mg_trace_trailer(d->t))
+		fprintf(stderr, PROG ": %s: warning: no trailer: magnet-read did not exit cleanly, or the file was cut at a chunk boundary\n",
+			d->path);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -292,10 +371,14 @@ int main(int argc, char **argv)
 		{ "stats", no_argument, NULL, 's' },
 		{ "header", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "pcap", required_argument, NULL, 'p' },
+		{ "pcap-classic", no_argument, NULL, 'P' },
 		{ 0 }
 	};
 	struct dump d = { 0 };
 	const char **evargs = NULL, **cpuargs = NULL;
+	const char *pcap_out = NULL;
+	bool pcap_classic = false;
 	size_t nev = 0, ncpu = 0, i;
 	const struct mg_trace_error *terr;
 	const struct magnet_record *rec;
@@ -309,7 +392,7 @@ int main(int argc, char **argv)
 	cpuargs = calloc(argc, sizeof(*cpuargs));
 	if (!evargs || !cpuargs)
 		die(2, "out of memory");
-	while ((opt = getopt_long(argc, argv, "jwTc:e:sHh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "jwTc:e:sHhp:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			d.json = true;
@@ -334,6 +417,12 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(0);
+		case 'p':
+			pcap_out = optarg;
+			break;
+		case 'P':
+			pcap_classic = true;
+			break;
 		default:
 			usage(1);
 		}
@@ -341,6 +430,10 @@ int main(int argc, char **argv)
 	if (optind + 1 != argc)
 		usage(1);
 	d.path = argv[optind];
+	if (pcap_classic && !pcap_out)
+		die(1, "--pcap-classic needs -p/--pcap");
+	if (pcap_out && (d.json || d.wall || d.stats || d.header))
+		die(1, "-p/--pcap writes a capture: not with -j, -w, -s or -H");
 
 	r = mg_trace_open(&d.t, d.path, &err);
 	if (r == -EBADMSG)
@@ -387,6 +480,10 @@ int main(int argc, char **argv)
 	d.names = mg_tasks_new();
 	if (!d.names)
 		die(2, "out of memory");
+	if (pcap_out) {
+		write_pcap(&d, pcap_out, pcap_classic);
+		goto out;
+	}
 	mg_print_opts_init(&po, mg_trace_info(d.t), mg_trace_probes(d.t));
 	po.json = d.json;
 	po.wall = d.wall;

@@ -28,3 +28,25 @@ $(BUILD)/tests/unit/t-tools: tests/unit/t-tools.sh $(MAGNET_TOOLS) $(MAGNET_CLIE
 	$(Q)chmod +x $@
 
 UNIT_TESTS += $(LIB_UNIT_TESTS) $(BUILD)/tests/unit/t-tools
+
+# magnet-dump --pcap read back by the real tshark and tcpdump (t-pcap.sh),
+# on a trace of known packets from gen-pcap.
+$(BUILD)/tests/unit/gen-pcap: $(BUILD)/tests/unit/gen-pcap.o $(LIBMAGNET)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -o $@ $^
+
+$(BUILD)/tests/unit/t-pcap: tests/unit/t-pcap.sh $(MAGNET_TOOLS) $(BUILD)/tests/unit/gen-pcap
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)printf '#!/bin/sh\nMAGNET_BUILD=%s exec sh %s "$$@"\n' \
+		'$(abspath $(BUILD))' '$(abspath tests/unit/t-pcap.sh)' > $@
+	$(Q)chmod +x $@
+
+UNIT_TESTS += $(BUILD)/tests/unit/t-pcap
+
+# lib/pcap.c's corner cases, parsed back from the format's definition.
+$(BUILD)/tests/unit/test_pcap: $(BUILD)/tests/unit/test_pcap.o \
+			      $(BUILD)/tests/unit/testutil.o $(LIBMAGNET)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CHECK_LIBS)
+
+UNIT_TESTS += $(BUILD)/tests/unit/test_pcap

@@ -1293,7 +1293,7 @@ START_TEST(cat_text)
 	ck_assert_str_eq(r.out, want);
 	free(want);
 	/* and by hand, so a broken print path cannot agree with itself */
-	assert_has(r.out, "1000.000000020 1 102/102 vfs_read(16) abstract=0x42 args=[0x3,0x7ffd1000]\n");
+	assert_has(r.out, "1000.000000020 1 102/102 vfs_read(16) abstract=0x42 args=[0x3,0x7ffd1000] comm=? cgroup=0\n");
 	assert_has(r.out, " tcp_sendmsg(17) ");
 	assert_has(r.out, "1000.000000040 1 LOST full=3 too_big=4 ");
 	assert_has(r.err, "magnet-cat: warning: magnetd dropped 5 records");
