@@ -74,7 +74,9 @@
  *   [ pad ][ LOST ][ TASK ][ record ]      one cmpxchg of head, one commit
  *
  * so the record never reaches a reader without it, nor it without the
- * record; a reservation that fails loses the record alone (one event).
+ * record; a reservation that fails loses the record alone (one event),
+ * and an overwrite that pushes out the TASK record pushes out the record
+ * after it too.
  * Like LOST records, metadata is no event: not in written, bytes,
  * overwritten or a reader's record count.
  *
@@ -326,12 +328,13 @@ static notrace void rb_write_lost(struct mg_ring *rb, unsigned long pos, __u64 t
 static notrace int rb_push_tail(struct mg_ring *rb, unsigned long h, unsigned long need)
 {
 	unsigned long t = atomic_long_read(&rb->tail);
+	int unit = 0;	/* a TASK record went: its record goes too */
 	int ret = 0;
 
 	if (h + need - t <= rb->size)
 		return 0;
 	local_inc(&rb->pushing);
-	while (h + need - t > rb->size) {
+	while (unit || h + need - t > rb->size) {
 		const struct magnet_record *rec = rb_at(rb, t);
 		unsigned long rs = READ_ONCE(rec->size);
 		unsigned int id = READ_ONCE(rec->event_id);
@@ -340,7 +343,7 @@ static notrace int rb_push_tail(struct mg_ring *rb, unsigned long h, unsigned lo
 
 		if (t == (unsigned long)local_read(&rb->commit) ||
 		    rs < RB_MIN_RECORD || (rs & (MAGNET_RECORD_ALIGN - 1)) || rs > rb->size) {
-			ret = -1;
+			ret = unit ? 0 : -1;	/* committed together: not reached */
 			break;
 		}
 		if (id == MAGNET_EVENT_LOST)
@@ -348,9 +351,16 @@ static notrace int rb_push_tail(struct mg_ring *rb, unsigned long h, unsigned lo
 		seen = atomic_long_cmpxchg(&rb->tail, t, t + rs);
 		if (seen != t) {	/* the reader (or a nested writer) moved it */
 			t = seen;
+			unit = 0;	/* a reader that took the TASK record names it */
 			continue;
 		}
 		t += rs;
+		/*
+		 * Never leave a record without the TASK record naming it: the
+		 * event then counts as overwritten, so the reader meets a LOST
+		 * record before the thread's next records, and forgets names.
+		 */
+		unit = id == MAGNET_EVENT_TASK;
 		if (id == MAGNET_EVENT_LOST) {
 			local_add(lost.full, &rb->folded[MG_LOST_FULL]);
 			local_add(lost.too_big, &rb->folded[MG_LOST_TOO_BIG]);

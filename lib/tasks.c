@@ -60,6 +60,12 @@ int mg_tasks_feed(struct mg_tasks *t, const struct magnet_record *r)
 {
 	struct mg_task_slot *slots, *s;
 
+	if (mg_record_is_lost(r) && mg_record_lost(r)->overwritten) {
+		/* A TASK record may have gone with them (UAPI: TASK RECORDS). */
+		if (r->cpu < t->ncpus && t->cpu[r->cpu])
+			memset(t->cpu[r->cpu], 0, MAGNET_TASK_SLOTS * sizeof(struct mg_task_slot));
+		return 0;
+	}
 	if (!mg_record_is_task(r))
 		return 0;
 	slots = slots_of(t, r->cpu);

@@ -31,8 +31,9 @@ void mg_tasks_free(struct mg_tasks *t);
 
 /*
  * Take in one record. A TASK record replaces its slot and returns true;
- * any other record returns false. -1 (errno ENOMEM) if a new CPU's table
- * could not be allocated.
+ * a LOST record reporting overwritten records empties its CPU's slots (a
+ * TASK record may have been overwritten); any record but TASK returns
+ * false. -1 (errno ENOMEM) if a new CPU's table could not be allocated.
  */
 int mg_tasks_feed(struct mg_tasks *t, const struct magnet_record *r);
 

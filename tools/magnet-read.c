@@ -49,8 +49,8 @@ struct cpu_file {
 	unsigned char *buf;
 	struct iocb iocb;
 	__u64 offset;		/* input offset of the next read (regular files) */
-	__u64 records;		/* records, LOST excluded (as the kernel's written) */
-	__u64 tasks;		/* of which TASK records */
+	__u64 records;		/* events: LOST, TASK excluded (as the kernel's written) */
+	__u64 tasks;		/* TASK records */
 	__u64 bytes;
 	struct magnet_lost lost;
 };
@@ -325,13 +325,12 @@ static void consume(struct reader *rd, struct cpu_file *c, size_t n)
 
 	while ((r = mg_record_next(c->buf, n, &off, &rec)) == 1) {
 		/*
-		 * TASK records count as records (the kernel's written does),
-		 * not as events: -n is about what the probes saw.
+		 * TASK records are no events: not in records (nor in the
+		 * kernel's written), nor in -n, which is about what probes saw.
 		 */
 		if (mg_record_is_lost(rec)) {
 			mg_lost_add(&c->lost, mg_record_lost(rec));
 		} else if (mg_record_is_task(rec)) {
-			c->records++;
 			c->tasks++;
 		} else {
 			c->records++;

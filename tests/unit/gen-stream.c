@@ -24,9 +24,10 @@
  * Threads: a few busy ones, many others sharing slots, pid 0 ("swapper/N",
  * often in interrupt context); they rename themselves (exec) and move
  * between cgroups (some ids with a high half). With -L, some TASK records
- * are lost (ring full: a LOST record goes in front of the record that
- * follows, the slot stays as it was), so that record's comm is unknown,
- * "?". A lost TASK record is only ever a thread's first naming in the
+ * are missing (as when another reader consumed them: a LOST record goes
+ * in front of the record that follows, the slot stays as it was), so that
+ * record's comm is unknown, "?"; after a LOST record reporting overwritten
+ * records every slot of its CPU is forgotten, by the module and readers. A lost TASK record is only ever a thread's first naming in the
  * slot, never a rename: a rename whose TASK record is lost is a hole in
  * the module's rule (test_tasks.c counts it), not something to print.
  * On stdout the TASK records' lines are there too (magnet-dump -T);
@@ -512,6 +513,9 @@ int main(int argc, char **argv)
 				mg_lost_add(&lsum, &l);
 				emit(f, buf, len, ts, cpus[c], &rseq, text, "{\"lost\":true}");
 				bytes += len;
+				/* A TASK record may have been overwritten: readers forget. */
+				if (l.overwritten)
+					memset(slots[c], 0, sizeof(slots[c]));
 				continue;
 			}
 
@@ -554,7 +558,6 @@ int main(int argc, char **argv)
 					snprintf(jt + pos, sizeof(jt) - pos, "\"}");
 					emit(f, buf, len, ts, cpus[c], &rseq, text, jt);
 					bytes += len;
-					seq++;		/* the kernel counts it as written */
 					sl->valid = true;
 					sl->pid = th->pid;
 					sl->comm = th->comm;

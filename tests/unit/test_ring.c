@@ -193,35 +193,40 @@ START_TEST(test_meta_record)
 {
 	static unsigned char out[1 << 17];
 	unsigned long written = 0, got = 0, tasks = 0, rec_bytes = 0;
+	const struct magnet_record *prev;
 	struct mg_ring_stats st;
 	struct mg_ring *rb;
 	long n, off;
-	int mode;
+	int mode, total;
 
-	for (mode = 0; mode < 2; mode++) {
+	/* Every end point, so the last push stops at every kind of boundary. */
+	for (mode = 0, total = 2000; mode < 2; total < 2042 ? total++ : (mode++, total = 2000)) {
 		rb = ring_new(MG_RING_MIN_SIZE, mode ? MG_RING_OVERWRITE : MG_RING_DISCARD);
 		written = got = tasks = rec_bytes = 0;
 		/* Fill past the end: discard loses pairs, overwrite pushes them out. */
-		for (__u64 seq = 0; seq < 2000; seq++) {
+		for (__u64 seq = 0; seq < (__u64)total; seq++) {
+			/* Sizes vary, so pushes end at any record boundary. */
+			unsigned int payload = 8 * (seq % 7);
 			int named = seq % 3 == 0;
-			int ok = named ? put_named(rb, 1, seq, 24) : put(rb, 1, seq, 24);
+			int ok = named ? put_named(rb, 1, seq, payload) : put(rb, 1, seq, payload);
 
 			written += ok;
-			rec_bytes += ok ? MAGNET_RECORD_HEADER + 24 : 0;
+			rec_bytes += ok ? MAGNET_RECORD_HEADER + payload : 0;
 		}
 		mg_ring_stats(rb, &st);
 		ck_assert_uint_eq(st.written, written);
 		ck_assert_uint_eq(st.bytes, rec_bytes);
 		if (mode) {
-			ck_assert_uint_eq(written, 2000);
+			ck_assert_uint_eq(written, total);
 			ck_assert_uint_gt(st.overwritten, 0);
 		} else {
-			ck_assert_uint_eq(st.lost_full, 2000 - written);	/* pairs count once */
+			ck_assert_uint_eq(st.lost_full, total - written);	/* pairs count once */
 		}
 		for (n = 0; (off = drain(rb, out + n, sizeof(out) - n)) > 0; n += off)
 			;
 		ck_assert_int_eq(off, 0);
 		ck_assert_int_gt(n, 0);
+		prev = NULL;
 		for (off = 0; off < n; off += ((struct magnet_record *)(out + off))->size) {
 			const struct magnet_record *r = (const void *)(out + off);
 
@@ -235,8 +240,12 @@ START_TEST(test_meta_record)
 				ck_assert_uint_eq(next->abstract_id, r->abstract_id);
 				ck_assert_uint_eq(next->abstract_id % 3, 0);
 			} else if (r->event_id == EV) {
+				/* A named record keeps its TASK record, overwrite or not. */
+				if (r->abstract_id % 3 == 0)
+					ck_assert(prev && prev->event_id == MAGNET_EVENT_TASK);
 				got++;
 			}
+			prev = r;
 		}
 		ck_assert_uint_gt(tasks, 0);
 		if (mode)	/* read + overwritten = written, TASK records aside */

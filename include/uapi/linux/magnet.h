@@ -197,12 +197,15 @@
  * fills no slot).
  *
  * So a reader that keeps, per CPU, the last TASK record of each slot
- * (MAGNET_TASK_SLOTS or any multiple of it per CPU) knows the name of
- * every record's thread exactly, however briefly it lived. Only a record
- * written before this reader opened the file whose TASK record another
- * reader consumed, or (overwrite mode) one whose TASK record was
- * overwritten, can find its slot not holding its pid: its name is then
- * unknown, never guessed; its cgroup is always known.
+ * (MAGNET_TASK_SLOTS or any multiple of it per CPU), and empties a CPU's
+ * slots at a LOST record that reports overwritten records, knows the name
+ * of every record's thread exactly, however briefly it lived. (Overwrite
+ * mode pushes a TASK record out only with the record after it, so the
+ * LOST record always comes first.) Only a record written before this
+ * reader opened the file whose TASK record another reader consumed, or
+ * one following an overwrite whose TASK record went with it, can find its
+ * slot not holding its pid: its name is then unknown, never guessed; its
+ * cgroup is always known.
  *
  * TASK records, like LOST records, are not events: they are not counted
  * in stats (written, bytes, overwritten), in a probe's hits, nor by the
