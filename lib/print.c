@@ -188,6 +188,28 @@ static void print_raw(FILE *f, const struct mg_print_opts *o,
 	print_escaped(f, raw->data, raw->len);
 }
 
+static const char *const skb_dirs[] = { "?", "out", "in" };
+static const char *const skb_layers[] = { "data", "network", "link" };
+
+/* A packet: where it was, and its first bytes from the layer named. */
+static void print_skb(FILE *f, const struct mg_print_opts *o,
+		      const struct magnet_skb *k)
+{
+	if (o->json) {
+		fprintf(f, ",\"skb\":{\"len\":%u,\"ifindex\":%u,\"protocol\":%u,"
+			"\"dir\":\"%s\",\"layer\":\"%s\",\"caplen\":%u,\"hex\":\"",
+			k->len, k->ifindex, ntohs(k->protocol), skb_dirs[k->direction],
+			skb_layers[k->layer], k->caplen);
+		print_hex(f, k->data, k->caplen);
+		fputs("\"}", f);
+		return;
+	}
+	fprintf(f, " skb len=%u if=%u proto=0x%04x dir=%s layer=%s cap=%u",
+		k->len, k->ifindex, ntohs(k->protocol), skb_dirs[k->direction],
+		skb_layers[k->layer], k->caplen);
+	print_escaped(f, k->data, k->caplen);
+}
+
 /* include/net/tcp_states.h; UDP and other inet sockets use them too. */
 static const char *const tcp_states[] = {
 	[1] = "ESTABLISHED", [2] = "SYN_SENT", [3] = "SYN_RECV",
@@ -337,6 +359,9 @@ static void print_probe(FILE *f, const struct mg_print_opts *o,
 		goto out;
 	case MAGNET_HANDLER_RAW:
 		print_raw(f, o, mg_record_raw(r));
+		goto out;
+	case MAGNET_HANDLER_SKB:
+		print_skb(f, o, mg_record_skb(r));
 		goto out;
 	}
 	fputs(o->json ? ",\"args\":[" : " args=[", f);

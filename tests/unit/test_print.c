@@ -396,6 +396,29 @@ static void encode_sock(__u16 fam, __u8 proto, __u8 state, const char *src,
 #define PFX "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678"
 #define JPFX "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\""
 
+/* An skb record: 4 bytes of an IPv4 header caught at the network layer. */
+START_TEST(text_json_skb)
+{
+	static const unsigned char ip[4] = { 0x45, 0x00, 0x00, 0x1c };
+	struct magnet_skb k = {
+		.len = 28, .caplen = 4, .ifindex = 1, .protocol = htons(0x0800),
+		.direction = MAGNET_SKB_DIR_IN, .layer = MAGNET_SKB_LAYER_NETWORK,
+	};
+	struct mg_print_opts o = { .probes = &probes };
+
+	ck_assert_int_eq(mg_record_encode_skb(buf64, sizeof(buf64), &hdr, &k, ip, 8), 64);
+	expect(&o, PFX " skb len=28 if=1 proto=0x0800 dir=in layer=network cap=4 \"E\\x00\\x00\\x1c\" comm=? cgroup=4026531841\n");
+	o.json = true;
+	{
+		char *got = render(&o);
+
+		ck_assert_ptr_nonnull(strstr(got, ",\"skb\":{\"len\":28,\"ifindex\":1,\"protocol\":2048,"
+					   "\"dir\":\"in\",\"layer\":\"network\",\"caplen\":4,\"hex\":\"4500001c\"}"));
+		free(got);
+	}
+}
+END_TEST
+
 START_TEST(text_sock)
 {
 	struct mg_print_opts o = { .probes = &probes };
@@ -693,6 +716,7 @@ int main(void)
 	tcase_add_test(tc, text_capture);
 	tcase_add_test(tc, json_capture);
 	tcase_add_test(tc, text_sock);
+	tcase_add_test(tc, text_json_skb);
 	tcase_add_test(tc, json_sock);
 	tcase_add_test(tc, text_raw);
 	tcase_add_test(tc, json_raw);
