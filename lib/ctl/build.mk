@@ -7,7 +7,7 @@
 #     $(X): CFLAGS += $(CTL_CFLAGS)          (for #include "ctl.h")
 #     link with $(CTL_LIB) $(LIBMAGNET) $(CTL_LIBS) (after its own objects)
 CTL_LIB_SRCS := $(addprefix lib/ctl/, exec.c args.c nl.c print.c \
-	probe.c filter.c sample.c buffer.c stats.c monitor.c)
+	probe.c sets.c filter.c sample.c buffer.c stats.c monitor.c)
 CTL_LIB_OBJS := $(CTL_LIB_SRCS:%.c=$(BUILD)/%.o)
 CTL_LIB := $(BUILD)/lib/ctl/libmagnetctl.a
 

@@ -85,6 +85,9 @@ struct ctl_req {
 	long long count;		/* -c COUNT; -1: until interrupted */
 
 	const char *help_object;	/* help: for this object only, or NULL */
+
+	const struct ctl_set *set;	/* probe add/del set NAME */
+	bool offline;			/* runs without the module (nl NULL) */
 };
 
 /* Parsing state of one command line. */
@@ -195,6 +198,14 @@ void ctl_format_duration(char *buf, size_t len, __u64 ns);
  * (PAYLOADS in the UAPI header).
  */
 unsigned int ctl_capture_max(__u8 type, unsigned int nargs);
+
+/* ---- sets.c: named probe sets (probe add set NAME) ---- */
+struct ctl_set;
+const struct ctl_set *ctl_set_find(const char *name);
+const char *ctl_set_names(void);	/* "a b c", for messages */
+int ctl_set_add(struct ctl_nl *nl, struct ctl_req *r);
+int ctl_set_del(struct ctl_nl *nl, struct ctl_req *r);
+int ctl_set_list(struct ctl_nl *nl, struct ctl_req *r);
 
 /* Shared parsing helpers for the objects. */
 __attribute__((format(printf, 2, 3)))

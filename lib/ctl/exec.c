@@ -471,7 +471,7 @@ int ctl_exec(int argc, char **argv, FILE *out, FILE *err)
 	if (ret)
 		goto out;
 	pr_start(r.mode);
-	if (r.cmd != &help_cmd && r.cmd != &version_cmd) {
+	if (r.cmd != &help_cmd && r.cmd != &version_cmd && !r.offline) {
 		nl = ctl_nl_open();
 		if (!nl) {
 			ret = CTL_EXIT_FAIL;

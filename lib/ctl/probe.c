@@ -24,9 +24,40 @@ const char *ctl_probe_type_name(__u8 type)
 
 /* ---- parsing ---- */
 
+/* probe add set NAME [capture LEN] */
+static int parse_add_set(struct ctl_args *a)
+{
+	static const char *const keys[] = { "capture", NULL };
+	struct ctl_req *r = a->req;
+	const char *w = ctl_next(a, "SET after 'set'");
+	__u64 v;
+
+	if (!w)
+		return -1;
+	r->set = ctl_set_find(w);
+	if (!r->set)
+		return ctl_usage_error(a, "no probe set '%s' (sets: %s)", w, ctl_set_names());
+	while (ctl_more(a)) {
+		if (ctl_output_option(a))
+			continue;
+		w = a->argv[a->i++];
+		if (ctl_keyword(a, w, keys, "keyword") < 0)
+			return -1;
+		if (r->capture_len)
+			return ctl_usage_error(a, "'capture' given twice");
+		if (ctl_next_u64(a, "the capture length after 'capture'", "capture",
+				 MAGNET_PAYLOAD_MAX - sizeof(struct magnet_skb), &v))
+			return -1;
+		if (!v)
+			return ctl_usage_error(a, "capture 0: leave it out for the default");
+		r->capture_len = v;
+	}
+	return 0;
+}
+
 static int parse_add(struct ctl_args *a)
 {
-	static const char *const types[] = { "kprobe", "kretprobe", NULL };
+	static const char *const types[] = { "kprobe", "kretprobe", "set", NULL };
 	static const char *const keys[] = {
 		"args", "capture", "name", "handler", "notify", "disabled", NULL
 	};
@@ -43,6 +74,8 @@ static int parse_add(struct ctl_args *a)
 	k = ctl_keyword(a, w, types, "probe type");
 	if (k < 0)
 		return -1;
+	if (k == 2)
+		return parse_add_set(a);
 	r->type = k ? MAGNET_PROBE_KRETPROBE : MAGNET_PROBE_KPROBE;
 	r->probe_attrs |= CTL_BIT(MAGNET_PROBE_A_TYPE);
 
@@ -158,7 +191,26 @@ static int parse_ref_only(struct ctl_args *a, __u8 cmd)
 
 static int parse_del(struct ctl_args *a)
 {
+	const char *w;
+
+	/* "del set NAME"; a probe named "set" alone is still "del set". */
+	if (a->i + 1 < a->argc && !strcmp(a->argv[a->i], "set") &&
+	    a->argv[a->i + 1][0] != '-') {
+		a->i++;
+		w = ctl_next(a, "SET after 'set'");
+		a->req->set = ctl_set_find(w);
+		if (!a->req->set)
+			return ctl_usage_error(a, "no probe set '%s' (sets: %s)", w,
+					       ctl_set_names());
+		return ctl_parse_end(a);
+	}
 	return parse_ref_only(a, MAGNET_CMD_PROBE_DEL);
+}
+
+static int parse_sets(struct ctl_args *a)
+{
+	a->req->offline = true;		/* the sets are magnet-ctl's own */
+	return ctl_parse_end(a);
 }
 
 static int parse_show(struct ctl_args *a)
@@ -512,6 +564,8 @@ static int run_add(struct ctl_nl *nl, struct ctl_req *r)
 	struct added out = { .got = false };
 	int ret;
 
+	if (r->set)
+		return ctl_set_add(nl, r);
 	ret = ctl_nl_request(nl, r, "probe add", add_reply, NULL, &out);
 	if (ret)
 		return ret;
@@ -530,6 +584,8 @@ static int run_simple(struct ctl_nl *nl, struct ctl_req *r)
 {
 	char op[64];
 
+	if (r->set)
+		return ctl_set_del(nl, r);
 	snprintf(op, sizeof(op), "probe %s", r->cmd->name);
 	return ctl_nl_request(nl, r, op, NULL, NULL, NULL);
 }
@@ -591,9 +647,11 @@ static int run_flags(struct ctl_nl *nl, struct ctl_req *r)
 
 static const struct ctl_cmd probe_cmds[] = {
 	{ "add", "kprobe|kretprobe SYMBOL[+OFFSET] [args N] [capture LEN[@ARG]]\n"
-		 "                            [name NAME] [handler generic|sock|skb] [notify] [disabled]",
+		 "                            [name NAME] [handler generic|sock|skb] [notify] [disabled]\n"
+		 "                  set SET [capture LEN]",
 	  parse_add, run_add },
-	{ "del", "ID|NAME", parse_del, run_simple },
+	{ "del", "ID|NAME | set SET", parse_del, run_simple },
+	{ "sets", "[-j|-m]", parse_sets, ctl_set_list },
 	{ "list", "[-j|-m]", parse_list, run_list },
 	{ "show", "ID|NAME [-j|-m]", parse_show, run_show },
 	{ "enable", "ID|NAME", parse_enable, run_flags },
@@ -615,5 +673,8 @@ const struct ctl_object ctl_probe_object = {
 "default 0); args and capture must fit one record (4096 bytes of payload).\n"
 "handler skb: capture LEN (no @ARG) bytes of the packet in the sk_buff *.\n"
 "notify: send an alarm for each recorded hit (see monitor). disabled: add\n"
-"the probe disarmed. \"probe\" alone is \"probe list\".\n",
+"the probe disarmed. \"probe\" alone is \"probe list\".\n"
+"set SET: add a named set of probes (udp-journey, tcp-traffic, net-rx; see\n"
+"\"probe sets\"), each named SET/FUNCTION, all or none; capture LEN: packet\n"
+"bytes for its skb probes (default 128). \"probe del set SET\" removes them.\n",
 };

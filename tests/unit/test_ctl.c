@@ -441,6 +441,26 @@ END_TEST
 
 /* ---- command forms ---- */
 
+START_TEST(probe_set_forms)
+{
+	parse_ok("probe add set net-rx");
+	ck_assert_ptr_nonnull(R.set);
+	parse_ok("probe add set udp capture 4080 -j");
+	usage_error("probe add set", "SET after 'set'");
+	usage_error("probe add set nope", "no probe set 'nope' (sets: udp-journey tcp-traffic net-rx)");
+	usage_error("probe add set udp-journey capture 4081", "out of range");
+	usage_error("probe add set udp-journey capture 0", "capture 0");
+	usage_error("probe add set udp-journey capture 1 capture 2", "given twice");
+	usage_error("probe add set udp-journey args 2", "args");
+	parse_ok("probe del set tcp");
+	ck_assert_ptr_nonnull(R.set);
+	parse_ok("probe del set");	/* a probe named "set" */
+	ck_assert_ptr_null(R.set);
+	parse_ok("probe sets -m");
+	ck_assert(R.offline);
+}
+END_TEST
+
 START_TEST(probe_add_forms)
 {
 	parse_ok("probe add kprobe vfs_read");
@@ -916,7 +936,7 @@ START_TEST(usage_lines)
 	usage_error("probe add kprobe vfs_read args 7", "usage: magnet-ctl probe add kprobe|kretprobe");
 	ck_assert(!strstr(err_buf, "probe del"));
 	usage_error("filter add 16 cpu 99999", "usage: magnet-ctl filter add PROBE");
-	usage_error("probe bogus", "       magnet-ctl probe del ID|NAME\n");
+	usage_error("probe bogus", "       magnet-ctl probe del ID|NAME | set SET\n");
 	usage_error("bogus", "objects:");
 	/* One message line, then the usage. */
 	usage_error("buffer set size 3M",
@@ -1215,6 +1235,71 @@ static void no_more_requests(void)
 
 	ck_assert_int_lt(recv(kfd, b, sizeof(b), MSG_DONTWAIT), 0);
 }
+
+/*
+ * A probe set: its members in order, each named SET/FUNCTION with its
+ * handler and, for skb members, the capture; all or none: a refusal
+ * removes the members already added, and says which one failed.
+ */
+START_TEST(run_probe_set)
+{
+	static const char *const added[] = {
+		"udp-journey/udp_sendmsg", "udp-journey/ip_send_skb",
+	};
+	char name[64];
+	int i;
+
+	fake_setup();	/* one datagram per reply, all queued first */
+	k_ack(1);
+	k_flush();
+	k_ack(2);
+	k_flush();
+	k_error(3, -ENOENT, NULL, "no such function", -1, -1, -1);
+	k_flush();
+	k_ack(4);
+	k_flush();
+	k_ack(5);
+	k_flush();
+	ck_assert_int_eq(fake_run("probe add set udp-j capture 200"), CTL_EXIT_FAIL);
+	ck_assert_ptr_nonnull(strstr(err_buf, "udp-journey: ip_finish_output2"));
+	ck_assert_ptr_nonnull(strstr(err_buf, "no such function"));
+	ck_assert_int_eq(k_request(), MAGNET_CMD_PROBE_ADD);
+	expect_str(pa[MAGNET_PROBE_A_NAME], "udp-journey/udp_sendmsg");
+	expect_str(pa[MAGNET_PROBE_A_SYMBOL], "udp_sendmsg");
+	expect_str(pa[MAGNET_PROBE_A_HANDLER], "sock");
+	ck_assert_ptr_null(pa[MAGNET_PROBE_A_CAPTURE_LEN]);
+	ck_assert_int_eq(k_request(), MAGNET_CMD_PROBE_ADD);
+	expect_str(pa[MAGNET_PROBE_A_SYMBOL], "ip_send_skb");
+	expect_str(pa[MAGNET_PROBE_A_HANDLER], "skb");
+	expect_uint(pa[MAGNET_PROBE_A_CAPTURE_LEN], 2, 200);
+	ck_assert_ptr_null(pa[MAGNET_PROBE_A_CAPTURE_ARG]);
+	ck_assert_int_eq(k_request(), MAGNET_CMD_PROBE_ADD);
+	expect_str(pa[MAGNET_PROBE_A_SYMBOL], "ip_finish_output2");
+	for (i = 0; i < 2; i++) {	/* undone, by name */
+		ck_assert_int_eq(k_request(), MAGNET_CMD_PROBE_DEL);
+		expect_str(pa[MAGNET_PROBE_A_NAME], added[i]);
+	}
+	no_more_requests();
+
+	/* All of tcp-traffic, then "del set" removes each by name. */
+	fake_setup();
+	for (i = 1; i <= 8; i++) {
+		k_ack(i);
+		k_flush();
+	}
+	ck_assert_int_eq(fake_run("probe add set tcp-traffic"), 0);
+	ck_assert_str_eq(out_buf, "tcp-traffic: 4 probes\n");
+	ck_assert_int_eq(fake_run("probe del set tcp-traffic"), 0);
+	for (i = 0; i < 8; i++) {
+		ck_assert_int_eq(k_request(), i < 4 ? MAGNET_CMD_PROBE_ADD : MAGNET_CMD_PROBE_DEL);
+		snprintf(name, sizeof(name), "tcp-traffic/%s",
+			 (const char *[]){ "tcp_sendmsg", "tcp_recvmsg", "tcp_v4_connect",
+					   "inet_csk_accept" }[i % 4]);
+		expect_str(pa[MAGNET_PROBE_A_NAME], name);
+	}
+	no_more_requests();
+}
+END_TEST
 
 START_TEST(run_probe_add)
 {
@@ -1936,6 +2021,7 @@ static Suite *ctl_suite(void)
 
 	tc = tcase_create("forms");
 	tcase_add_test(tc, probe_add_forms);
+	tcase_add_test(tc, probe_set_forms);
 	tcase_add_test(tc, probe_other_forms);
 	tcase_add_test(tc, filter_forms);
 	tcase_add_test(tc, sample_buffer_stats_monitor_forms);
@@ -1950,6 +2036,7 @@ static Suite *ctl_suite(void)
 
 	tc = tcase_create("fake kernel");
 	tcase_add_test(tc, run_probe_add);
+	tcase_add_test(tc, run_probe_set);
 	tcase_add_test(tc, run_probe_list);
 	tcase_add_test(tc, run_dump_generation);
 	tcase_add_test(tc, run_dump_gives_up);

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Named probe sets: the functions a packet or a connection goes through,
+ * so that an operator need not know the kernel's. Each member is a probe
+ * named SET/FUNCTION. The functions are those verified on Debian's 6.1
+ * (tests/vm/t-24-skb.sh, t-25-sets.sh); on a real NIC, GRO hands packets up
+ * through ip_list_rcv, which takes no skb, hence ip_local_deliver rather
+ * than ip_rcv on the receive side.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl.h"
+
+#define SET_CAPTURE_DEFAULT	128	/* skb members: IP + TCP/UDP headers and more */
+
+struct set_member {
+	const char *symbol;
+	const char *handler;	/* "sock" or "skb" */
+	const char *what;
+};
+
+struct ctl_set {
+	const char *name;
+	const char *summary;
+	const struct set_member *members;
+};
+
+static const struct set_member udp_journey[] = {
+	{ "udp_sendmsg", "sock", "socket layer: who sends how much to whom" },
+	{ "ip_send_skb", "skb", "UDP hands the datagram to IP (no device yet)" },
+	{ "ip_finish_output2", "skb", "IP, routed: the device is known" },
+	{ "__dev_queue_xmit", "skb", "the device queue (link header on)" },
+	{ "ip_local_deliver", "skb", "received: IP delivers it locally" },
+	{ "udp_rcv", "skb", "received: UDP" },
+	{ NULL, NULL, NULL },
+};
+
+static const struct set_member tcp_traffic[] = {
+	{ "tcp_sendmsg", "sock", "bytes sent per socket" },
+	{ "tcp_recvmsg", "sock", "reads per socket (size: the bytes asked for)" },
+	{ "tcp_v4_connect", "sock", "connects: the host contacted" },
+	{ "inet_csk_accept", "sock", "accepts: the listening socket" },
+	{ NULL, NULL, NULL },
+};
+
+static const struct set_member net_rx[] = {
+	{ "napi_gro_receive", "skb", "a NIC's packets, from the link header" },
+	{ "__netif_rx", "skb", "loopback and virtual devices' packets" },
+	{ "ip_local_deliver", "skb", "IP packets for this host" },
+	{ "tcp_v4_rcv", "skb", "TCP segments" },
+	{ "udp_rcv", "skb", "UDP datagrams" },
+	{ NULL, NULL, NULL },
+};
+
+static const struct ctl_set sets[] = {
+	{ "udp-journey", "a UDP datagram from the socket to the device and back up",
+	  udp_journey },
+	{ "tcp-traffic", "TCP bytes sent and read per socket, connects and accepts",
+	  tcp_traffic },
+	{ "net-rx", "packets received, from the device up to TCP and UDP", net_rx },
+	{ NULL, NULL, NULL },
+};
+
+/* By name or a unique prefix of it, as every word of magnet-ctl. */
+const struct ctl_set *ctl_set_find(const char *name)
+{
+	const struct ctl_set *s, *found = NULL;
+	size_t n = strlen(name);
+
+	for (s = sets; n && s->name; s++) {
+		if (!strcmp(s->name, name))
+			return s;
+		if (!strncmp(s->name, name, n)) {
+			if (found)
+				return NULL;	/* ambiguous */
+			found = s;
+		}
+	}
+	return found;
+}
+
+const char *ctl_set_names(void)
+{
+	return "udp-journey tcp-traffic net-rx";
+}
+
+static void member_name(char *buf, size_t len, const struct ctl_set *s,
+			const struct set_member *m)
+{
+	snprintf(buf, len, "%s/%s", s->name, m->symbol);
+}
+
+static void member_req(struct ctl_req *q, const struct ctl_req *r, __u8 cmd,
+		       const char *name)
+{
+	memset(q, 0, sizeof(*q));
+	q->cmd = r->cmd;
+	q->mode = r->mode;
+	q->genl_cmd = cmd;
+	q->name = name;
+	q->probe_attrs = CTL_BIT(MAGNET_PROBE_A_NAME);
+}
+
+static void del_members(struct ctl_nl *nl, const struct ctl_req *r,
+			const struct ctl_set *s, size_t n)
+{
+	char name[MAGNET_NAME_MAX + 1];
+	struct ctl_req q;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		member_name(name, sizeof(name), s, &s->members[i]);
+		member_req(&q, r, MAGNET_CMD_PROBE_DEL, name);
+		ctl_nl_request(nl, &q, "probe del set (undoing)", NULL, NULL, NULL);
+	}
+}
+
+/* All members or none: a refusal removes the ones already added. */
+int ctl_set_add(struct ctl_nl *nl, struct ctl_req *r)
+{
+	const struct ctl_set *s = r->set;
+	char name[MAGNET_NAME_MAX + 1], op[MAGNET_NAME_MAX + 64];
+	struct ctl_req q;
+	size_t i;
+
+	for (i = 0; s->members[i].symbol; i++) {
+		const struct set_member *m = &s->members[i];
+
+		member_name(name, sizeof(name), s, m);
+		member_req(&q, r, MAGNET_CMD_PROBE_ADD, name);
+		q.type = MAGNET_PROBE_KPROBE;
+		q.symbol = m->symbol;
+		q.handler = m->handler;
+		q.probe_attrs |= CTL_BIT(MAGNET_PROBE_A_TYPE) | CTL_BIT(MAGNET_PROBE_A_SYMBOL) |
+				 CTL_BIT(MAGNET_PROBE_A_HANDLER);
+		if (!strcmp(m->handler, "skb")) {
+			q.capture_len = r->capture_len ? r->capture_len : SET_CAPTURE_DEFAULT;
+			q.probe_attrs |= CTL_BIT(MAGNET_PROBE_A_CAPTURE_LEN);
+		}
+		snprintf(op, sizeof(op), "probe add set %s: %s", s->name, m->symbol);
+		if (ctl_nl_request(nl, &q, op, NULL, NULL, NULL)) {
+			del_members(nl, r, s, i);
+			return CTL_EXIT_FAIL;
+		}
+	}
+	pr_record_open("set_added");
+	pr_str("set", "%s:", s->name);
+	pr_u64("probes", " %llu probes\n", i);
+	pr_record_close();
+	return 0;
+}
+
+int ctl_set_del(struct ctl_nl *nl, struct ctl_req *r)
+{
+	const struct ctl_set *s = r->set;
+	char name[MAGNET_NAME_MAX + 1], op[MAGNET_NAME_MAX + 64];
+	struct ctl_req q;
+	int ret = 0;
+	size_t i;
+
+	for (i = 0; s->members[i].symbol; i++) {
+		member_name(name, sizeof(name), s, &s->members[i]);
+		member_req(&q, r, MAGNET_CMD_PROBE_DEL, name);
+		snprintf(op, sizeof(op), "probe del set %s: %s", s->name, name);
+		if (ctl_nl_request(nl, &q, op, NULL, NULL, NULL))
+			ret = CTL_EXIT_FAIL;	/* the others still go */
+	}
+	return ret;
+}
+
+int ctl_set_list(struct ctl_nl *nl, struct ctl_req *r)
+{
+	const struct ctl_set *s;
+	const struct set_member *m;
+
+	pr_array_open(NULL);
+	for (s = sets; s->name; s++) {
+		pr_text("%s: %s\n", s->name, s->summary);
+		for (m = s->members; m->symbol; m++) {
+			pr_record_open("set_probe");
+			pr_str("set", NULL, s->name);
+			pr_str("symbol", "    kprobe %-18s", m->symbol);
+			pr_str("handler", " handler %-4s", m->handler);
+			pr_str("what", NULL, m->what);
+			pr_text("  %s\n", m->what);	/* prose: not escaped */
+			pr_record_close();
+		}
+	}
+	pr_array_close();
+	pr_end();
+	return 0;
+}
