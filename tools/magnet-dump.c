@@ -85,7 +85,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *v)
 {
 	char *end;
 
-	if (!isdigit((unsigned char)*s))
+	if (!s || !isdigit((unsigned char)*s))	/* getopt's optarg, never NULL */
 		return -1;
 	errno = 0;
 	*v = strtoul(s, &end, 10);
