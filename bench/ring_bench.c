@@ -105,7 +105,7 @@ unsigned long write_records(struct mg_ring *rb, unsigned long n, unsigned int si
 		rec->event_id = EV;
 		rec->flags = 3 << MAGNET_REC_NARGS_SHIFT;
 		rec->cpu = rb->cpu;
-		rec->reserved = 0;
+		rec->cgroup = 0;
 		rec->abstract_id = i;
 		rec->pid = 1234;
 		rec->tgid = 1234;
