@@ -200,6 +200,30 @@ static char *fmt_ts(char *buf, unsigned long long ts)
 }
 
 /*
+ * Losses pending on a CPU (full ring) become a LOST record in front of the
+ * next record that fits, as the ring writes it; its size, or 0 if none.
+ */
+static ssize_t flush_lost(FILE *f, struct magnet_lost *pending, struct magnet_lost *sum,
+			  unsigned long long ts, unsigned int cpu, unsigned long *rseq)
+{
+	char text[256], tsb[32];
+	__u64 lb[16];
+	ssize_t len;
+
+	if (!mg_lost_total(pending))
+		return 0;
+	len = mg_record_encode_lost(lb, sizeof(lb),
+				    &(struct mg_record_hdr){ .cpu = cpu, .timestamp = ts },
+				    pending);
+	snprintf(text, sizeof(text), "%s %u LOST full=%llu too_big=0 nesting=0 overwritten=0",
+		 fmt_ts(tsb, ts), cpu, (unsigned long long)pending->full);
+	mg_lost_add(sum, pending);
+	memset(pending, 0, sizeof(*pending));
+	emit(f, lb, len, ts, cpu, rseq, text, "{\"lost\":true}");
+	return len;
+}
+
+/*
  * docs/magnet-dump.md's text form of capture and raw data, written from
  * the spec rather than shared with lib/print.c: at most 64 bytes, escaped.
  */
@@ -530,20 +554,7 @@ int main(int argc, char **argv)
 					struct mg_record_hdr th_h = h;
 
 					th_h.abstract_id = th->cgroup;
-					if (mg_lost_total(&pending)) {
-						__u64 lb[16];
-
-						len = mg_record_encode_lost(lb, sizeof(lb),
-							&(struct mg_record_hdr){ .cpu = cpus[c], .timestamp = ts },
-							&pending);
-						snprintf(text, sizeof(text), "%s %u LOST full=%llu too_big=0 nesting=0 overwritten=0",
-							 fmt_ts(tsb, ts), cpus[c],
-							 (unsigned long long)pending.full);
-						mg_lost_add(&lsum, &pending);
-						memset(&pending, 0, sizeof(pending));
-						emit(f, lb, len, ts, cpus[c], &rseq, text, "{\"lost\":true}");
-						bytes += len;
-					}
+					bytes += flush_lost(f, &pending, &lsum, ts, cpus[c], &rseq);
 					th_h.timestamp = ts;
 					len = mg_record_encode_task(buf, sizeof(buf), &th_h, th->comm);
 					fmt_comm(cm, sizeof(cm), th->comm);
@@ -563,20 +574,7 @@ int main(int argc, char **argv)
 					sl->comm = th->comm;
 				}
 			}
-			if (mg_lost_total(&pending)) {
-				__u64 lb[16];
-
-				len = mg_record_encode_lost(lb, sizeof(lb),
-					&(struct mg_record_hdr){ .cpu = cpus[c], .timestamp = ts },
-					&pending);
-				snprintf(text, sizeof(text), "%s %u LOST full=%llu too_big=0 nesting=0 overwritten=0",
-					 fmt_ts(tsb, ts), cpus[c],
-					 (unsigned long long)pending.full);
-				mg_lost_add(&lsum, &pending);
-				memset(&pending, 0, sizeof(pending));
-				emit(f, lb, len, ts, cpus[c], &rseq, text, "{\"lost\":true}");
-				bytes += len;
-			}
+			bytes += flush_lost(f, &pending, &lsum, ts, cpus[c], &rseq);
 
 			h.timestamp = ts;
 			h.event_id = probes[p].id;
