@@ -197,16 +197,17 @@ static void print_skb(FILE *f, const struct mg_print_opts *o,
 {
 	if (o->json) {
 		fprintf(f, ",\"skb\":{\"len\":%u,\"ifindex\":%u,\"protocol\":%u,"
-			"\"dir\":\"%s\",\"layer\":\"%s\",\"caplen\":%u,\"hex\":\"",
-			k->len, k->ifindex, ntohs(k->protocol), skb_dirs[k->direction],
-			skb_layers[k->layer], k->caplen);
+			"\"dir\":\"%s\",\"layer\":\"%s\",\"sk_cgroup\":%llu,\"caplen\":%u,"
+			"\"hex\":\"", k->len, k->ifindex, ntohs(k->protocol),
+			skb_dirs[k->direction], skb_layers[k->layer],
+			(unsigned long long)k->sk_cgroup, k->caplen);
 		print_hex(f, k->data, k->caplen);
 		fputs("\"}", f);
 		return;
 	}
-	fprintf(f, " skb len=%u if=%u proto=0x%04x dir=%s layer=%s cap=%u",
+	fprintf(f, " skb len=%u if=%u proto=0x%04x dir=%s layer=%s sk_cgroup=%llu cap=%u",
 		k->len, k->ifindex, ntohs(k->protocol), skb_dirs[k->direction],
-		skb_layers[k->layer], k->caplen);
+		skb_layers[k->layer], (unsigned long long)k->sk_cgroup, k->caplen);
 	print_escaped(f, k->data, k->caplen);
 }
 
