@@ -28,6 +28,7 @@
 #include <sys/socket.h>
 
 #include "escape.h"
+#include "flow.h"
 #include "print.h"
 #include "record.h"
 #include "tasks.h"
@@ -227,17 +228,6 @@ static const char *sock_state_name(unsigned int state)
 	return "unknown";
 }
 
-/* "tcp", "udp", or "ipprotoN" for the rest. */
-static const char *sock_proto_name(char *buf, size_t len, unsigned int proto)
-{
-	if (proto == 6)
-		return "tcp";
-	if (proto == 17)
-		return "udp";
-	snprintf(buf, len, "ipproto%u", proto);
-	return buf;
-}
-
 static void print_sock(FILE *f, const struct mg_print_opts *o,
 		       const struct magnet_sock *s)
 {
@@ -258,7 +248,7 @@ static void print_sock(FILE *f, const struct mg_print_opts *o,
 	}
 	inet_ntop(s->family, s->saddr, src, sizeof(src));
 	inet_ntop(s->family, s->daddr, dst, sizeof(dst));
-	pname = sock_proto_name(proto, sizeof(proto), s->protocol);
+	pname = mg_flow_proto_name(s->protocol, proto, sizeof(proto));
 	if (o->json)
 		fprintf(f, ",\"sock\":{\"family\":\"%s\",\"proto\":\"%s\","
 			"\"src\":\"%s\",\"sport\":%u,\"dst\":\"%s\",\"dport\":%u,"
