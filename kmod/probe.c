@@ -341,7 +341,8 @@ static u64 mg_sock_cgroup(const struct sock *sk)
 	u8 state;
 	u64 id;
 
-	if (!sk || get_kernel_nofault(state, &sk->sk_state) ||
+	/* skc_state is volatile; read its byte as plain memory */
+	if (!sk || copy_from_kernel_nofault(&state, (const void *)&sk->sk_state, sizeof(state)) ||
 	    (1 << state) & (TCPF_TIME_WAIT | TCPF_NEW_SYN_RECV))
 		return 0;
 	if (get_kernel_nofault(cgrp, &sk->sk_cgrp_data.cgroup) || !cgrp ||
