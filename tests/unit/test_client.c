@@ -595,6 +595,160 @@ START_TEST(agg)
 }
 END_TEST
 
+/* ---- AGG net ---- */
+
+#define NET_HEAD(n) "A net " #n " ts=1700000000000000000 interval=500000000 " \
+	"packets=42 bytes=70000 jobs=3 peers=4 lost=1 evicted_jobs=2 " \
+	"evicted_job_bytes=300 evicted_peers=5 evicted_peer_bytes=600 " \
+	"unkeyed=7 dropped=8 skipped=9\n"
+
+START_TEST(agg_net)
+{
+	static const char good[] = NET_HEAD(5)
+		"J 4242 tcp 10 64000 20 3000 /system.slice/a%20b.service\n"
+		"J 0 udp 1 100 0 0 -\n"
+		"P 4242 tcp 10.0.0.2:443 10 64000 18 2900\n"
+		"P 4242 tcp [fe80::1]:8080 0 0 2 100\n"
+		"P 0 ipproto47 192.168.1.1:0 1 100 0 0 extra words\n";
+	static const char peers_only[] = NET_HEAD(1) "P 1 udp 1.2.3.4:53 1 2 3 4\n";
+	static const char *const bad[] = {
+		NET_HEAD(2) "J 1 tcp 1 2 3 4 a\n",			/* fewer */
+		NET_HEAD(1) "J 1 tcp 1 2 3 4 a\nJ 2 tcp 1 2 3 4 b\n",	/* more */
+		NET_HEAD(2) "P 1 tcp 1.2.3.4:5 1 2 3 4\nJ 1 tcp 1 2 3 4 a\n",
+		NET_HEAD(1) "X 1 tcp 1 2 3 4 a\n",
+		NET_HEAD(1) "j 1 tcp 1 2 3 4 a\n",
+		NET_HEAD(1) "\n",
+		NET_HEAD(1) "J 1 tcp 1 2 3 4\n",
+		NET_HEAD(1) "P 1 tcp 1.2.3.4:5 1 2 3\n",
+		NET_HEAD(1) "J x tcp 1 2 3 4 a\n",
+		NET_HEAD(1) "J 4294967296 tcp 1 2 3 4 a\n",
+		NET_HEAD(1) "J -1 tcp 1 2 3 4 a\n",
+		NET_HEAD(1) "J 1 tcp 1 2x 3 4 a\n",
+		NET_HEAD(1) "J 1 tcp 1 2 3 18446744073709551616 a\n",
+		NET_HEAD(1) "P 1 tcp 1.2.3.4:5 1 2 3 -4\n",
+		NET_HEAD(1) "J 1 tcp 1 2 3 4 a%zz\n",
+		NET_HEAD(1) "J 1 tcp 1 2 3 4 a%00\n",
+		NET_HEAD(1) "J 1 t%p 1 2 3 4 a\n",
+		NET_HEAD(1) "P 1 tcp 1.2.3.4%:5 1 2 3 4\n",
+		"A net 0 ts=1 interval=1 packets=0 bytes=0 jobs=0 peers=0 lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=0 dropped=0\n",
+		"A net 0 ts=1 interval=1 packets=x bytes=0 jobs=0 peers=0 lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=0 dropped=0 skipped=0\n",
+		"A net 2000000 ts=1\n",
+		AGG_HEAD("tgid", 1, 1) "100 1 64 1.0 a\n",
+		"A net\n", "A net x\n", "",
+	};
+	static const char *const bad_why[] = {
+		"AGG net: 2 lines announced, fewer follow",
+		"AGG net: 1 lines announced, more follow",
+		"AGG net line 2: a J line after the P lines: 'J 1 tcp 1 2 3 4 a'",
+		"AGG net line 1: expected a J or P line, not 'X 1 tcp 1 2 3 4 a'",
+		"AGG net line 1: expected a J or P line, not 'j 1 tcp 1 2 3 4 a'",
+		"AGG net line 1: empty",
+		"AGG net line 1: expected 'J <job> <proto> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes> <label>', not 'J 1 tcp 1 2 3 4'",
+		"AGG net line 1: expected 'P <job> <proto> <peer> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes>', not 'P 1 tcp 1.2.3.4:5 1 2 3'",
+		"AGG net line 1: bad job (a 32-bit number) in 'J x tcp 1 2 3 4 a'",
+		"AGG net line 1: bad job (a 32-bit number) in 'J 4294967296 tcp 1 2 3 4 a'",
+		"AGG net line 1: bad job (a 32-bit number) in 'J -1 tcp 1 2 3 4 a'",
+		"AGG net line 1: bad packets or bytes in 'J 1 tcp 1 2x 3 4 a'",
+		"AGG net line 1: bad packets or bytes in 'J 1 tcp 1 2 3 18446744073709551616 a'",
+		"AGG net line 1: bad packets or bytes in 'P 1 tcp 1.2.3.4:5 1 2 3 -4'",
+		"AGG net line 1: bad %XX escape in the label of 'J 1 tcp 1 2 3 4 a%zz'",
+		"AGG net line 1: bad %XX escape in the label of 'J 1 tcp 1 2 3 4 a%00'",
+		"AGG net line 1: bad %XX escape in the proto of 'J 1 t%p 1 2 3 4 a'",
+		"AGG net line 1: bad %XX escape in the peer of 'P 1 tcp 1.2.3.4%:5 1 2 3 4'",
+		"AGG net: no skipped=",
+		"AGG net: packets=x is not a number",
+		"AGG net: 2000000 lines (more than 1048576)",
+		"expected 'A net <n> ...', not 'A tgid 1 ts=1700000000000000000 interval...'",
+		"expected 'A net <n> ...', not 'A net'",
+		"expected 'A net <n> ...', not 'A net x'",
+		"empty AGG net report",
+	};
+	struct mgc_net a;
+	struct mgc_agg g;
+	size_t i;
+
+	ck_assert_int_eq(mgc_parse_net(good, strlen(good), &a, why, sizeof(why)), 0);
+	ck_assert_uint_eq(a.ts, 1700000000000000000ULL);
+	ck_assert_uint_eq(a.interval, 500000000);
+	ck_assert_uint_eq(a.packets, 42);
+	ck_assert_uint_eq(a.bytes, 70000);
+	ck_assert_uint_eq(a.jobs, 3);
+	ck_assert_uint_eq(a.peers, 4);
+	ck_assert_uint_eq(a.lost, 1);
+	ck_assert_uint_eq(a.evicted_jobs, 2);
+	ck_assert_uint_eq(a.evicted_job_bytes, 300);
+	ck_assert_uint_eq(a.evicted_peers, 5);
+	ck_assert_uint_eq(a.evicted_peer_bytes, 600);
+	ck_assert_uint_eq(a.unkeyed, 7);
+	ck_assert_uint_eq(a.dropped, 8);
+	ck_assert_uint_eq(a.skipped, 9);
+	ck_assert_uint_eq(a.njobs, 2);
+	ck_assert_uint_eq(a.npeers, 3);
+	ck_assert_uint_eq(a.job[0].job, 4242);
+	ck_assert_str_eq(a.job[0].proto, "tcp");
+	ck_assert_uint_eq(a.job[0].tx_packets, 10);
+	ck_assert_uint_eq(a.job[0].tx_bytes, 64000);
+	ck_assert_uint_eq(a.job[0].rx_packets, 20);
+	ck_assert_uint_eq(a.job[0].rx_bytes, 3000);
+	ck_assert_str_eq(a.job[0].label, "/system.slice/a b.service");
+	ck_assert_uint_eq(a.job[1].job, 0);
+	ck_assert_str_eq(a.job[1].proto, "udp");
+	ck_assert_str_eq(a.job[1].label, "-");
+	ck_assert_uint_eq(a.peer[0].job, 4242);
+	ck_assert_str_eq(a.peer[0].peer, "10.0.0.2:443");
+	ck_assert_uint_eq(a.peer[0].tx_packets, 10);
+	ck_assert_uint_eq(a.peer[0].tx_bytes, 64000);
+	ck_assert_uint_eq(a.peer[0].rx_packets, 18);
+	ck_assert_uint_eq(a.peer[0].rx_bytes, 2900);
+	ck_assert_str_eq(a.peer[1].peer, "[fe80::1]:8080");
+	ck_assert_uint_eq(a.peer[1].rx_bytes, 100);
+	ck_assert_str_eq(a.peer[2].proto, "ipproto47");
+	ck_assert_str_eq(a.peer[2].peer, "192.168.1.1:0");
+	ck_assert_uint_eq(a.peer[2].tx_bytes, 100);
+	mgc_net_free(&a);
+
+	/* P lines alone, and an empty report (no skb probes) */
+	ck_assert_int_eq(mgc_parse_net(peers_only, strlen(peers_only), &a, why,
+				       sizeof(why)), 0);
+	ck_assert_uint_eq(a.njobs, 0);
+	ck_assert_uint_eq(a.npeers, 1);
+	ck_assert_str_eq(a.peer[0].peer, "1.2.3.4:53");
+	mgc_net_free(&a);
+	ck_assert_int_eq(mgc_parse_net(NET_HEAD(0), strlen(NET_HEAD(0)), &a, why,
+				       sizeof(why)), 0);
+	ck_assert_uint_eq(a.njobs + a.npeers, 0);
+	mgc_net_free(&a);
+
+	ck_assert_uint_eq(sizeof(bad) / sizeof(bad[0]), sizeof(bad_why) / sizeof(bad_why[0]));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(mgc_parse_net(bad[i], strlen(bad[i]), &a, why,
+					    sizeof(why)) == -EPROTO,
+			      "'%s' accepted", bad[i]);
+		ck_assert_str_eq(why, bad_why[i]);
+		ck_assert_uint_eq(a.njobs + a.npeers, 0);
+		ck_assert_ptr_null(a.job);
+	}
+
+	/* The AGG parser does not take a net report for entries. */
+	ck_assert_int_eq(mgc_parse_agg(good, strlen(good), &g, why, sizeof(why)), -EPROTO);
+	ck_assert_str_eq(why, "AGG: a net report has J and P lines, not entries (mgc_parse_net)");
+
+	/* Framed whole: the n lines of both kinds are the body. */
+	{
+		struct mgc_msg m;
+		char buf[1024];
+
+		snprintf(buf, sizeof(buf), "%sD 3\n", good);
+		ck_assert_int_eq(mgc_frame(buf, strlen(buf), &m, why, sizeof(why)),
+				 (ssize_t)strlen(good));
+		ck_assert_int_eq(m.kind, MGC_MSG_AGG);
+		ck_assert_uint_eq(m.n, 5);
+		ck_assert_uint_eq(m.all_len, strlen(good));
+	}
+}
+END_TEST
+
 START_TEST(json_lost)
 {
 	static const char lost[] = "{\"ts\":5,\"cpu\":1,\"pid\":0,\"tgid\":0,\"id\":1,"
@@ -1884,6 +2038,7 @@ int main(void)
 	tcase_add_test(tp, probes);
 	tcase_add_test(tp, stats);
 	tcase_add_test(tp, agg);
+	tcase_add_test(tp, agg_net);
 	tcase_add_test(tp, json_lost);
 	suite_add_tcase(s, tp);
 
