@@ -1,0 +1,77 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest's half of tests/vm/host-pcap.sh (runs INSIDE the VM, busybox
+# sh; not a t-*.sh: the suite does not run it, the host does):
+#
+#   sh /magnet/tests/vm/pcap-guest.sh CAPLEN PROBE,... FLOW...
+#
+# Loads magnet, adds a kprobe with the skb handler and capture CAPLEN on
+# each PROBE, sends each FLOW with pktsend from a cgroup of its own
+# (FLOW = udp|tcp,SRC,SPORT,DST,DPORT,PAYLOAD,...), drains the rings with
+# magnet-read and exports the trace with magnet-dump: all.pcapng (every
+# probe), PROBE.pcapng (one probe each: one link type, for tcpdump) and
+# all.pcap (--pcap-classic). Prints what the host cannot know as
+# "PCAP-INFO KEY=VALUE" lines (the cgroup's id, lo's ifindex, each flow's
+# pid), magnet-dump's summaries as "PCAP-SUMMARY FILE: ...", and every file
+# base64-encoded between "PCAP-BEGIN NAME SHA256" and "PCAP-END NAME" (the
+# host has tshark and tcpdump; the guest has neither). Exit 0, or a FAIL
+# line and 1.
+cd "$(dirname "$0")" || exit 1
+. ./lib.sh
+[ $# -ge 3 ] || fail "usage: pcap-guest.sh CAPLEN PROBE,... FLOW..."
+caplen=$1 probes=$(echo "$2" | tr , ' ')
+shift 2
+out=/tmp/pcap
+mkdir -p $out || fail "mkdir $out"
+
+ip link set lo up || fail "lo up"
+echo "PCAP-INFO kernel=$(uname -r)"
+echo "PCAP-INFO lo=$(cat /sys/class/net/lo/ifindex)"
+load
+for p in $probes; do
+	magnet-ctl probe add kprobe "$p" handler skb capture "$caplen" >/dev/null ||
+		fail "magnet-ctl probe add kprobe $p handler skb capture $caplen"
+done
+magnet-ctl probe list >$out/probes.txt || fail "probe list"
+
+# The senders' cgroup: its id (low 32 bits) is the inode of its directory.
+cg=/sys/fs/cgroup/pcap
+mkdir $cg || fail "mkdir $cg"
+echo $$ >$cg/cgroup.procs || fail "into $cg"
+echo "PCAP-INFO cgroup=$(stat -c %i $cg)"
+
+n=0
+for f; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086 # the flow's words, split on commas
+	(IFS=,; exec pktsend $f) &
+	pid=$!
+	wait $pid || fail "pktsend $f"
+	echo "PCAP-INFO flow$n=$pid"
+done
+# Back to the root cgroup: the one above is removed below.
+echo $$ >/sys/fs/cgroup/cgroup.procs || fail "back to the root cgroup"
+rmdir $cg || fail "rmdir $cg"
+
+magnet-read -o $out/trace -t 1 2>$out/err || fail "magnet-read: $(cat $out/err)"
+for p in $probes; do magnet-ctl probe del "$p" || fail "probe del $p"; done
+unload
+
+dump() { # OUT ARGS...
+	o=$1
+	shift
+	magnet-dump -p "$out/$o" "$@" $out/trace 2>$out/err || fail "magnet-dump -p $o $*: $(cat $out/err)"
+	sed "s|^magnet-dump: $out/|PCAP-SUMMARY |" $out/err
+}
+dump all.pcapng
+dump all.pcap --pcap-classic
+for p in $probes; do dump "$p.pcapng" -e "$p"; done
+
+for f in "$out"/*; do
+	[ "$f" = $out/err ] && continue
+	name=${f#"$out/"}
+	echo "PCAP-BEGIN $name $(sha256sum <"$f" | cut -d' ' -f1)"
+	base64 "$f"
+	echo "PCAP-END $name"
+done
