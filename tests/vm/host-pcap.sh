@@ -36,6 +36,9 @@
 # checks a console log saved before instead of booting (to see a check
 # fail on purpose, edit a copy).
 set -u -o pipefail
+if [[ -n ${HOST_PCAP_CONSOLE:-} ]]; then
+	HOST_PCAP_CONSOLE=$(realpath -e "$HOST_PCAP_CONSOLE") || exit 1
+fi
 cd "$(dirname "$0")/../.." || exit 1
 
 B=${MAGNET_BUILD:-build}
@@ -282,7 +285,7 @@ for fl in "${FLOWS[@]}"; do
 	done
 	[[ -s $T/want ]] || fail "nothing expected of $fl"
 	diff "$T/want" "$T/got" >"$T/diff" ||
-		fail "$proto $src:$sp > $dst:$dp, want (<) and tshark's (>): $(cat "$T/diff")"
+		fail "$proto $src:$sp > $dst:$dp, want (<) and tshark's (>): $(head -n 20 "$T/diff")"
 done
 ok "tshark: each of $nwant datagram and payload segment records once, in order, at every probe on its path: addresses, ports, payload, lengths, device, direction, pid/tgid/comm/cgroup, layer, skb->len, intr"
 

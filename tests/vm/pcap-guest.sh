@@ -15,8 +15,9 @@
 # "PCAP-INFO KEY=VALUE" lines (the cgroup's id, lo's ifindex, each flow's
 # pid), magnet-dump's summaries as "PCAP-SUMMARY FILE: ...", and every file
 # base64-encoded between "PCAP-BEGIN NAME SHA256" and "PCAP-END NAME" (the
-# host has tshark and tcpdump; the guest has neither). Exit 0, or a FAIL
-# line and 1.
+# host has tshark and tcpdump; the guest has neither). Fails, as the suite
+# would, on a kernel problem line in dmesg and (debug kernel) on a leak of
+# magnet's that kmemleak finds. Exit 0, or a FAIL line and 1.
 cd "$(dirname "$0")" || exit 1
 . ./lib.sh
 [ $# -ge 3 ] || fail "usage: pcap-guest.sh CAPLEN PROBE,... FLOW..."
@@ -67,6 +68,17 @@ dump() { # OUT ARGS...
 dump all.pcapng
 dump all.pcap --pcap-classic
 for p in $probes; do dump "$p.pcapng" -e "$p"; done
+
+# As the suite judges its tests: no kernel problem line in dmesg (the
+# whole boot is this test's), and on a kernel with kmemleak no leak of
+# magnet's.
+PROBLEM_RE=$(awk '!/^[[:space:]]*(#|$)/ { printf "%s%s", sep, $0; sep = "|" }' ./kernel-problems)
+if dmesg | grep -E "$PROBLEM_RE" >$out/err; then
+	fail "kernel problems in dmesg: $(cat $out/err)"
+fi
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	sh ./kmemleak || fail "kmemleak: magnet leaked"
+fi
 
 for f in "$out"/*; do
 	[ "$f" = $out/err ] && continue
