@@ -29,6 +29,12 @@ $(BUILD)/tests/vm/pktsend: $(BUILD)/tests/vm/pktsend.o
 USER_BINS += $(BUILD)/tests/vm/pktsend
 GUEST_FILES += $(BUILD)/tests/vm/pktsend:/magnet/bin/pktsend
 
+$(BUILD)/tests/vm/nettest: $(BUILD)/tests/vm/nettest.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
+USER_BINS += $(BUILD)/tests/vm/nettest
+GUEST_FILES += $(BUILD)/tests/vm/nettest:/magnet/bin/nettest
+
 # tests/monitors: the guest's workload server (the host's tests drive it).
 $(BUILD)/tests/monitors/mon-workload: $(BUILD)/tests/monitors/workload.o
 	@$(if $(Q),echo "  LD      $@")
