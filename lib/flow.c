@@ -48,8 +48,53 @@ static int transport(const struct magnet_skb *k, struct mg_flow *f, unsigned int
 	return 0;
 }
 
+/*
+ * IPv6: past the extension headers that may precede the transport one
+ * (hop-by-hop, as MLD's, routing, fragment, destination options, AH), to
+ * the protocol and where its header starts. 0 or -enum mg_flow_error.
+ */
+static int ipv6_upper(const struct magnet_skb *k, unsigned int *off, unsigned int *l4,
+		      int *ports, __u8 *proto)
+{
+	const __u8 *d = k->data;
+	unsigned int len;
+
+	for (;;) {
+		switch (*proto) {
+		case 0:		/* hop-by-hop options */
+		case 43:	/* routing */
+		case 60:	/* destination options */
+		case 44:	/* fragment */
+		case 51:	/* authentication header */
+			break;
+		default:
+			return 0;
+		}
+		if (k->caplen < *off + 8)
+			return -MG_FLOW_SHORT;
+		if (*proto == 44) {
+			len = 8;
+			/* Only the first fragment (offset 0) has the ports. */
+			if (be16_at(d + *off + 2) & 0xfff8)
+				*ports = 0;
+		} else if (*proto == 51) {
+			len = (d[*off + 1] + 2) * 4;
+		} else {
+			len = (d[*off + 1] + 1) * 8;
+		}
+		if (*l4 < len)
+			return -MG_FLOW_LENGTH;
+		*proto = d[*off];
+		*off += len;
+		*l4 -= len;
+	}
+}
+
 int mg_flow_of(const struct magnet_skb *k, struct mg_flow *f)
 {
+	unsigned int off = 40;
+	int ports = 1, ret;
+	__u8 proto;
 	const __u8 *d = k->data;
 	unsigned int ihl, total;
 
@@ -84,10 +129,14 @@ int mg_flow_of(const struct magnet_skb *k, struct mg_flow *f)
 		if (!total && k->len > 40)
 			return -MG_FLOW_LENGTH;	/* a jumbogram: no length here */
 		f->family = AF_INET6;
-		f->proto = d[6];
+		proto = d[6];
 		memcpy(f->saddr, d + 8, 16);
 		memcpy(f->daddr, d + 24, 16);
-		return transport(k, f, 40, total, 1);
+		ret = ipv6_upper(k, &off, &total, &ports, &proto);
+		f->proto = proto;
+		if (ret)
+			return ret;
+		return transport(k, f, off, total, ports);
 	default:
 		return -MG_FLOW_VERSION;
 	}
@@ -99,6 +148,10 @@ const char *mg_flow_proto_name(unsigned int proto, char *buf, size_t len)
 		return "tcp";
 	if (proto == IPPROTO_UDP)
 		return "udp";
+	if (proto == IPPROTO_ICMP)
+		return "icmp";
+	if (proto == IPPROTO_ICMPV6)
+		return "icmpv6";
 	snprintf(buf, len, "ipproto%u", proto);
 	return buf;
 }

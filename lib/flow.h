@@ -12,7 +12,9 @@
 
 /*
  * Capture bytes that always hold the headers mg_flow_of() reads: the
- * largest IPv4 header (60) and the TCP header's first 13 bytes.
+ * largest IPv4 header (60) and the TCP header's first 13 bytes; an IPv6
+ * header (40) with up to 27 bytes of extension headers before TCP's (an
+ * MLD report's hop-by-hop header is 8).
  */
 #define MG_FLOW_CAPTURE		80
 
@@ -40,13 +42,13 @@ enum mg_flow_error {
  * Fill *f from skb record payload k: 0, or -enum mg_flow_error. payload is
  * the TCP or UDP data (the IP header's length minus the IP and transport
  * headers: a GSO packet counts whole), for other protocols the IP
- * payload, and for a non-first IPv4 fragment its bytes (no ports). IPv6
- * extension headers are not walked: the first next header is the
- * protocol, and its ports are read only for TCP and UDP.
+ * payload, and for a non-first fragment its bytes (no ports). IPv6
+ * extension headers are walked to the protocol after them (their bytes are
+ * not payload); ports are read only for TCP and UDP.
  */
 int mg_flow_of(const struct magnet_skb *k, struct mg_flow *f);
 
-/* "tcp", "udp", or "ipprotoN" in buf (at least 16 bytes). */
+/* "tcp", "udp", "icmp", "icmpv6", or "ipprotoN" in buf (at least 16 bytes). */
 const char *mg_flow_proto_name(unsigned int proto, char *buf, size_t len);
 
 /*

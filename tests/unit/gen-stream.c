@@ -301,6 +301,8 @@ static int random_sock(struct magnet_sock *s, char *out, size_t size)
 	inet_ntop(s->family, s->daddr, dst, sizeof(dst));
 	if (s->protocol == 6 || s->protocol == 17)
 		snprintf(proto, sizeof(proto), "%s", s->protocol == 6 ? "tcp" : "udp");
+	else if (s->protocol == 1 || s->protocol == 58)
+		snprintf(proto, sizeof(proto), "%s", s->protocol == 1 ? "icmp" : "icmpv6");
 	else
 		snprintf(proto, sizeof(proto), "ipproto%u", s->protocol);
 	if (s->family == AF_INET)

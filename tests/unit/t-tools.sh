@@ -115,7 +115,7 @@ nsock=$(grep -c ' tcp_cleanup_rbuf(26) abstract=0x[0-9a-f]* sock ' "$T/dump.out"
 [ "$nsock" -gt 1000 ] || fail "only $nsock sock records"
 grep -q -E ' sock tcp [0-9.]+:[0-9]+ -> [0-9.]+:[0-9]+ size=[0-9]+ state=[A-Z_0-9]+\([0-9]+\)'"$WHO" "$T/dump.out" || fail "no IPv4 tcp sock record"
 grep -q -E ' sock udp \[[0-9a-f:]+\]:[0-9]+ -> \[[0-9a-f:]+\]:[0-9]+ size=[0-9]+ state=' "$T/dump.out" || fail "no IPv6 udp sock record"
-grep -q -E ' sock ipproto[0-9]+ ' "$T/dump.out" || fail "no sock record of another protocol"
+grep -q -E ' sock (icmp|icmpv6|ipproto[0-9]+) ' "$T/dump.out" || fail "no sock record of another protocol"
 grep -q -E ' sock - size=[0-9]+ state=[A-Za-z_0-9]+\([0-9]+\)'"$WHO" "$T/dump.out" || fail "no sock record without an inet family"
 grep -q -E ' state=unknown\([0-9]*\)'"$WHO" "$T/dump.out" || fail "no sock record of an unknown state"
 nraw=$(grep -c ' mymod_request(27) abstract=0x[0-9a-f]* raw len=[0-9]* "' "$T/dump.out")
@@ -145,7 +145,7 @@ run 0 json "$DUMP" -j "$T/trace"
 [ "$(grep -c '"event":"lost"' "$T/json.out")" -eq "$nl" ] || fail "JSON lost count"
 # Each line one object with the fields in the documented order.
 cap='(,"capture":\{"arg":[0-5],"len":[0-9]+,"hex":"([0-9a-f][0-9a-f])*"\})?'
-sock='("type":"kprobe","abstract":"0x[0-9a-f]+","sock":\{("family":null|"family":"inet6?","proto":"(tcp|udp|ipproto[0-9]+)","src":"[0-9a-f.:]+","sport":[0-9]+,"dst":"[0-9a-f.:]+","dport":[0-9]+),"size":[0-9]+,"state":[0-9]+\})'
+sock='("type":"kprobe","abstract":"0x[0-9a-f]+","sock":\{("family":null|"family":"inet6?","proto":"(tcp|udp|icmp|icmpv6|ipproto[0-9]+)","src":"[0-9a-f.:]+","sport":[0-9]+,"dst":"[0-9a-f.:]+","dport":[0-9]+),"size":[0-9]+,"state":[0-9]+\})'
 raw='("type":"custom","abstract":"0x[0-9a-f]+","raw":\{"len":[0-9]+,"hex":"([0-9a-f][0-9a-f])*"\})'
 who='"comm":(null|"([^"\\]|\\.)*"),"cgroup":[0-9]+,"intr":(true|false),'
 bad=$(grep -v -c -E '^\{"ts":[0-9]+,"cpu":[0-9]+,"pid":[0-9]+,"tgid":[0-9]+,('"$who"')?"id":[0-9]+,"event":"[^"]*",(("type":"kprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\]'"$cap"')|'"$sock"'|'"$raw"'|("type":"kretprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\],"ret":-?[0-9]+,"lat_ns":[0-9]+'"$cap"')|("full":[0-9]+,"too_big":[0-9]+,"nesting":[0-9]+,"overwritten":[0-9]+))\}$' "$T/json.out")

@@ -189,6 +189,72 @@ START_TEST(flows)
 }
 END_TEST
 
+/* An IPv6 packet: next header nh, then ext (extension headers), then l4. */
+static const struct magnet_skb *v6_rec(__u8 nh, const unsigned char *ext, size_t elen,
+				       const unsigned char *l4, size_t l4len, size_t cap)
+{
+	struct mg_record_hdr h = { .event_id = 20, .cpu = 1, .cgroup = 99, .pid = 7, .tgid = 7 };
+	unsigned char b[256] = { 0x60 };
+	struct magnet_skb k = {
+		.len = 40 + elen + l4len, .ifindex = 1, .direction = MAGNET_SKB_DIR_OUT,
+		.layer = MAGNET_SKB_LAYER_NETWORK, .sk_cgroup = 5, .protocol = htons(0x86dd),
+	};
+
+	ck_assert_uint_le(40 + elen + l4len, sizeof(b));
+	put16(b + 4, elen + l4len);
+	b[6] = nh;
+	ck_assert_int_eq(inet_pton(AF_INET6, "fe80::1", b + 8), 1);
+	ck_assert_int_eq(inet_pton(AF_INET6, "ff02::16", b + 24), 1);
+	memcpy(b + 40, ext, elen);
+	memcpy(b + 40 + elen, l4, l4len);
+	k.caplen = cap < k.len ? cap : k.len;
+	ck_assert_int_gt(mg_record_encode_skb(rec64, sizeof(rec64), &h, &k, b, cap), 0);
+	return mg_record_skb(REC);
+}
+
+/* IPv6 extension headers are walked to the protocol behind them. */
+START_TEST(ipv6_extensions)
+{
+	/* An MLDv2 report: hop-by-hop (router alert, 8 bytes), ICMPv6 (28). */
+	static const unsigned char hbh[8] = { IPPROTO_ICMPV6, 0, 5, 2, 0, 0, 1, 0 };
+	static const unsigned char frag[8] = { IPPROTO_UDP, 0, 0, 1, 0, 0, 0, 9 };
+	static const unsigned char later[8] = { IPPROTO_UDP, 0, 0x05, 0xa9, 0, 0, 0, 9 };
+	/* destination options (16 bytes) then a fragment header */
+	static const unsigned char dst_frag[24] = { 44, 1, [16] = IPPROTO_UDP, [19] = 1 };
+	unsigned char icmp[28] = { 143 }, udp[8 + 100] = { 0x13, 0x88, 0x00, 0x35 };
+	char buf[16];
+	struct mg_flow f;
+
+	ck_assert_int_eq(mg_flow_of(v6_rec(0, hbh, 8, icmp, 28, 128), &f), 0);
+	ck_assert_uint_eq(f.proto, IPPROTO_ICMPV6);
+	ck_assert_str_eq(mg_flow_proto_name(f.proto, buf, sizeof(buf)), "icmpv6");
+	ck_assert_uint_eq(f.payload, 28);
+	ck_assert_str_eq(peer(&f), "[ff02::16]:0");
+	/* The first fragment has the ports; a later one is all payload. */
+	ck_assert_int_eq(mg_flow_of(v6_rec(44, frag, 8, udp, sizeof(udp), 128), &f), 0);
+	ck_assert_uint_eq(f.proto, IPPROTO_UDP);
+	ck_assert_uint_eq(f.payload, 100);
+	ck_assert_str_eq(peer(&f), "[ff02::16]:53");
+	ck_assert_int_eq(mg_flow_of(v6_rec(44, later, 8, udp, sizeof(udp), 128), &f), 0);
+	ck_assert_uint_eq(f.payload, sizeof(udp));
+	ck_assert_str_eq(peer(&f), "[ff02::16]:0");
+	ck_assert_int_eq(mg_flow_of(v6_rec(60, dst_frag, 24, udp, sizeof(udp), 128), &f), 0);
+	ck_assert_uint_eq(f.proto, IPPROTO_UDP);
+	ck_assert_uint_eq(f.payload, 100);
+	ck_assert_str_eq(peer(&f), "[ff02::16]:53");
+	/* A capture that ends inside the chain, a chain longer than the packet. */
+	ck_assert_int_eq(mg_flow_of(v6_rec(60, dst_frag, 24, udp, sizeof(udp), 60), &f),
+			 -MG_FLOW_SHORT);
+	ck_assert_int_eq(mg_flow_of(v6_rec(60, dst_frag, 16, udp, 0, 128), &f), -MG_FLOW_SHORT);
+	ck_assert_int_eq(mg_flow_of(v6_rec(0, hbh, 4, udp, 0, 128), &f), -MG_FLOW_SHORT);
+	v6_rec(60, dst_frag, 24, udp, sizeof(udp), 128);
+	((struct magnet_skb *)mg_record_skb(REC))->data[5] = 20;	/* payload < the chain */
+	ck_assert_int_eq(mg_flow_of(mg_record_skb(REC), &f), -MG_FLOW_LENGTH);
+	ck_assert_str_eq(mg_flow_proto_name(IPPROTO_ICMP, buf, sizeof(buf)), "icmp");
+	ck_assert_str_eq(mg_flow_proto_name(132, buf, sizeof(buf)), "ipproto132");
+}
+END_TEST
+
 static struct mg_netview *create(unsigned int cap)
 {
 	struct mg_netview *v;
@@ -370,6 +436,7 @@ int main(void)
 	TCase *tc = tcase_create("netview");
 
 	tcase_add_test(tc, flows);
+	tcase_add_test(tc, ipv6_extensions);
 	tcase_add_test(tc, exact);
 	tcase_add_test(tc, random_traffic);
 	tcase_add_test(tc, other_records);

@@ -458,7 +458,7 @@ START_TEST(json_sock)
 	encode_sock(AF_INET6, 17, 7, "2001:db8::1", 443, "2001:db8:0:1::ff", 1, UINT64_MAX);
 	expect(&o, JPFX ",\"sock\":{\"family\":\"inet6\",\"proto\":\"udp\",\"src\":\"2001:db8::1\",\"sport\":443,\"dst\":\"2001:db8:0:1::ff\",\"dport\":1,\"size\":18446744073709551615,\"state\":7}}\n");
 	encode_sock(AF_INET, 1, 0, "1.2.3.4", 0, "5.6.7.8", 0, 0);
-	expect(&o, JPFX ",\"sock\":{\"family\":\"inet\",\"proto\":\"ipproto1\",\"src\":\"1.2.3.4\",\"sport\":0,\"dst\":\"5.6.7.8\",\"dport\":0,\"size\":0,\"state\":0}}\n");
+	expect(&o, JPFX ",\"sock\":{\"family\":\"inet\",\"proto\":\"icmp\",\"src\":\"1.2.3.4\",\"sport\":0,\"dst\":\"5.6.7.8\",\"dport\":0,\"size\":0,\"state\":0}}\n");
 	encode_sock(0, 0, 7, NULL, 0, NULL, 0, 4096);
 	expect(&o, JPFX ",\"sock\":{\"family\":null,\"size\":4096,\"state\":7}}\n");
 	/* -w still goes after ts. */
