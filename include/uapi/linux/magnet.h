@@ -531,7 +531,9 @@
  *   ingress/egress hooks see it. The record header's pid and cgroup are
  *   the running task's, which on the receive path (softirq) is any task,
  *   on lo usually the sender. 0: no socket, or one without cgroup data
- *   (request and timewait socks: SYN-ACKs, timewait ACKs), or unreadable.
+ *   (request and timewait socks: SYN-ACKs, timewait ACKs), or unreadable;
+ *   always 0 on a kernel without CONFIG_SOCK_CGROUP_DATA (selected by
+ *   CGROUP_BPF, CGROUP_NET_PRIO or CGROUP_NET_CLASSID; Debian's has it).
  *   layer and data: from the network header if it is set (6.1 has no
  *   "unset" mark for it: offset 0 from skb->head counts as unset), else
  *   from the link (mac) header if set, else from skb->data; the header may
