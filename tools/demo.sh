@@ -3,8 +3,9 @@
 #
 # The main job, on a node that can load modules (the VM, or a real host):
 # load magnet, start magnetd with a probe set, and run two "jobs" in their
-# own cgroups for a while: jobA sends TCP traffic, jobB makes system calls
-# and writes files. magnet-top (run by tools/demo, on the host) shows the
+# own cgroups for a while: jobA sends TCP traffic, jobB makes system calls,
+# writes files and scrapes magnetd's Prometheus page. The net-jobs probe
+# set gives magnetd every packet with its socket's job. magnet-top (run by tools/demo, on the host) shows the
 # node live; at the end magnetd is stopped with SIGTERM and its trace
 # decoded, so nothing it saw is lost.
 #
@@ -43,6 +44,8 @@ trace = $work/trace
 probe = kprobe tcp_sendmsg handler sock
 probe = kprobe __x64_sys_getpid
 probe = kprobe vfs_write args 3
+probe = set net-jobs
+prometheus = 127.0.0.1:8653
 CONF
 sed 's/^/  /' "$work/magnetd.conf"
 magnetd -f -c "$work/magnetd.conf" >"$work/magnetd.log" 2>&1 &
@@ -59,7 +62,7 @@ done
 sed 's/^/  /' "$work/magnetd.log"
 magnet-ctl probe list
 
-say "two jobs for ${seconds}s: jobA sends TCP, jobB calls getpid and writes"
+say "two jobs for ${seconds}s: jobA sends TCP, jobB calls getpid, writes and fetches metrics"
 mkdir -p $cg/jobA $cg/jobB
 end=$(($(date +%s) + seconds))
 sh -c "echo \$\$ > $cg/jobA/cgroup.procs
@@ -68,15 +71,20 @@ ja=$!
 sh -c "echo \$\$ > $cg/jobB/cgroup.procs
 	while [ \$(date +%s) -lt $end ]; do
 		mgtest fire-n 3000 >/dev/null; dd if=/dev/zero of=$work/jobB.out bs=4k count=50 2>/dev/null
+		wget -q -O /dev/null http://127.0.0.1:8653/metrics
 		sleep 0.2
 	done" &
 jb=$!
 echo "MAGNET-DEMO-READY"	# tools/demo starts magnet-top on this line
+sleep $((seconds > 4 ? seconds - 3 : 1))
+say "which job talked to which hosts: magnet-top's network view, one second while the jobs run"
+magnet-top -s 127.0.0.1:8650 -b -n 2 | awk '/^NETWORK BY JOB/ { n++ } n == 2 && /^PROBES/ { exit } n == 2'
 wait $ja $jb
 
 say "the node, as magnetd saw it"
 mdtest cmd STATS | head -n 1 | tr ' ' '\n' | grep -E '^(read|read_lost|sent|client_dropped|clients)=' | tr '\n' ' '
 echo
+
 
 say "SIGTERM: magnetd drains and closes its trace"
 kill -TERM $md
