@@ -65,7 +65,8 @@ const char *mgc_kvs_get(const struct mgc_kvs *kv, const char *key)
 {
 	size_t i;
 
-	for (i = 0; i < kv->n; i++)
+	/* kv->v[i] is set for i < kv->n; the analyser cannot tell (calloc'd). */
+	for (i = 0; i < kv->n && kv->v[i].key; i++)
 		if (!strcmp(kv->v[i].key, key))
 			return kv->v[i].value;
 	return NULL;
@@ -75,7 +76,10 @@ void mgc_kvs_free(struct mgc_kvs *kv)
 {
 	free(kv->text);
 	free(kv->v);
-	memset(kv, 0, sizeof(*kv));
+	/* Field by field: the analyser does not see a memset() clear them. */
+	kv->text = NULL;
+	kv->v = NULL;
+	kv->n = 0;
 }
 
 /* A number the table names at an offset of a struct. */
