@@ -9,7 +9,9 @@
 # loadgen in PATH (row 4 also magnet-ctl; row 5 magnetd, magnet-cat and
 # mdtest), debugfs and tracefs mounted, 2 CPUs. The workload runs on CPU 0,
 # the readers on CPU 1. The sections are numbered as bench/run's table rows
-# (row 1 is native); $BENCH_ROWS lists the ones to run (default "2 3 4 5").
+# (row 1 is native); $BENCH_ROWS lists the ones to run (default "2 3 4 5 6").
+# Row 6 also needs magnet-ctl, magnet-dump, udpflood and, for its tcpdump
+# runs, tcpdump with its libraries (bench/run stages them).
 #
 # 2. Probe cost: ns per getpid() (loadgen getpid $BENCH_ITER, pinned), with
 #    (a) no probe, (b) magnet (kprobe:__x64_sys_getpid, 40-byte records)
@@ -37,8 +39,8 @@
 #    probe lets the load reach), then paced at one rate for both tracers
 #    (90% of the slower unpaced rate), so their losses compare at the same
 #    offered load.
-# 4. Control plane, and 5. consumers (magnetd vs magnet-read vs
-#    ftrace-read): see their sections below.
+# 4. Control plane, 5. consumers (magnetd vs magnet-read vs ftrace-read),
+#    and 6. the paper's tcpdump comparison: see their sections below.
 #
 # Both tracers get the same ring per CPU ($BENCH_BUF bytes: magnet
 # buf_size, ftrace buffer_size_kb), the same loss policy (magnet's default
@@ -54,7 +56,7 @@ BUF=${BENCH_BUF:-1048576}
 RATE=${BENCH_RATE:-100000}
 CDUR=${BENCH_CONS_DUR:-4}
 CREPS=${BENCH_CONS_REPS:-3}
-ROWS=${BENCH_ROWS:-2 3 4 5}
+ROWS=${BENCH_ROWS:-2 3 4 5 6}
 T=/sys/kernel/tracing
 M=/sys/kernel/debug/magnet
 KO=/magnet/magnet.ko
@@ -529,6 +531,188 @@ if want 5; then
 	else
 		echo "vm-bench: row 5 needs magnetd, magnet-cat and mdtest in PATH; skipped"
 	fi
+fi
+
+# ---- 6. the paper's tcpdump comparison (its Table 3 and Figure 5) --------
+#
+# udpflood (bench/udpflood.c) sends SIZE-byte UDP datagrams over lo for
+# $BENCH_FLOOD_DUR seconds (after 0.25 s of warm-up: udpflood -w, counted
+# as offered, not in the rate) from CPU 0 to a sink thread on CPU 0 (on lo the
+# receive half runs in the sender's softirq, so every datagram goes down to
+# the device and up to the socket on CPU 0); the consumer runs alone on CPU
+# 1. SIZE is each of $BENCH_FLOOD_SIZES. Per size, one run of each config,
+# $BENCH_FLOOD_REPS rounds interleaved:
+#   none     nothing loaded
+#   loaded   magnet.ko loaded, no probe
+#   dev      one skb probe on __dev_queue_xmit capturing the whole IP packet
+#            (SIZE + 28 bytes, at most 4080), drained by magnet-read to a
+#            file in $TMP/flood (a 2 GiB tmpfs of its own)
+#   journey  four skb probes, the same capture: ip_send_skb (UDP hands the
+#            datagram to IP), ip_finish_output2 (routed), __dev_queue_xmit
+#            (the device), udp_rcv (received): the skb layers of magnet-ctl's
+#            udp-journey set but ip_local_deliver, as the paper's four layers
+#            per packet; magnet-read to the same tmpfs
+#   tcpdump  tcpdump -i lo -s SIZE+42 (the whole frame) -B KiB -w a file in
+#            the same tmpfs (Debian's tcpdump, libpcap's TPACKET_V3 ring;
+#            -Z root: no user to drop to), if staged
+# The same buffer: magnet's ring is $BENCH_BUF bytes per CPU, tcpdump's
+# packet ring $BENCH_BUF x CPUs (-B takes KiB): the paper's 2 MB with the
+# defaults. magnet-read keeps its defaults (256 KiB reads, 64 KiB
+# watermark, 100 ms), the paper's 256K watermark is not asked for.
+# Offered: udpflood's sent (datagrams that entered the stack). Captured:
+# magnet: records per probe in the trace (magnet-dump --stats), and
+# magnet-read's own count; tcpdump: its "packets captured", and the pcap
+# file's records ((size - 24) / (16 + SIZE + 42): every record is a whole
+# frame). Lost: magnet's kernel counters (stats lost_*, kprobe misses) and
+# offered - captured; tcpdump's "dropped by kernel" and offered - captured.
+# tcpdump on lo gets each datagram twice from the kernel (the outgoing copy
+# and the received one: "received by filter" is 2 x sent) and libpcap drops
+# the outgoing one, so its "dropped by kernel" counts copies, not datagrams.
+# It is stopped 1.5 s after the flood (libpcap's last, partly filled ring
+# block is handed over on its 1 s timeout). CPU: the consumer's utime+stime
+# (all threads) as in row 5, from just before the flood until it is idle
+# again, and the kworkers' meanwhile (magnet-read's AIO copies).
+
+FSIZES=${BENCH_FLOOD_SIZES:-100 500 1000 2000 4000}
+FDUR=${BENCH_FLOOD_DUR:-2}
+FREPS=${BENCH_FLOOD_REPS:-3}
+FWQ=${BENCH_FLOOD_WQ_CPUMASK:-2}	# none: leave the unbound workqueues be
+JOURNEY="ip_send_skb ip_finish_output2 __dev_queue_xmit udp_rcv"
+
+# magnet-dump --stats: the trace's records per probe name.
+trace_counts() { # prefix file
+	magnet-dump -s "$2" >$TMP/dump.out 2>$TMP/dump.err ||
+		{ cat $TMP/dump.err; die "magnet-dump -s $2"; }
+	awk -v p="$1" '/^id\tevent/ { on = 1; next } on && NF == 0 { on = 0 }
+		on { printf "bench: %s_file_%s=%s\n", p, $2, $4; t += $4 }
+		END { printf "bench: %s_file=%.0f\n", p, t }' $TMP/dump.out
+}
+
+flood_run() { # prefix config size
+	p=$1 c=$2 s=$3
+	cap=$((s + 28)); [ $cap -le 4080 ] || cap=4080
+	snap=$((s + 42))
+	CPID=''
+	rm -f $FT/f.trace $FT/f.pcap
+	case $c in
+	loaded | dev | journey)
+		insmod $KO "buf_size=$BUF" || die "insmod" ;;
+	esac
+	case $c in
+	dev)
+		magnet-ctl probe add kprobe __dev_queue_xmit handler skb capture $cap \
+			name __dev_queue_xmit >/dev/null || die "probe add __dev_queue_xmit" ;;
+	journey)
+		for f in $JOURNEY; do
+			magnet-ctl probe add kprobe $f handler skb capture $cap name $f >/dev/null ||
+				die "probe add $f"
+		done ;;
+	esac
+	case $c in
+	dev | journey)
+		taskset $R magnet-read -o $FT/f.trace 2>$TMP/cons.err &
+		CPID=$! ;;
+	tcpdump)
+		taskset $R tcpdump -Z root -n -i lo -s $snap -B $((BUF * $(nproc) / 1024)) \
+			-w $FT/f.pcap 2>$TMP/cons.err &
+		CPID=$!
+		i=0
+		until grep -q 'listening on' $TMP/cons.err; do
+			i=$((i + 1))
+			{ [ $i -lt 100 ] && kill -0 $CPID 2>/dev/null; } ||
+				{ cat $TMP/cons.err; die "tcpdump did not start"; }
+			sleep 0.1
+		done ;;
+	esac
+	sleep 0.5
+	[ -z "$CPID" ] || kill -0 $CPID 2>/dev/null || { cat $TMP/cons.err; die "$c did not start"; }
+	if [ -n "$CPID" ]; then
+		kw0=$(kw_ticks)
+		before=$(cpu_ticks $CPID)
+	fi
+	taskset $W udpflood -w 0.25 "$FDUR" "$s" >$TMP/flood.out || die "udpflood $FDUR $s"
+	awk -v p="$p" '{ for (i = 1; i <= NF; i++)
+		if ($i ~ /^(sent|send_failed|secs|pps|mbps|rcv_lost)=/) print "bench: " p "_" $i }' $TMP/flood.out
+	if [ -n "$CPID" ]; then
+		settle $CPID
+		# libpcap's TPACKET_V3 hands a block over when it is full or
+		# its timeout (tcpdump's 1 s) ends: wait for the last one.
+		[ "$c" != tcpdump ] || { sleep 1.5; settle $CPID; }
+		out "${p}_ticks" $(($(cpu_ticks $CPID) - before))
+		out "${p}_kwticks" $(($(kw_ticks) - kw0))
+	fi
+	case $c in
+	dev | journey)
+		magnet_counts "$p"
+		kill -INT $CPID
+		wait $CPID || { cat $TMP/cons.err; df $FT; die "magnet-read failed"; }
+		magnet_read_counts "$p" $TMP/cons.err
+		trace_counts "$p" $FT/f.trace ;;
+	tcpdump)
+		kill -INT $CPID
+		wait $CPID || { cat $TMP/cons.err; df $FT; die "tcpdump failed"; }
+		sed 's/^/tcpdump: /' $TMP/cons.err
+		awk -v p="$p" '$2 ~ /^packets?$/ && $3 == "captured" { print "bench: " p "_td_captured=" $1 }
+			$2 ~ /^packets?$/ && $3 == "received" { print "bench: " p "_td_filter=" $1 }
+			$2 ~ /^packets?$/ && $3 == "dropped" { print "bench: " p "_td_dropped=" $1 }' $TMP/cons.err
+		out "${p}_file" "$(wc -c <$FT/f.pcap | awk -v r=$((16 + snap)) \
+			'{ n = ($1 - 24) / r; print n == int(n) ? n : "bad-size-" $1 }')" ;;
+	esac
+	case $c in
+	loaded | dev | journey) magnet_off ;;
+	esac
+	rm -f $FT/f.trace $FT/f.pcap
+}
+
+if want 6; then
+	# The traces: up to ~0.7 GB a run (4 probes x 4 KiB records).
+	FT=$TMP/flood
+	mkdir -p $FT
+	mount -t tmpfs -o size=2g flood $FT || die "mount tmpfs $FT"
+	# tcpdump -Z root looks root up by name (to drop privileges to
+	# it): the initramfs has no passwd of its own.
+	[ -f /etc/passwd ] || { mkdir -p /etc && echo 'root:x:0:0:root:/:/bin/sh' >/etc/passwd; }
+	[ -f /etc/group ] || echo 'root:x:0:' >/etc/group
+	if command -v tcpdump >/dev/null && tcpdump --version >$TMP/td.v 2>&1; then
+		FCONFIGS="none loaded dev journey tcpdump"
+		out flood_tcpdump "$(head -n 1 $TMP/td.v | sed 's/^tcpdump version //')"
+	else
+		cat $TMP/td.v 2>/dev/null
+		echo "vm-bench: row 6: no tcpdump that runs in the guest; its runs are skipped"
+		FCONFIGS="none loaded dev journey"
+		out flood_tcpdump none
+	fi
+	out flood_sizes "$(echo $FSIZES | tr ' ' ,)"
+	out flood_dur "$FDUR"
+	out flood_reps "$FREPS"
+	out flood_configs "$(echo $FCONFIGS | tr ' ' ,)"
+	out flood_td_buf_kib $((BUF * $(nproc) / 1024))
+	# The unbound workqueues' CPUs: magnet-read's AIO reads are copied by
+	# magnet's WQ_UNBOUND|WQ_HIGHPRI kworkers, which the scheduler
+	# otherwise often wakes on the flood's CPU, where they take the
+	# sender's time (nice -20); the consumer's CPU is theirs as it is
+	# magnet-read's. (tcpdump reads its ring mmapped: no such copy.)
+	WQM=/sys/devices/virtual/workqueue/cpumask
+	wqm0=$(cat $WQM)
+	if [ "$FWQ" != none ]; then
+		echo "$FWQ" >$WQM || die "cannot set $WQM to $FWQ"
+	fi
+	out flood_wq_cpumask "$(cat $WQM)"
+	# Not counted: the first flood of the boot runs code TCG has not
+	# translated yet.
+	taskset $W udpflood 1 1000 >/dev/null || die "udpflood"
+	r=1
+	while [ $r -le "$FREPS" ]; do
+		for s in $FSIZES; do
+			for c in $FCONFIGS; do
+				flood_run "fl_${s}_${c}_$r" $c $s
+			done
+		done
+		r=$((r + 1))
+	done
+	echo "$wqm0" >$WQM
+	umount $FT
+	out flood_done 1
 fi
 
 out 'done' 1
