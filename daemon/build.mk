@@ -7,19 +7,20 @@ DAEMON_OBJS := $(BUILD)/daemon/expr.o $(BUILD)/daemon/proto.o \
 	$(BUILD)/daemon/agg.o $(BUILD)/daemon/tracewr.o \
 	$(BUILD)/daemon/config.o $(BUILD)/daemon/log.o $(BUILD)/daemon/notify.o \
 	$(BUILD)/daemon/peer.o $(BUILD)/daemon/totals.o $(BUILD)/daemon/prom.o \
-	$(BUILD)/daemon/supermon.o
+	$(BUILD)/daemon/supermon.o $(BUILD)/daemon/netview.o
 DAEMON_UNIT_TESTS := $(BUILD)/tests/unit/test_expr $(BUILD)/tests/unit/test_proto \
 	$(BUILD)/tests/unit/test_agg $(BUILD)/tests/unit/test_tracewr \
 	$(BUILD)/tests/unit/test_config $(BUILD)/tests/unit/test_chunkq \
 	$(BUILD)/tests/unit/test_peer $(BUILD)/tests/unit/test_totals \
-	$(BUILD)/tests/unit/test_prom $(BUILD)/tests/unit/test_supermon
+	$(BUILD)/tests/unit/test_prom $(BUILD)/tests/unit/test_supermon \
+	$(BUILD)/tests/unit/test_netview
 
 $(BUILD)/tests/unit/test_expr.o $(BUILD)/tests/unit/test_proto.o \
 $(BUILD)/tests/unit/test_agg.o $(BUILD)/tests/unit/test_tracewr.o \
 $(BUILD)/tests/unit/test_config.o $(BUILD)/tests/unit/test_chunkq.o \
 $(BUILD)/tests/unit/test_peer.o $(BUILD)/tests/unit/test_server.o \
 $(BUILD)/tests/unit/test_totals.o $(BUILD)/tests/unit/test_prom.o \
-$(BUILD)/tests/unit/test_supermon.o: \
+$(BUILD)/tests/unit/test_supermon.o $(BUILD)/tests/unit/test_netview.o: \
 	CFLAGS += -Idaemon
 # The shipped example config must load, and give exactly the defaults.
 $(BUILD)/tests/unit/test_config.o: \
@@ -36,6 +37,7 @@ $(BUILD)/tests/unit/test_peer: $(BUILD)/daemon/peer.o
 $(BUILD)/tests/unit/test_totals: $(BUILD)/daemon/totals.o
 $(BUILD)/tests/unit/test_prom: $(BUILD)/daemon/prom.o
 $(BUILD)/tests/unit/test_supermon: $(BUILD)/daemon/supermon.o
+$(BUILD)/tests/unit/test_netview: $(BUILD)/daemon/netview.o
 
 $(filter-out %/test_supermon,$(DAEMON_UNIT_TESTS)): %: %.o \
 		$(BUILD)/tests/unit/testutil.o $(LIBMAGNET)

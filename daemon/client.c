@@ -251,10 +251,12 @@ static void end_subscription(struct mg_server *s, struct client *c)
 
 static void end_agg(struct mg_server *s, struct client *c)
 {
-	if (c->agg)
+	if (mg_client_aggregates(c))
 		s->naggs--;
 	mg_agg_free(c->agg);
 	c->agg = NULL;
+	mg_netview_free(c->net);
+	c->net = NULL;
 }
 
 void mg_client_close(struct mg_server *s, struct client *c, const char *why)
@@ -495,15 +497,18 @@ static void cmd_subscribe(struct mg_server *s, struct client *c,
 static void cmd_agg(struct mg_server *s, struct client *c,
 		    const struct mg_cmd *cmd)
 {
+	struct mg_netview *v = NULL;
 	struct mg_agg *a = NULL;
 	__u64 now = mg_now_ns(CLOCK_MONOTONIC);
 
-	if (mg_agg_create(s->cfg.agg_entries, &a)) {
+	if (cmd->agg_key == MG_AGG_NET ? mg_netview_create(s->cfg.agg_entries, &v) :
+	    mg_agg_create(s->cfg.agg_entries, &a)) {
 		mg_client_reply(c, "ERR out of memory");
 		return;
 	}
 	end_agg(s, c);
 	c->agg = a;
+	c->net = v;
 	c->agg_key = cmd->agg_key;
 	c->every_ns = cmd->interval_ns;
 	c->agg_start = now;

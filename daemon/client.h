@@ -12,6 +12,7 @@
 #include <linux/types.h>
 
 #include "agg.h"
+#include "netview.h"
 #include "proto.h"
 #include "server.h"
 #include "supermon.h"
@@ -75,8 +76,9 @@ struct client {
 	__u64 pending_drop;	/* records dropped, not told yet */
 	__u64 dropped;		/* all of them */
 
-	/* AGG */
+	/* AGG: a table by agg_key, or for AGG net the traffic view */
 	struct mg_agg *agg;
+	struct mg_netview *net;
 	enum mg_agg_key agg_key;
 	__u64 every_ns, agg_start, agg_next;
 	__u64 agg_dropped;	/* daemon queue drops in this interval */
@@ -88,6 +90,11 @@ struct client {
 	char http_line[512];
 	bool http_line_seen;
 };
+
+static inline bool mg_client_aggregates(const struct client *c)
+{
+	return c->agg || c->net;
+}
 
 /* fopencookie's write for a struct membuf. */
 ssize_t mg_membuf_write(void *cookie, const char *data, size_t n);

@@ -23,6 +23,7 @@
 #include "chunkq.h"
 #include "collect.h"
 #include "expr.h"
+#include "flow.h"
 #include "record.h"
 #include "sensor.h"
 #include "client.h"
@@ -218,6 +219,10 @@ static void feed_agg(struct mg_server *s, struct client *c)
 
 		if (mg_record_is_task(r) || (c->subscribed && !wants(c, r)))
 			continue;
+		if (c->net) {
+			mg_netview_add_record(c->net, r);
+			continue;
+		}
 		s->cur_task = s->rec_task[i];
 		mg_agg_add_record(c->agg, c->agg_key, r, mg_fanout_agg_key, s);
 	}
@@ -335,7 +340,7 @@ static void note_queue_drops(struct mg_server *s)
 			c->pending_drop += d;
 			c->dropped += d;
 		}
-		if (c->agg)
+		if (mg_client_aggregates(c))
 			c->agg_dropped += d;
 	}
 }
@@ -439,7 +444,7 @@ static void handle_chunk(struct mg_server *s, const void *data, size_t len)
 	for (k = 0; k < s->nclients; k++) {
 		struct client *c = s->clients[k];
 
-		if (c->agg)
+		if (mg_client_aggregates(c))
 			feed_agg(s, c);
 		if (c->subscribed && c->format == MG_FORMAT_BINARY)
 			feed_binary(s, c);
@@ -467,21 +472,109 @@ bool mg_fanout_drain(struct mg_server *s, unsigned int max)
 	return !mg_chunkq_peek(s->env.queue, &cpu, &data, &len);
 }
 
+/*
+ * Queue a report built aside, whole, or skip it, and start the next
+ * interval. events: the records it counted.
+ */
+static void send_report(struct mg_server *s, struct client *c, struct obuf *tmp,
+			__u64 events, __u64 now)
+{
+	/* An empty queue takes a report of any size, as it takes a reply. */
+	if (mg_client_tell_drops(s, c) && (tmp->len <= mg_client_room(s, c) || !c->out.len)) {
+		mg_obuf_put(&c->out, tmp->buf + tmp->head, tmp->len);
+		c->agg_skipped = 0;
+	} else {
+		/*
+		 * No room: the report's records are dropped for this client,
+		 * told by a D line before its next report, which also counts
+		 * the reports skipped. The client_timeout clock runs.
+		 */
+		mg_client_drop(s, c, events + (c->subscribed ? 0 : c->agg_dropped));
+		c->agg_skipped++;
+	}
+	free(tmp->buf);
+	c->agg_dropped = 0;
+	c->agg_start = now;
+	while (c->agg_next <= now)
+		c->agg_next += c->every_ns;
+}
+
+/* AGG net: J lines per job and protocol, then P lines per peer. */
+static void net_report(struct mg_server *s, struct client *c, __u64 now)
+{
+	unsigned int top = s->cfg.agg_top, nj, np, i;
+	struct mg_netview_entry *e = calloc(2 * (top ? top : 1), sizeof(*e));
+	struct mg_netview_stats st;
+	struct client fake = { 0 };
+
+	if (!e)
+		return;
+	mg_netview_stats(c->net, &st);
+	nj = mg_netview_top_jobs(c->net, top, e);
+	np = mg_netview_top_peers(c->net, top, e + top);
+	mg_client_reply(&fake, "A net %u ts=%llu interval=%llu packets=%llu bytes=%llu jobs=%u peers=%u lost=%llu evicted_jobs=%llu evicted_job_bytes=%llu evicted_peers=%llu evicted_peer_bytes=%llu unkeyed=%llu dropped=%llu skipped=%llu",
+			nj + np, (unsigned long long)mg_now_ns(CLOCK_REALTIME),
+			(unsigned long long)(now - c->agg_start),
+			(unsigned long long)st.packets, (unsigned long long)st.bytes,
+			st.jobs.used, st.peers.used,
+			(unsigned long long)mg_lost_total(&st.lost),
+			(unsigned long long)st.jobs.evictions,
+			(unsigned long long)st.jobs.evicted_bytes,
+			(unsigned long long)st.peers.evictions,
+			(unsigned long long)st.peers.evicted_bytes,
+			(unsigned long long)st.unkeyed,
+			(unsigned long long)c->agg_dropped,
+			(unsigned long long)c->agg_skipped);
+	for (i = 0; i < nj + np; i++) {
+		const struct mg_netview_entry *x = i < nj ? &e[i] : &e[top + i - nj];
+		char proto[16], peer[MG_FLOW_PEER_MAX], cg[MG_CGMAP_NAME_MIN];
+		char label[3 * MG_TOTALS_PATH_MAX + 1];
+		struct mg_flow f = { .family = x->family, .dir = MAGNET_SKB_DIR_OUT,
+				     .dport = x->port };
+
+		const char *pn = mg_flow_proto_name(x->proto, proto, sizeof(proto));
+
+		if (i < nj) {
+			mg_escape_word(label, sizeof(label), x->job ?
+				       mg_cgmap_name(s->cgmap, x->job, now, cg, sizeof(cg)) : "-");
+			mg_client_reply(&fake, "J %u %s %llu %llu %llu %llu %s", x->job, pn,
+					(unsigned long long)x->tx_packets,
+					(unsigned long long)x->tx_bytes,
+					(unsigned long long)x->rx_packets,
+					(unsigned long long)x->rx_bytes, label);
+			continue;
+		}
+		memcpy(f.daddr, x->addr, sizeof(f.daddr));
+		mg_client_reply(&fake, "P %u %s %s %llu %llu %llu %llu", x->job, pn,
+				mg_flow_peer(&f, peer, sizeof(peer)),
+				(unsigned long long)x->tx_packets,
+				(unsigned long long)x->tx_bytes,
+				(unsigned long long)x->rx_packets,
+				(unsigned long long)x->rx_bytes);
+	}
+	free(e);
+	mg_netview_reset(c->net);
+	send_report(s, c, &fake.out, st.packets + st.unkeyed, now);
+}
+
 void mg_fanout_agg_report(struct mg_server *s, struct client *c, __u64 now)
 {
 	unsigned int top = s->cfg.agg_top, n, i;
 	struct mg_agg_entry *e = calloc(top ? top : 1, sizeof(*e));
 	struct mg_agg_stats st;
 	__u64 interval = now - c->agg_start;
-	struct obuf tmp = { 0 };
 	struct client fake = { 0 };
 
 	if (!e)
 		return;
+	if (c->net) {
+		free(e);
+		net_report(s, c, now);
+		return;
+	}
 	mg_agg_stats(c->agg, &st);
 	n = mg_agg_top(c->agg, top, e);
 	/* Build the report aside: it goes whole, or not at all. */
-	fake.out = tmp;
 	mg_client_reply(&fake, "A %s %u ts=%llu interval=%llu events=%llu bytes=%llu keys=%u lost=%llu evicted=%llu evicted_events=%llu unkeyed=%llu dropped=%llu skipped=%llu",
 			mg_proto_agg_key_name(c->agg_key), n,
 			(unsigned long long)mg_now_ns(CLOCK_REALTIME),
@@ -527,25 +620,7 @@ void mg_fanout_agg_report(struct mg_server *s, struct client *c, __u64 now)
 				(unsigned long long)e[i].bytes,
 				mg_agg_rate(e[i].events, interval), label);
 	}
-	tmp = fake.out;
-	/* An empty queue takes a report of any size, as it takes a reply. */
-	if (mg_client_tell_drops(s, c) && (tmp.len <= mg_client_room(s, c) || !c->out.len)) {
-		mg_obuf_put(&c->out, tmp.buf + tmp.head, tmp.len);
-		c->agg_skipped = 0;
-	} else {
-		/*
-		 * No room: the report's records are dropped for this client,
-		 * told by a D line before its next report, which also counts
-		 * the reports skipped. The client_timeout clock runs.
-		 */
-		mg_client_drop(s, c, st.events + (c->subscribed ? 0 : c->agg_dropped));
-		c->agg_skipped++;
-	}
-	free(tmp.buf);
 	free(e);
 	mg_agg_reset(c->agg);
-	c->agg_dropped = 0;
-	c->agg_start = now;
-	while (c->agg_next <= now)
-		c->agg_next += c->every_ns;
+	send_report(s, c, &fake.out, st.events, now);
 }

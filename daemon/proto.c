@@ -28,6 +28,7 @@ static const char *const agg_names[MG_AGG_NR] = {
 	[MG_AGG_PID] = "pid",
 	[MG_AGG_TGID] = "tgid",
 	[MG_AGG_COMM] = "comm",
+	[MG_AGG_NET] = "net",
 	[MG_AGG_CGROUP] = "cgroup",
 };
 
@@ -219,12 +220,12 @@ static int parse_agg(struct mg_cmd *cmd, const char *s, size_t len)
 	unsigned int k;
 
 	if (n == 0)
-		return err(cmd, "AGG needs a key: probe, pid, tgid, comm or cgroup");
+		return err(cmd, "AGG needs a key: probe, pid, tgid, comm, cgroup or net");
 	for (k = 0; k < MG_AGG_NR; k++)
 		if (word_is(&w[0], agg_names[k]))
 			break;
 	if (k == MG_AGG_NR)
-		return err(cmd, "unknown AGG key '%s' (probe, pid, tgid, comm or cgroup)",
+		return err(cmd, "unknown AGG key '%s' (probe, pid, tgid, comm, cgroup or net)",
 			   echo(buf, &w[0]));
 	cmd->agg_key = k;
 	cmd->interval_ns = MG_PROTO_EVERY_DEFAULT_NS;

@@ -44,6 +44,7 @@ enum mg_agg_key {
 	MG_AGG_TGID,
 	MG_AGG_COMM,
 	MG_AGG_CGROUP,
+	MG_AGG_NET,		/* packets per job and peer: netview.h */
 	MG_AGG_NR
 };
 

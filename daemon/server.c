@@ -248,7 +248,7 @@ static __u64 timers(struct mg_server *s)
 	/* Backwards: closing moves the last client into this place. */
 	for (k = s->nclients; k-- > 0;) {
 		struct client *c = s->clients[k];
-		bool stream = c->subscribed || c->agg;
+		bool stream = c->subscribed || mg_client_aggregates(c);
 		bool waits = mg_client_progress(c, now);
 		char why[160];
 
@@ -274,7 +274,7 @@ static __u64 timers(struct mg_server *s)
 			mg_client_close(s, c, why);
 			continue;
 		}
-		if (c->agg && c->agg_next <= now) {
+		if (mg_client_aggregates(c) && c->agg_next <= now) {
 			mg_fanout_agg_report(s, c, now);
 			if (!mg_client_flush(s, c))
 				continue;
@@ -283,7 +283,7 @@ static __u64 timers(struct mg_server *s)
 		 * Taking is seen when looked at: at a deadline, progress
 		 * since the last look resets the clock rather than cut.
 		 */
-		if (c->agg)
+		if (mg_client_aggregates(c))
 			earliest(&next, c->agg_next);
 		if (c->full_since)
 			earliest(&next, c->full_since + timeout);

@@ -25,6 +25,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cgroup.h>
 #include <linux/idr.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
@@ -227,7 +228,7 @@ NOKPROBE_SYMBOL(mg_fill_sock);
 #define MG_SKB_OFF(head, x)	((unsigned long)((x) - (head)))
 #endif
 /* The most a record holds: MAGNET_PAYLOAD_MAX - sizeof(struct magnet_skb). */
-#define MG_SKB_CAPTURE_MAX	4080
+#define MG_SKB_CAPTURE_MAX	4072
 #define MG_SKB_FRAGLIST_MAX	64	/* frag_list members walked, at most */
 
 /* @want bytes of @sh's fragments from their start; false if one faulted. */
@@ -323,7 +324,40 @@ static u32 mg_skb_copy(const struct sk_buff *skb, const u8 *head, unsigned long 
 
 NOKPROBE_SYMBOL(mg_skb_copy);
 
-static void mg_fill_skb(struct magnet_skb *ms, const struct sk_buff *skb, u32 cap)
+/*
+ * The job a packet belongs to: the cgroup v2 id of its socket, set when the
+ * socket was made (accepted ones inherit the listener's), which is what the
+ * kernel's own per-cgroup packet hooks (cgroup-bpf ingress/egress) use. The
+ * task that runs the probe is no answer: receive processing runs in softirq
+ * on whatever task was interrupted, on lo in the sender's. Request and
+ * timewait socks are smaller than a struct sock and have no cgroup data
+ * (sk_fullsock()); a socket that cannot be read has no job either.
+ */
+static u64 mg_sock_cgroup(const struct sock *sk)
+{
+#ifdef CONFIG_SOCK_CGROUP_DATA
+	struct kernfs_node *kn;
+	struct cgroup *cgrp;
+	u8 state;
+	u64 id;
+
+	/* skc_state is volatile; read its byte as plain memory */
+	if (!sk || copy_from_kernel_nofault(&state, (const void *)&sk->sk_state, sizeof(state)) ||
+	    (1 << state) & (TCPF_TIME_WAIT | TCPF_NEW_SYN_RECV))
+		return 0;
+	if (get_kernel_nofault(cgrp, &sk->sk_cgrp_data.cgroup) || !cgrp ||
+	    get_kernel_nofault(kn, &cgrp->kn) || !kn || get_kernel_nofault(id, &kn->id))
+		return 0;
+	return id;
+#else
+	return 0;
+#endif
+}
+
+NOKPROBE_SYMBOL(mg_sock_cgroup);
+
+static void mg_fill_skb(struct magnet_skb *ms, const struct sk_buff *skb, const struct sock *fsk,
+			u32 cap)
 {
 	unsigned long data_off, tail_off, hdr;
 	struct net_device *dev;
@@ -347,6 +381,8 @@ static void mg_fill_skb(struct magnet_skb *ms, const struct sk_buff *skb, u32 ca
 		goto out;
 	if (dev && get_kernel_nofault(ifindex, &dev->ifindex))
 		ifindex = 0;
+	/* The function's own socket argument, else the skb's owner. */
+	ms->sk_cgroup = mg_sock_cgroup(fsk ?: sk);
 	ms->len = len;
 	ms->ifindex = ifindex;
 	ms->protocol = protocol;
@@ -416,6 +452,8 @@ static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 			     p->sock_size_arg ? regs_get_kernel_argument(regs, 2) : 0);
 	} else if (p->handler == MAGNET_HANDLER_SKB) {
 		mg_fill_skb((struct magnet_skb *)rec->payload, (const struct sk_buff *)abstract_id,
+			    p->skb_sock_arg ? (const struct sock *)
+			    regs_get_kernel_argument(regs, p->skb_sock_arg - 1) : NULL,
 			    p->capture_len);
 	} else {
 		args = (u64 *)rec->payload;
@@ -564,6 +602,12 @@ static int mg_skb_check(struct mg_probe *p, struct netlink_ext_ack *extack)
 	if (n < 0) {
 		NL_SET_ERR_MSG(extack, "handler skb: cannot read the kernel's BTF");
 		return n;
+	}
+	p->skb_sock_arg = 0;
+	for (i = 0; i < n && i < ARRAY_SIZE(par); i++) {
+		if (par[i].kind == MG_BTF_PTR_STRUCT && !strcmp(par[i].struct_name, "sock") &&
+		    !p->skb_sock_arg)
+			p->skb_sock_arg = i + 1;
 	}
 	for (i = 0; i < n && i < ARRAY_SIZE(par); i++) {
 		if (par[i].kind == MG_BTF_PTR_STRUCT && !strcmp(par[i].struct_name, "sk_buff")) {

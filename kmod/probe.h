@@ -62,6 +62,7 @@ struct mg_probe {
 	struct mg_filter_set __rcu *filters;
 	bool sock_size_arg;		/* handler sock: argument 2 is a size */
 	u8 skb_arg;			/* handler skb: the struct sk_buff * */
+	u8 skb_sock_arg;		/* handler skb: 1 + a struct sock *, or 0 */
 	char symbol[KSYM_NAME_LEN];
 	char name[MAGNET_NAME_MAX + 1];	/* SYMBOL%return, SYMBOL+OFFSET fit */
 	union {

@@ -28,6 +28,7 @@
 #include <sys/socket.h>
 
 #include "escape.h"
+#include "flow.h"
 #include "print.h"
 #include "record.h"
 #include "tasks.h"
@@ -197,16 +198,17 @@ static void print_skb(FILE *f, const struct mg_print_opts *o,
 {
 	if (o->json) {
 		fprintf(f, ",\"skb\":{\"len\":%u,\"ifindex\":%u,\"protocol\":%u,"
-			"\"dir\":\"%s\",\"layer\":\"%s\",\"caplen\":%u,\"hex\":\"",
-			k->len, k->ifindex, ntohs(k->protocol), skb_dirs[k->direction],
-			skb_layers[k->layer], k->caplen);
+			"\"dir\":\"%s\",\"layer\":\"%s\",\"sk_cgroup\":%llu,\"caplen\":%u,"
+			"\"hex\":\"", k->len, k->ifindex, ntohs(k->protocol),
+			skb_dirs[k->direction], skb_layers[k->layer],
+			(unsigned long long)k->sk_cgroup, k->caplen);
 		print_hex(f, k->data, k->caplen);
 		fputs("\"}", f);
 		return;
 	}
-	fprintf(f, " skb len=%u if=%u proto=0x%04x dir=%s layer=%s cap=%u",
+	fprintf(f, " skb len=%u if=%u proto=0x%04x dir=%s layer=%s sk_cgroup=%llu cap=%u",
 		k->len, k->ifindex, ntohs(k->protocol), skb_dirs[k->direction],
-		skb_layers[k->layer], k->caplen);
+		skb_layers[k->layer], (unsigned long long)k->sk_cgroup, k->caplen);
 	print_escaped(f, k->data, k->caplen);
 }
 
@@ -224,17 +226,6 @@ static const char *sock_state_name(unsigned int state)
 	    tcp_states[state])
 		return tcp_states[state];
 	return "unknown";
-}
-
-/* "tcp", "udp", or "ipprotoN" for the rest. */
-static const char *sock_proto_name(char *buf, size_t len, unsigned int proto)
-{
-	if (proto == 6)
-		return "tcp";
-	if (proto == 17)
-		return "udp";
-	snprintf(buf, len, "ipproto%u", proto);
-	return buf;
 }
 
 static void print_sock(FILE *f, const struct mg_print_opts *o,
@@ -257,7 +248,7 @@ static void print_sock(FILE *f, const struct mg_print_opts *o,
 	}
 	inet_ntop(s->family, s->saddr, src, sizeof(src));
 	inet_ntop(s->family, s->daddr, dst, sizeof(dst));
-	pname = sock_proto_name(proto, sizeof(proto), s->protocol);
+	pname = mg_flow_proto_name(s->protocol, proto, sizeof(proto));
 	if (o->json)
 		fprintf(f, ",\"sock\":{\"family\":\"%s\",\"proto\":\"%s\","
 			"\"src\":\"%s\",\"sport\":%u,\"dst\":\"%s\",\"dport\":%u,"

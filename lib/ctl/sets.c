@@ -53,12 +53,28 @@ static const struct set_member net_rx[] = {
 	{ NULL, NULL, NULL },
 };
 
+/*
+ * Each packet once per socket, where its socket is known and its IP
+ * header is in place: the job and peer of magnetd's AGG net. Sent: IP
+ * output (every locally made packet; GSO ones whole). Received: TCP's and
+ * UDP's hand-off to the socket that takes it (backlog or not, once).
+ */
+static const struct set_member net_jobs[] = {
+	{ "ip_output", "skb", "IPv4 packets sent (the socket's job)" },
+	{ "ip6_output", "skb", "IPv6 packets sent" },
+	{ "tcp_v4_do_rcv", "skb", "TCP over IPv4 received by a socket" },
+	{ "tcp_v6_do_rcv", "skb", "TCP over IPv6 received by a socket" },
+	{ "__udp_enqueue_schedule_skb", "skb", "UDP datagrams queued to a socket" },
+	{ NULL, NULL, NULL },
+};
+
 static const struct ctl_set sets[] = {
 	{ "udp-journey", "a UDP datagram from the socket to the device and back up",
 	  udp_journey },
 	{ "tcp-traffic", "TCP bytes sent and read per socket, connects and accepts",
 	  tcp_traffic },
 	{ "net-rx", "packets received, from the device up to TCP and UDP", net_rx },
+	{ "net-jobs", "each packet once, by its socket's job and peer (AGG net)", net_jobs },
 	{ NULL, NULL, NULL },
 };
 
@@ -82,7 +98,7 @@ const struct ctl_set *ctl_set_find(const char *name)
 
 const char *ctl_set_names(void)
 {
-	return "udp-journey tcp-traffic net-rx";
+	return "udp-journey tcp-traffic net-rx net-jobs";
 }
 
 static void member_name(char *buf, size_t len, const struct ctl_set *s,

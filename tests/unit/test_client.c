@@ -595,6 +595,160 @@ START_TEST(agg)
 }
 END_TEST
 
+/* ---- AGG net ---- */
+
+#define NET_HEAD(n) "A net " #n " ts=1700000000000000000 interval=500000000 " \
+	"packets=42 bytes=70000 jobs=3 peers=4 lost=1 evicted_jobs=2 " \
+	"evicted_job_bytes=300 evicted_peers=5 evicted_peer_bytes=600 " \
+	"unkeyed=7 dropped=8 skipped=9\n"
+
+START_TEST(agg_net)
+{
+	static const char good[] = NET_HEAD(5)
+		"J 4242 tcp 10 64000 20 3000 /system.slice/a%20b.service\n"
+		"J 0 udp 1 100 0 0 -\n"
+		"P 4242 tcp 10.0.0.2:443 10 64000 18 2900\n"
+		"P 4242 tcp [fe80::1]:8080 0 0 2 100\n"
+		"P 0 ipproto47 192.168.1.1:0 1 100 0 0 extra words\n";
+	static const char peers_only[] = NET_HEAD(1) "P 1 udp 1.2.3.4:53 1 2 3 4\n";
+	static const char *const bad[] = {
+		NET_HEAD(2) "J 1 tcp 1 2 3 4 a\n",			/* fewer */
+		NET_HEAD(1) "J 1 tcp 1 2 3 4 a\nJ 2 tcp 1 2 3 4 b\n",	/* more */
+		NET_HEAD(2) "P 1 tcp 1.2.3.4:5 1 2 3 4\nJ 1 tcp 1 2 3 4 a\n",
+		NET_HEAD(1) "X 1 tcp 1 2 3 4 a\n",
+		NET_HEAD(1) "j 1 tcp 1 2 3 4 a\n",
+		NET_HEAD(1) "\n",
+		NET_HEAD(1) "J 1 tcp 1 2 3 4\n",
+		NET_HEAD(1) "P 1 tcp 1.2.3.4:5 1 2 3\n",
+		NET_HEAD(1) "J x tcp 1 2 3 4 a\n",
+		NET_HEAD(1) "J 4294967296 tcp 1 2 3 4 a\n",
+		NET_HEAD(1) "J -1 tcp 1 2 3 4 a\n",
+		NET_HEAD(1) "J 1 tcp 1 2x 3 4 a\n",
+		NET_HEAD(1) "J 1 tcp 1 2 3 18446744073709551616 a\n",
+		NET_HEAD(1) "P 1 tcp 1.2.3.4:5 1 2 3 -4\n",
+		NET_HEAD(1) "J 1 tcp 1 2 3 4 a%zz\n",
+		NET_HEAD(1) "J 1 tcp 1 2 3 4 a%00\n",
+		NET_HEAD(1) "J 1 t%p 1 2 3 4 a\n",
+		NET_HEAD(1) "P 1 tcp 1.2.3.4%:5 1 2 3 4\n",
+		"A net 0 ts=1 interval=1 packets=0 bytes=0 jobs=0 peers=0 lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=0 dropped=0\n",
+		"A net 0 ts=1 interval=1 packets=x bytes=0 jobs=0 peers=0 lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=0 dropped=0 skipped=0\n",
+		"A net 2000000 ts=1\n",
+		AGG_HEAD("tgid", 1, 1) "100 1 64 1.0 a\n",
+		"A net\n", "A net x\n", "",
+	};
+	static const char *const bad_why[] = {
+		"AGG net: 2 lines announced, fewer follow",
+		"AGG net: 1 lines announced, more follow",
+		"AGG net line 2: a J line after the P lines: 'J 1 tcp 1 2 3 4 a'",
+		"AGG net line 1: expected a J or P line, not 'X 1 tcp 1 2 3 4 a'",
+		"AGG net line 1: expected a J or P line, not 'j 1 tcp 1 2 3 4 a'",
+		"AGG net line 1: empty",
+		"AGG net line 1: expected 'J <job> <proto> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes> <label>', not 'J 1 tcp 1 2 3 4'",
+		"AGG net line 1: expected 'P <job> <proto> <peer> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes>', not 'P 1 tcp 1.2.3.4:5 1 2 3'",
+		"AGG net line 1: bad job (a 32-bit number) in 'J x tcp 1 2 3 4 a'",
+		"AGG net line 1: bad job (a 32-bit number) in 'J 4294967296 tcp 1 2 3 4 a'",
+		"AGG net line 1: bad job (a 32-bit number) in 'J -1 tcp 1 2 3 4 a'",
+		"AGG net line 1: bad packets or bytes in 'J 1 tcp 1 2x 3 4 a'",
+		"AGG net line 1: bad packets or bytes in 'J 1 tcp 1 2 3 18446744073709551616 a'",
+		"AGG net line 1: bad packets or bytes in 'P 1 tcp 1.2.3.4:5 1 2 3 -4'",
+		"AGG net line 1: bad %XX escape in the label of 'J 1 tcp 1 2 3 4 a%zz'",
+		"AGG net line 1: bad %XX escape in the label of 'J 1 tcp 1 2 3 4 a%00'",
+		"AGG net line 1: bad %XX escape in the proto of 'J 1 t%p 1 2 3 4 a'",
+		"AGG net line 1: bad %XX escape in the peer of 'P 1 tcp 1.2.3.4%:5 1 2 3 4'",
+		"AGG net: no skipped=",
+		"AGG net: packets=x is not a number",
+		"AGG net: 2000000 lines (more than 1048576)",
+		"expected 'A net <n> ...', not 'A tgid 1 ts=1700000000000000000 interval...'",
+		"expected 'A net <n> ...', not 'A net'",
+		"expected 'A net <n> ...', not 'A net x'",
+		"empty AGG net report",
+	};
+	struct mgc_net a;
+	struct mgc_agg g;
+	size_t i;
+
+	ck_assert_int_eq(mgc_parse_net(good, strlen(good), &a, why, sizeof(why)), 0);
+	ck_assert_uint_eq(a.ts, 1700000000000000000ULL);
+	ck_assert_uint_eq(a.interval, 500000000);
+	ck_assert_uint_eq(a.packets, 42);
+	ck_assert_uint_eq(a.bytes, 70000);
+	ck_assert_uint_eq(a.jobs, 3);
+	ck_assert_uint_eq(a.peers, 4);
+	ck_assert_uint_eq(a.lost, 1);
+	ck_assert_uint_eq(a.evicted_jobs, 2);
+	ck_assert_uint_eq(a.evicted_job_bytes, 300);
+	ck_assert_uint_eq(a.evicted_peers, 5);
+	ck_assert_uint_eq(a.evicted_peer_bytes, 600);
+	ck_assert_uint_eq(a.unkeyed, 7);
+	ck_assert_uint_eq(a.dropped, 8);
+	ck_assert_uint_eq(a.skipped, 9);
+	ck_assert_uint_eq(a.njobs, 2);
+	ck_assert_uint_eq(a.npeers, 3);
+	ck_assert_uint_eq(a.job[0].job, 4242);
+	ck_assert_str_eq(a.job[0].proto, "tcp");
+	ck_assert_uint_eq(a.job[0].tx_packets, 10);
+	ck_assert_uint_eq(a.job[0].tx_bytes, 64000);
+	ck_assert_uint_eq(a.job[0].rx_packets, 20);
+	ck_assert_uint_eq(a.job[0].rx_bytes, 3000);
+	ck_assert_str_eq(a.job[0].label, "/system.slice/a b.service");
+	ck_assert_uint_eq(a.job[1].job, 0);
+	ck_assert_str_eq(a.job[1].proto, "udp");
+	ck_assert_str_eq(a.job[1].label, "-");
+	ck_assert_uint_eq(a.peer[0].job, 4242);
+	ck_assert_str_eq(a.peer[0].peer, "10.0.0.2:443");
+	ck_assert_uint_eq(a.peer[0].tx_packets, 10);
+	ck_assert_uint_eq(a.peer[0].tx_bytes, 64000);
+	ck_assert_uint_eq(a.peer[0].rx_packets, 18);
+	ck_assert_uint_eq(a.peer[0].rx_bytes, 2900);
+	ck_assert_str_eq(a.peer[1].peer, "[fe80::1]:8080");
+	ck_assert_uint_eq(a.peer[1].rx_bytes, 100);
+	ck_assert_str_eq(a.peer[2].proto, "ipproto47");
+	ck_assert_str_eq(a.peer[2].peer, "192.168.1.1:0");
+	ck_assert_uint_eq(a.peer[2].tx_bytes, 100);
+	mgc_net_free(&a);
+
+	/* P lines alone, and an empty report (no skb probes) */
+	ck_assert_int_eq(mgc_parse_net(peers_only, strlen(peers_only), &a, why,
+				       sizeof(why)), 0);
+	ck_assert_uint_eq(a.njobs, 0);
+	ck_assert_uint_eq(a.npeers, 1);
+	ck_assert_str_eq(a.peer[0].peer, "1.2.3.4:53");
+	mgc_net_free(&a);
+	ck_assert_int_eq(mgc_parse_net(NET_HEAD(0), strlen(NET_HEAD(0)), &a, why,
+				       sizeof(why)), 0);
+	ck_assert_uint_eq(a.njobs + a.npeers, 0);
+	mgc_net_free(&a);
+
+	ck_assert_uint_eq(sizeof(bad) / sizeof(bad[0]), sizeof(bad_why) / sizeof(bad_why[0]));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(mgc_parse_net(bad[i], strlen(bad[i]), &a, why,
+					    sizeof(why)) == -EPROTO,
+			      "'%s' accepted", bad[i]);
+		ck_assert_str_eq(why, bad_why[i]);
+		ck_assert_uint_eq(a.njobs + a.npeers, 0);
+		ck_assert_ptr_null(a.job);
+	}
+
+	/* The AGG parser does not take a net report for entries. */
+	ck_assert_int_eq(mgc_parse_agg(good, strlen(good), &g, why, sizeof(why)), -EPROTO);
+	ck_assert_str_eq(why, "AGG: a net report has J and P lines, not entries (mgc_parse_net)");
+
+	/* Framed whole: the n lines of both kinds are the body. */
+	{
+		struct mgc_msg m;
+		char buf[1024];
+
+		snprintf(buf, sizeof(buf), "%sD 3\n", good);
+		ck_assert_int_eq(mgc_frame(buf, strlen(buf), &m, why, sizeof(why)),
+				 (ssize_t)strlen(good));
+		ck_assert_int_eq(m.kind, MGC_MSG_AGG);
+		ck_assert_uint_eq(m.n, 5);
+		ck_assert_uint_eq(m.all_len, strlen(good));
+	}
+}
+END_TEST
+
 START_TEST(json_lost)
 {
 	static const char lost[] = "{\"ts\":5,\"cpu\":1,\"pid\":0,\"tgid\":0,\"id\":1,"
@@ -859,13 +1013,13 @@ struct fake {
 	const void *data;		/* sent after "OK subscribed" */
 	size_t data_len;
 	bool close_after_data;
-	const char *agg_reply[3];	/* tgid, cgroup, probe: if set */
-	const char *reports[3][FAKE_REPORTS];
+	const char *agg_reply[4];	/* tgid, cgroup, probe, net: if set */
+	const char *reports[4][FAKE_REPORTS];
 	int pace_ms;			/* before each report */
 	bool close_after_reports;
 };
 
-static const char *const agg_keys[3] = { "tgid", "cgroup", "probe" };
+static const char *const agg_keys[4] = { "tgid", "cgroup", "probe", "net" };
 
 static void fake_log(struct fake *f, const char *line)
 {
@@ -941,11 +1095,11 @@ static bool fake_command(struct fake *f, int fd, const char *line)
 		send_all(fd, f->data, f->data_len);
 		return !f->close_after_data;
 	} else if (!strncmp(line, "AGG ", 4)) {
-		for (k = 0; k < 3; k++)
+		for (k = 0; k < 4; k++)
 			if (!strncmp(line + 4, agg_keys[k], strlen(agg_keys[k])) &&
 			    line[4 + strlen(agg_keys[k])] == ' ')
 				break;
-		if (k == 3) {
+		if (k == 4) {
 			say(fd, "ERR unknown AGG key\n");
 			return true;
 		}
@@ -1567,6 +1721,30 @@ END_TEST
 	"interval=1000000000 events=" #ev " bytes=0 keys=" #n " lost=0 " \
 	"evicted=0 evicted_events=0 unkeyed=0 dropped=0\n"
 
+/*
+ * Two net reports: the first in 1 s, an IPv6 peer and job 0; the second
+ * in 0.5 s, with evictions, unkeyed records and a '%' in a path.
+ */
+#define NET_REPORT_1 "A net 4 ts=1700000000000000000 interval=1000000000 " \
+	"packets=31 bytes=70100 jobs=2 peers=2 lost=0 evicted_jobs=0 " \
+	"evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=0 " \
+	"dropped=0 skipped=0\n" \
+	"J 4242 tcp 10 64000 20 6000 /system.slice/a%20b.service\n" \
+	"J 0 udp 0 0 1 100 -\n" \
+	"P 4242 tcp 10.0.0.2:443 10 64000 20 6000\n" \
+	"P 0 udp [fe80::1]:53 0 0 1 100\n"
+#define NET_REPORT_2 "A net 2 ts=1700000001000000000 interval=500000000 " \
+	"packets=50 bytes=1500000 jobs=1 peers=1 lost=2 evicted_jobs=3 " \
+	"evicted_job_bytes=500000 evicted_peers=4 evicted_peer_bytes=700000 " \
+	"unkeyed=5 dropped=6 skipped=1\n" \
+	"J 4343 tcp 40 1000000 0 0 /job%2542\n" \
+	"P 4343 tcp 10.1.2.3:5201 30 800000 0 0\n"
+/* No skb probes: an empty report. */
+#define NET_REPORT_EMPTY "A net 0 ts=1700000000000000000 interval=1000000000 " \
+	"packets=0 bytes=0 jobs=0 peers=0 lost=0 evicted_jobs=0 " \
+	"evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=0 " \
+	"dropped=0 skipped=0\n"
+
 static void top_script(struct fake *f)
 {
 	fake_init(f);
@@ -1581,6 +1759,8 @@ static void top_script(struct fake *f)
 	f->reports[2][0] = REP("probe", 1, 5010) "17 5010 0 5010.0 tcp_sendmsg\n";
 	f->reports[2][1] = REP("probe", 2, 7020)
 		"16 7000 0 7000.0 vfs_read\n17 20 0 20.0 tcp_sendmsg\n";
+	f->reports[3][0] = NET_REPORT_1;
+	f->reports[3][1] = NET_REPORT_2;
 }
 
 /* The text between the n-th (1-based) and the next "magnet-top - ". */
@@ -1637,6 +1817,7 @@ START_TEST(top_batch)
 	assert_has(f.log, "AGG tgid EVERY 50ms\n");
 	assert_has(f.log, "AGG cgroup EVERY 50ms\n");
 	assert_has(f.log, "AGG probe EVERY 50ms\n");
+	assert_has(f.log, "AGG net EVERY 50ms\n");
 	assert_has(f.log, "HELLO\nSTATS\nPROBES\n");
 	free(b1);
 	free(b2);
@@ -1667,15 +1848,181 @@ START_TEST(top_machine)
 		"header\tkernel_lost_delta\t-\n"
 		"header\tdaemon_dropped_delta\t-\n"
 		"header\tclients\t4\n"
+		"header\tnet\ton\n"
 		"report\ttgid\t1\t1700000000000000000\t1000000000\t5010\t0\t2\t0\t0\t0\t0\t0\n"
 		"report\tcgroup\t1\t1700000000000000000\t1000000000\t5010\t0\t1\t0\t0\t0\t0\t0\n"
 		"report\tprobe\t1\t1700000000000000000\t1000000000\t5010\t0\t1\t0\t0\t0\t0\t0\n"
+		"report\tnet\t1\t1700000000000000000\t1000000000\t31\t70100\t2\t2\t0\t0\t0\t0\t0\t0\t0\t0\n"
 		"process\t100\talpha\t5000\t5000.0\n"
 		"process\t200\tbeta\t10\t10.0\n"
 		"job\t4242\t/system.slice/a\\x20b.service\t5010\t5010.0\n"
+		"net_job\t4242\ttcp\t/system.slice/a\\x20b.service\t10\t64000\t20\t6000\n"
+		"net_job\t0\tudp\t-\t0\t0\t1\t100\n"
+		"net_peer\t4242\ttcp\t10.0.0.2:443\t10\t64000\t20\t6000\n"
+		"net_peer\t0\tudp\t[fe80::1]:53\t0\t0\t1\t100\n"
 		"probe\t17\ttcp_sendmsg\tkretprobe\t99\t5010\t5010.0\n"
 		"probe\t16\tvfs_read\tkprobe\t1234\t0\t0.0\n"
 		"\n");
+	run_free(&r);
+}
+END_TEST
+
+/* The network view: the rows sent, as rates over each report's interval. */
+START_TEST(top_net_batch)
+{
+	const char *args[] = { "-b", "-n", "2", "-d", "0.05", "-s", NULL, NULL };
+	struct fake f;
+	struct run r;
+	char *b1, *b2;
+
+	top_script(&f);
+	run_fake(&r, &f, "magnet-top", args, 6);
+	assert_status(&r, 0);
+	ck_assert_uint_eq(r.err_len, 0);
+	b1 = block(r.out, 1);
+	b2 = block(r.out, 2);
+	assert_before(b1, "TOP JOBS", "NETWORK BY JOB");
+	assert_before(b1, "NETWORK BY JOB", "PEERS");
+	assert_before(b1, "PEERS", "PROBES");
+	assert_has(b1,
+		"\nNETWORK BY JOB: 31 packets, 70100 bytes in 1.00 s, 2 jobs\n"
+		"    CGROUP PROTO      TX B/s     RX B/s   TX PKT/s   RX PKT/s  PATH\n"
+		"      4242 tcp         64.0k       6.0k       10.0       20.0  /system.slice/a\\x20b.service\n"
+		"         0 udp             0        100        0.0        1.0  -\n"
+		"\nPEERS: 2 peers\n"
+		"    CGROUP PROTO      TX B/s     RX B/s  PEER                    PATH\n"
+		"      4242 tcp         64.0k       6.0k  10.0.0.2:443            /system.slice/a\\x20b.service\n"
+		"         0 udp             0        100  [fe80::1]:53            -\n"
+		"\nPROBES");
+	/* 0.5 s: the rates are twice the counts; evictions and unkeyed said */
+	assert_has(b2,
+		"\nNETWORK BY JOB: 50 packets, 1500000 bytes in 0.50 s, 1 jobs, 5 unkeyed, 3 evicted (500000 bytes)\n"
+		"    CGROUP PROTO      TX B/s     RX B/s   TX PKT/s   RX PKT/s  PATH\n"
+		"      4343 tcp          2.0M          0       80.0        0.0  /job%42\n"
+		"\nPEERS: 1 peers, 4 evicted (700000 bytes)\n"
+		"    CGROUP PROTO      TX B/s     RX B/s  PEER                    PATH\n"
+		"      4343 tcp          1.6M          0  10.1.2.3:5201           /job%42\n"
+		"\nPROBES");
+	ck_assert_ptr_null(strstr(b2, "10.0.0.2"));
+	ck_assert_ptr_null(strstr(r.out, "no packets"));
+	free(b1);
+	free(b2);
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(top_net_machine)
+{
+	const char *args[] = { "-m", "-n", "2", "-d", "0.05", "-s", NULL, NULL };
+	struct fake f;
+	struct run r;
+	const char *b2;
+
+	top_script(&f);
+	run_fake(&r, &f, "magnet-top", args, 6);
+	assert_status(&r, 0);
+	/* the first block is top_machine's; the second, its net lines */
+	b2 = strstr(r.out, "header\titeration\t2\n");
+	ck_assert_ptr_nonnull(b2);
+	assert_has(b2, "header\tclients\t4\nheader\tnet\ton\n");
+	assert_has(b2, "report\tprobe\t1\t1700000000000000000\t1000000000\t7020\t0\t2\t0\t0\t0\t0\t0\n"
+		       "report\tnet\t1\t1700000001000000000\t500000000\t50\t1500000\t1\t1\t2\t3\t500000\t4\t700000\t5\t6\t1\n"
+		       "process\t");
+	assert_has(b2, "job\t4343\t/job42\t7020\t7020.0\n"
+		       "net_job\t4343\ttcp\t/job%42\t40\t1000000\t0\t0\n"
+		       "net_peer\t4343\ttcp\t10.1.2.3:5201\t30\t800000\t0\t0\n"
+		       "probe\t16\t");
+	/* 14 header, 4 report, 2 process, job, net_job, net_peer, 2 probe, blank */
+	ck_assert_uint_eq(count_lines(b2), 26);
+	run_free(&r);
+}
+END_TEST
+
+/* magnetd without skb probes: empty tables, and a word why. */
+START_TEST(top_net_empty)
+{
+	const char *args[] = { "-b", "-n", "1", "-d", "0.05", "-s", NULL, NULL };
+	const char *margs[] = { "-m", "-n", "1", "-d", "0.05", "-s", NULL, NULL };
+	struct fake f;
+	struct run r;
+
+	top_script(&f);
+	f.reports[3][0] = NET_REPORT_EMPTY;
+	f.reports[3][1] = NULL;
+	run_fake(&r, &f, "magnet-top", args, 6);
+	assert_status(&r, 0);
+	assert_has(r.out,
+		"\nNETWORK BY JOB: 0 packets, 0 bytes in 1.00 s, 0 jobs\n"
+		"    CGROUP PROTO      TX B/s     RX B/s   TX PKT/s   RX PKT/s  PATH\n"
+		"           no packets (no skb probes? magnet-ctl probe add set net-jobs)\n"
+		"\nPEERS: 0 peers\n"
+		"    CGROUP PROTO      TX B/s     RX B/s  PEER                    PATH\n"
+		"\nPROBES");
+	run_free(&r);
+
+	top_script(&f);
+	f.reports[3][0] = NET_REPORT_EMPTY;
+	f.reports[3][1] = NULL;
+	run_fake(&r, &f, "magnet-top", margs, 6);
+	assert_status(&r, 0);
+	assert_has(r.out, "report\tnet\t1\t1700000000000000000\t1000000000\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n");
+	ck_assert_ptr_null(strstr(r.out, "net_job"));
+	ck_assert_ptr_null(strstr(r.out, "net_peer"));
+	run_free(&r);
+}
+END_TEST
+
+/* -N, and a magnetd that refuses AGG net: the other views as before. */
+START_TEST(top_net_off)
+{
+	const char *args[] = { "-N", "-b", "-n", "1", "-d", "0.05", "-s", NULL, NULL };
+	const char *margs[] = { "-m", "-n", "1", "-d", "0.05", "-s", NULL, NULL };
+	const char *bargs[] = { "-b", "-n", "2", "-d", "0.05", "-s", NULL, NULL };
+	struct fake f;
+	struct run r;
+	char *b2;
+
+	top_script(&f);
+	run_fake(&r, &f, "magnet-top", args, 7);
+	assert_status(&r, 0);
+	ck_assert_ptr_null(strstr(f.log, "AGG net"));
+	assert_has(f.log, "AGG probe EVERY 50ms\n");
+	ck_assert_ptr_null(strstr(r.out, "NETWORK"));
+	ck_assert_ptr_null(strstr(r.out, "PEERS"));
+	assert_has(r.out, "/system.slice/a\\x20b.service\n\nPROBES");
+	ck_assert_ptr_null(strstr(r.out, "stale"));
+	run_free(&r);
+
+	margs[0] = "-Nm";
+	top_script(&f);
+	run_fake(&r, &f, "magnet-top", margs, 6);
+	assert_status(&r, 0);
+	assert_has(r.out, "header\tnet\toff\n");
+	ck_assert_ptr_null(strstr(r.out, "\tnet\t1"));
+	ck_assert_ptr_null(strstr(r.out, "net_"));
+	run_free(&r);
+
+	top_script(&f);
+	f.agg_reply[3] = "ERR unknown AGG key 'net' (probe, pid, tgid, comm or cgroup)\n";
+	run_fake(&r, &f, "magnet-top", bargs, 6);
+	assert_status(&r, 0);
+	ck_assert_uint_eq(r.err_len, 0);
+	assert_has(f.log, "AGG net EVERY 50ms\n");
+	b2 = block(r.out, 2);
+	assert_has(b2, "/job42\n\nNETWORK BY JOB: not shown, magnetd refused AGG net: "
+		   "ERR unknown AGG key 'net' (probe, pid, tgid, comm or cgroup)\n\nPROBES");
+	free(b2);
+	ck_assert_ptr_null(strstr(r.out, "PEERS"));
+	ck_assert_ptr_null(strstr(r.out, "stale"));
+	run_free(&r);
+
+	margs[0] = "-m";
+	top_script(&f);
+	f.agg_reply[3] = "ERR unknown AGG key 'net'\n";
+	run_fake(&r, &f, "magnet-top", margs, 6);
+	assert_status(&r, 0);
+	assert_has(r.out, "header\tnet\trefused\tERR unknown AGG key 'net'\n");
+	ck_assert_ptr_null(strstr(r.out, "net_"));
 	run_free(&r);
 }
 END_TEST
@@ -1699,6 +2046,21 @@ START_TEST(top_stale)
 	assert_has(r.out, "TOP JOBS (no report yet)\n");
 	assert_has(r.out, "alpha");
 	run_free(&r);
+
+	/* the net report alone missing: both its sections say so */
+	top_script(&f);
+	f.reports[3][0] = NULL;
+	f.reports[3][1] = NULL;
+	fake_start(&f);
+	args[5] = f.addr;
+	run(&r, "magnet-top", args);
+	fake_stop(&f);
+	assert_status(&r, 0);
+	assert_has(r.out, "TOP JOBS: 5010 events in 1.00 s, 1 keys\n");
+	assert_has(r.out, "\nNETWORK BY JOB (no report yet)\n");
+	assert_has(r.out, "\nPEERS (no report yet)\n");
+	ck_assert_ptr_null(strstr(r.out, "no packets"));
+	run_free(&r);
 }
 END_TEST
 
@@ -1716,7 +2078,7 @@ START_TEST(top_errors)
 	/* the server goes away after its first reports */
 	top_script(&f);
 	f.close_after_reports = true;
-	f.reports[0][1] = f.reports[1][1] = f.reports[2][1] = NULL;
+	f.reports[0][1] = f.reports[1][1] = f.reports[2][1] = f.reports[3][1] = NULL;
 	run_fake(&r, &f, "magnet-top", args, 6);
 	assert_status(&r, 2);
 	assert_has(r.err, "magnet-top: magnetd at 127.0.0.1:");
@@ -1738,6 +2100,19 @@ START_TEST(top_errors)
 	assert_status(&r, 2);
 	assert_has(r.err, "protocol error from 127.0.0.1:");
 	assert_has(r.err, "AGG entry 1: bad rate in '100 1 0 fast alpha'");
+	run_free(&r);
+
+	/* a malformed net report */
+	top_script(&f);
+	f.reports[3][0] = NET_REPORT_EMPTY;
+	f.reports[3][1] = "A net 1 ts=1 interval=1 packets=0 bytes=0 jobs=0 peers=0 "
+		"lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 "
+		"evicted_peer_bytes=0 unkeyed=0 dropped=0 skipped=0\n"
+		"J 7 tcp 1 2 3 4\n";
+	run_fake(&r, &f, "magnet-top", args, 6);
+	assert_status(&r, 2);
+	assert_has(r.err, "protocol error from 127.0.0.1:");
+	assert_has(r.err, "AGG net line 1: expected 'J <job> <proto> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes> <label>', not 'J 7 tcp 1 2 3 4'\n");
 	run_free(&r);
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -1884,6 +2259,7 @@ int main(void)
 	tcase_add_test(tp, probes);
 	tcase_add_test(tp, stats);
 	tcase_add_test(tp, agg);
+	tcase_add_test(tp, agg_net);
 	tcase_add_test(tp, json_lost);
 	suite_add_tcase(s, tp);
 
@@ -1904,6 +2280,10 @@ int main(void)
 	tcase_add_test(te, cat_usage);
 	tcase_add_test(te, top_batch);
 	tcase_add_test(te, top_machine);
+	tcase_add_test(te, top_net_batch);
+	tcase_add_test(te, top_net_machine);
+	tcase_add_test(te, top_net_empty);
+	tcase_add_test(te, top_net_off);
 	tcase_add_test(te, top_stale);
 	tcase_add_test(te, top_errors);
 	tcase_add_test(te, top_term_q);

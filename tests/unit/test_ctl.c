@@ -445,9 +445,9 @@ START_TEST(probe_set_forms)
 {
 	parse_ok("probe add set net-rx");
 	ck_assert_ptr_nonnull(R.set);
-	parse_ok("probe add set udp capture 4080 -j");
+	parse_ok("probe add set udp capture 4072 -j");
 	usage_error("probe add set", "SET after 'set'");
-	usage_error("probe add set nope", "no probe set 'nope' (sets: udp-journey tcp-traffic net-rx)");
+	usage_error("probe add set nope", "no probe set 'nope' (sets: udp-journey tcp-traffic net-rx net-jobs)");
 	usage_error("probe add set udp-journey capture 4081", "out of range");
 	usage_error("probe add set udp-journey capture 0", "capture 0");
 	usage_error("probe add set udp-journey capture 1 capture 2", "given twice");

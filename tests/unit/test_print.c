@@ -403,17 +403,18 @@ START_TEST(text_json_skb)
 	struct magnet_skb k = {
 		.len = 28, .caplen = 4, .ifindex = 1, .protocol = htons(0x0800),
 		.direction = MAGNET_SKB_DIR_IN, .layer = MAGNET_SKB_LAYER_NETWORK,
+		.sk_cgroup = 0x100000007ULL,
 	};
 	struct mg_print_opts o = { .probes = &probes };
 
-	ck_assert_int_eq(mg_record_encode_skb(buf64, sizeof(buf64), &hdr, &k, ip, 8), 64);
-	expect(&o, PFX " skb len=28 if=1 proto=0x0800 dir=in layer=network cap=4 \"E\\x00\\x00\\x1c\" comm=? cgroup=4026531841\n");
+	ck_assert_int_eq(mg_record_encode_skb(buf64, sizeof(buf64), &hdr, &k, ip, 8), 72);
+	expect(&o, PFX " skb len=28 if=1 proto=0x0800 dir=in layer=network sk_cgroup=4294967303 cap=4 \"E\\x00\\x00\\x1c\" comm=? cgroup=4026531841\n");
 	o.json = true;
 	{
 		char *got = render(&o);
 
 		ck_assert_ptr_nonnull(strstr(got, ",\"skb\":{\"len\":28,\"ifindex\":1,\"protocol\":2048,"
-					   "\"dir\":\"in\",\"layer\":\"network\",\"caplen\":4,\"hex\":\"4500001c\"}"));
+					   "\"dir\":\"in\",\"layer\":\"network\",\"sk_cgroup\":4294967303,\"caplen\":4,\"hex\":\"4500001c\"}"));
 		free(got);
 	}
 }

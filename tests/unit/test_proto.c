@@ -175,7 +175,7 @@ END_TEST
 START_TEST(agg)
 {
 	static const char *const keys[] = { "probe", "pid", "tgid", "comm",
-					    "cgroup" };
+					    "cgroup", "net" };
 	char line[64];
 	unsigned int k;
 
@@ -204,12 +204,12 @@ END_TEST
 
 START_TEST(agg_errors)
 {
-	parse_err("AGG", "ERR AGG needs a key: probe, pid, tgid, comm or cgroup");
-	parse_err("AGG  ", "ERR AGG needs a key: probe, pid, tgid, comm or cgroup");
+	parse_err("AGG", "ERR AGG needs a key: probe, pid, tgid, comm, cgroup or net");
+	parse_err("AGG  ", "ERR AGG needs a key: probe, pid, tgid, comm, cgroup or net");
 	parse_err("AGG foo",
-		  "ERR unknown AGG key 'foo' (probe, pid, tgid, comm or cgroup)");
+		  "ERR unknown AGG key 'foo' (probe, pid, tgid, comm, cgroup or net)");
 	parse_err("AGG EVERY 1s",
-		  "ERR unknown AGG key 'EVERY' (probe, pid, tgid, comm or cgroup)");
+		  "ERR unknown AGG key 'EVERY' (probe, pid, tgid, comm, cgroup or net)");
 	parse_err("AGG pid SOMETIMES 1s",
 		  "ERR expected EVERY after the AGG key, not 'SOMETIMES'");
 	parse_err("AGG pid 1s", "ERR expected EVERY after the AGG key, not '1s'");

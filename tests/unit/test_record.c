@@ -583,7 +583,7 @@ START_TEST(skb_record)
 	memset(buf64, 0xaa, 256);
 	n = mg_record_encode_skb(BUF, sizeof(buf64), &hdr, &meta, pkt, 30);
 	ck_assert_int_eq(n, (ssize_t)mg_record_skb_size(30));
-	ck_assert_int_eq(n, 40 + 16 + 32);
+	ck_assert_int_eq(n, 40 + 24 + 32);
 	ck_assert_int_eq(check_at(n), 0);
 	k = mg_record_skb(r);
 	ck_assert_ptr_nonnull(k);
@@ -612,15 +612,15 @@ START_TEST(skb_record)
 	ck_assert_int_eq(check_at(48), -MG_REC_LAYOUT);
 	/* No capture at all: metadata only. */
 	meta.caplen = 0;
-	ck_assert_int_eq(mg_record_encode_skb(BUF, sizeof(buf64), &hdr, &meta, NULL, 0), 56);
-	ck_assert_int_eq(check_at(56), 0);
+	ck_assert_int_eq(mg_record_encode_skb(BUF, sizeof(buf64), &hdr, &meta, NULL, 0), 64);
+	ck_assert_int_eq(check_at(64), 0);
 	/* The encoder refuses what the checker would. */
 	meta.caplen = 31;
 	ck_assert_int_eq(mg_record_encode_skb(BUF, sizeof(buf64), &hdr, &meta, pkt, 30), -EINVAL);
 	meta.caplen = 0;
 	ck_assert_int_eq(mg_record_encode_skb(BUF, sizeof(buf64), &hdr, &meta, NULL,
 					      MAGNET_PAYLOAD_MAX), -EINVAL);
-	ck_assert_int_eq(mg_record_encode_skb(BUF, 87, &hdr, &meta, NULL, 30), -ENOSPC);
+	ck_assert_int_eq(mg_record_encode_skb(BUF, 95, &hdr, &meta, NULL, 30), -ENOSPC);
 }
 END_TEST
 

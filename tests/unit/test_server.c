@@ -972,6 +972,82 @@ static void cl_bytes(struct cl *c, void *out, size_t n)
 	}
 }
 
+/* ---- AGG net: packets by their socket's job, and peers ------------------- */
+
+/* An IPv4 packet with a UDP or TCP header, payload bytes after it. */
+static size_t put_pkt(char *chunk, size_t off, __u64 job, int dir, int proto,
+		      const char *src, const char *dst, unsigned int sport,
+		      unsigned int dport, unsigned int payload)
+{
+	struct mg_record_hdr h = { .event_id = 16, .cpu = 0, .cgroup = 1,
+				   .timestamp = off + 1, .pid = 1, .tgid = 1 };
+	unsigned int l4 = proto == IPPROTO_TCP ? 20 : 8, total = 20 + l4 + payload;
+	unsigned char b[48] = { 0x45, 0, total >> 8, total & 255, [8] = 64, [9] = proto };
+	struct magnet_skb k = { .len = total, .caplen = 20 + l4, .ifindex = 1,
+				.protocol = htons(0x0800), .direction = dir,
+				.layer = MAGNET_SKB_LAYER_NETWORK, .sk_cgroup = job };
+	ssize_t r;
+
+	ck_assert_int_eq(inet_pton(AF_INET, src, b + 12), 1);
+	ck_assert_int_eq(inet_pton(AF_INET, dst, b + 16), 1);
+	b[20] = sport >> 8, b[21] = sport & 255, b[22] = dport >> 8, b[23] = dport & 255;
+	if (proto == IPPROTO_TCP)
+		b[32] = 5 << 4;
+	r = mg_record_encode_skb(chunk + off, 8192 - off, &h, &k, b, 48);
+	ck_assert_int_gt(r, 0);
+	return off + r;
+}
+
+/*
+ * Two jobs and a socketless packet: J lines per job and protocol, P lines
+ * per peer, exact bytes; the header's sums; a packet without IP header
+ * unkeyed; records of other handlers not counted.
+ */
+START_TEST(agg_net)
+{
+	static char chunk[8192];
+	char lines[64][256], hdr[512];
+	struct mg_record_hdr h = { .event_id = 16, .pid = 1, .tgid = 1 };
+	struct magnet_skb raw = { .len = 60, .direction = MAGNET_SKB_DIR_OUT };
+	struct cl *c;
+	unsigned int n;
+	size_t off = 0;
+
+	start();
+	c = cl_new(connect_fd(0));
+	cl_expect(c, "AGG net EVERY 100ms\n", "OK agg key=net every=100000000");
+	off = put_pkt(chunk, off, GONE_CG, MAGNET_SKB_DIR_OUT, IPPROTO_TCP,
+		      "127.0.0.1", "127.0.0.2", 40000, 5001, 1000);
+	off = put_pkt(chunk, off, GONE_CG, MAGNET_SKB_DIR_OUT, IPPROTO_TCP,
+		      "127.0.0.1", "127.0.0.2", 40000, 5001, 500);
+	off = put_pkt(chunk, off, GONE_CG, MAGNET_SKB_DIR_IN, IPPROTO_TCP,
+		      "127.0.0.2", "127.0.0.1", 5001, 40000, 42);
+	off = put_pkt(chunk, off, GONE_CG, MAGNET_SKB_DIR_OUT, IPPROTO_UDP,
+		      "127.0.0.1", "127.0.0.3", 40001, 5002, 300);
+	off = put_pkt(chunk, off, 7, MAGNET_SKB_DIR_IN, IPPROTO_TCP,
+		      "127.0.0.1", "127.0.0.2", 40000, 5001, 1500);
+	off = put_pkt(chunk, off, 0, MAGNET_SKB_DIR_OUT, IPPROTO_TCP,
+		      "127.0.0.2", "127.0.0.1", 5001, 40000, 0);
+	ck_assert_int_gt(mg_record_encode_skb(chunk + off, 8192 - off, &h, &raw, NULL, 0), 0);
+	off += mg_record_skb_size(0);
+	off = put_rec(chunk, off, 0, 1, 1, false, NULL);
+	ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, off), 0);
+
+	agg_report(c, lines, &n, hdr, sizeof(hdr));
+	ck_assert_msg(strstr(hdr, "A net 8 ") && strstr(hdr, " packets=6 bytes=3342 jobs=4 peers=4 lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=1 "),
+		      "%s", hdr);
+	ck_assert_str_eq(lines[0], "J 4294967280 tcp 2 1500 1 42 cgroup:4294967280");
+	ck_assert_str_eq(lines[1], "J 7 tcp 0 0 1 1500 cgroup:7");
+	ck_assert_str_eq(lines[2], "J 4294967280 udp 1 300 0 0 cgroup:4294967280");
+	ck_assert_str_eq(lines[3], "J 0 tcp 1 0 0 0 -");
+	ck_assert_str_eq(lines[4], "P 4294967280 tcp 127.0.0.2:5001 2 1500 1 42");
+	ck_assert_str_eq(lines[5], "P 7 tcp 127.0.0.1:40000 0 0 1 1500");
+	ck_assert_str_eq(lines[6], "P 4294967280 udp 127.0.0.3:5002 1 300 0 0");
+	ck_assert_str_eq(lines[7], "P 0 tcp 127.0.0.1:40000 1 0 0 0");
+	cl_free(c);
+}
+END_TEST
+
 /*
  * Records of threads that never existed in /proc, of a cgroup that exists
  * (made under the host's cgroup2 mount when it is writable, else its
@@ -1180,6 +1256,7 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, per_user_limit);
 	tcase_add_test(tc, totals_command);
 	tcase_add_test(tc, attribution);
+	tcase_add_test(tc, agg_net);
 	tcase_add_test(tc, names_reset);
 	suite_add_tcase(s, tc);
 	return s;

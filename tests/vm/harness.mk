@@ -7,6 +7,7 @@
 #                          lockdep, kmemleak, UBSAN... (tools/debug-kernel
 #                          builds it once, about 10 minutes, then reuses it)
 #   make check-debug VM_TESTS=t-10   only some tests (kmemleak still runs)
+#   make check-debug VM_TESTS=pcap   only tests/vm/host-pcap.sh
 #   make vm-shell-debug    a shell on the debug kernel
 
 # What a direct tests/vm/run call (no MAGNET_GUEST_FILES) stages.
@@ -32,9 +33,10 @@ VM_DEBUG_TIMEOUT ?= 2400
 VM_DEBUG_MEM ?= 2048
 vm_debug_guest_files = $(foreach p,$(GUEST_FILES),$(if $(filter %.ko,$(firstword \
 	$(subst :, ,$(p)))),$(DEBUG_SRC)/$(p),$(p)))
-vm_debug_run = MAGNET_GUEST_FILES='$(strip $(vm_debug_guest_files))' \
-	$(VM_RUN) --kernel "$$(tools/debug-kernel --image)" \
+vm_debug_env = MAGNET_GUEST_FILES='$(strip $(vm_debug_guest_files))'
+vm_debug_opts = --kernel "$$(tools/debug-kernel --image)" \
 	--module $(DEBUG_SRC)/kmod/magnet.ko --mem $(VM_DEBUG_MEM)
+vm_debug_run = $(vm_debug_env) $(VM_RUN) $(vm_debug_opts)
 
 check-debug:
 	$(Q)tools/bootstrap
@@ -46,10 +48,14 @@ vm-debug-files: user
 	$(Q)$(if $(filter-out %.ko,$(vm_guest_hosts)),$(MAKE) -s $(filter-out %.ko,$(vm_guest_hosts)))
 	$(Q)V=$(V) tools/debug-kernel module >/dev/null
 
+# Then tests/vm/host-pcap.sh on the debug kernel, selected as in vm-check.
 vm-check-debug: vm-debug-files
 	$(Q)t0=$$(date +%s); rc=0; \
-	$(vm_debug_run) --timeout $(VM_DEBUG_TIMEOUT) -- /magnet/tests/vm/suite $(VM_TESTS) || rc=$$?; \
-	echo "check-debug: the suite on $$(tools/debug-kernel --release) took $$(($$(date +%s) - t0)) s"; \
+	$(if $(vm_suite_runs),$(vm_debug_run) --timeout $(VM_DEBUG_TIMEOUT) -- /magnet/tests/vm/suite $(VM_TESTS) || rc=$$?; \
+	echo "check-debug: the suite on $$(tools/debug-kernel --release) took $$(($$(date +%s) - t0)) s";) \
+	$(if $(vm_pcap_selected),t0=$$(date +%s); \
+	$(vm_debug_env) tests/vm/host-pcap.sh $(vm_debug_opts) --timeout $(VM_DEBUG_TIMEOUT) || rc=1; \
+	echo "check-debug: host-pcap on $$(tools/debug-kernel --release) took $$(($$(date +%s) - t0)) s";) \
 	exit $$rc
 
 vm-shell-debug: vm-debug-files

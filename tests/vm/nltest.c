@@ -1208,7 +1208,7 @@ static int cmd_skb_check(void)
 	put_str(&m, MAGNET_PROBE_A_HANDLER, "skb");
 	end(&m);
 	expect_err(talk(&m, NULL, NULL, NULL), EINVAL, "CAPTURE_ARG", "skb handler with CAPTURE_ARG");
-	for (int len = 4081; len <= 4082; len++) {
+	for (int len = 4073; len <= 4074; len++) {
 		msg_init(&m, family, MAGNET_CMD_PROBE_ADD, 0);
 		nest(&m, MAGNET_A_PROBE);
 		put_u8(&m, MAGNET_PROBE_A_TYPE, MAGNET_PROBE_KPROBE);
@@ -1216,7 +1216,7 @@ static int cmd_skb_check(void)
 		put_u16(&m, MAGNET_PROBE_A_CAPTURE_LEN, len);
 		put_str(&m, MAGNET_PROBE_A_HANDLER, "skb");
 		end(&m);
-		expect_err(talk(&m, NULL, NULL, NULL), EINVAL, "4080", "skb capture past a record");
+		expect_err(talk(&m, NULL, NULL, NULL), EINVAL, "4072", "skb capture past a record");
 	}
 	/* The sk_buff * is the second parameter here, the third of ip_output. */
 	id = skb_add(MAGNET_PROBE_KPROBE, "udp_queue_rcv_skb", NULL);

@@ -23,6 +23,12 @@ $(BUILD)/tests/vm/jobtest: $(BUILD)/tests/vm/jobtest.o $(LIBMAGNET)
 USER_BINS += $(BUILD)/tests/vm/jobtest
 GUEST_FILES += $(BUILD)/tests/vm/jobtest:/magnet/bin/jobtest
 
+$(BUILD)/tests/vm/pktsend: $(BUILD)/tests/vm/pktsend.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
+USER_BINS += $(BUILD)/tests/vm/pktsend
+GUEST_FILES += $(BUILD)/tests/vm/pktsend:/magnet/bin/pktsend
+
 # tests/monitors: the guest's workload server (the host's tests drive it).
 $(BUILD)/tests/monitors/mon-workload: $(BUILD)/tests/monitors/workload.o
 	@$(if $(Q),echo "  LD      $@")

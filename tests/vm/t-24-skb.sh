@@ -47,15 +47,15 @@ del ip_rcv
 
 # A 20000-byte datagram is paged on lo (SG, larger than one allocation): only
 # the headers are linear, the payload sits in page fragments.
-add ip_output 4080
-add udp_rcv 4080
-nltest skb-udp 5 20000 4080 ip_output:out:0:0:1 udp_rcv:in:"$lo":-20:1 \
+add ip_output 4072
+add udp_rcv 4072
+nltest skb-udp 5 20000 4072 ip_output:out:0:0:1 udp_rcv:in:"$lo":-20:1 \
 	same=ip_output,udp_rcv || fail "paged datagram"
 
 # MTU 1500: ip_output sees one skb whose frag_list holds the rest of the
 # datagram; udp_rcv sees the fragments reassembled, also as a frag_list.
 ip link set lo mtu 1500 || fail "lo mtu 1500"
-nltest skb-udp 5 3000 4080 ip_output:out:0:0:1 udp_rcv:in:"$lo":-20:1 ||
+nltest skb-udp 5 3000 4072 ip_output:out:0:0:1 udp_rcv:in:"$lo":-20:1 ||
 	{ ip link set lo mtu 65536; fail "fragmented datagram"; }
 ip link set lo mtu 65536
 del ip_output udp_rcv

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * magnet-top: a live view of magnetd (docs/protocol.md), like top: the
- * busiest processes, jobs (cgroups) and probes of every interval.
+ * busiest processes, jobs (cgroups) and probes of every interval, and the
+ * network traffic of each job and the peers it talks to.
  *
- * An AGG replaces the connection's earlier one, so each of the three
- * tables has a connection of its own; a fourth asks HELLO, STATS and
- * PROBES once per interval. A screen is drawn once every table has
- * reported since the last one, so the three always show the same
- * interval; a table that stays silent past half an interval more is shown
- * as it last was, marked stale. docs/magnet-top.md.
+ * An AGG replaces the connection's earlier one, so each of the four
+ * reports (tgid, cgroup, probe, net) has a connection of its own; a fifth
+ * asks HELLO, STATS and PROBES once per interval. A screen is drawn once
+ * every report has come since the last one, so all show the same
+ * interval; one that stays silent past half an interval more is shown as
+ * it last was, marked stale. The net report is optional: -N, or a
+ * magnetd that refuses it (shown, not fatal). docs/magnet-top.md.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,6 +26,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 
+#include "escape.h"
 #include "mgclient.h"
 #include "util.h"
 
@@ -35,9 +38,9 @@
 /* Escaped text of one label, as shown. */
 #define LABEL_MAX	256
 
-enum { T_PROC, T_JOB, T_PROBE, NTABLES };
+enum { T_PROC, T_JOB, T_PROBE, T_NET, NTABLES };
 
-/* The three tables: AGG key, title, and the tag of its -m lines. */
+/* The four reports: AGG key, title, and the tag of its -m lines. */
 static const struct table_def {
 	const char *key;
 	const char *title;
@@ -46,13 +49,18 @@ static const struct table_def {
 	[T_PROC] = { "tgid", "TOP PROCESSES", "process" },
 	[T_JOB] = { "cgroup", "TOP JOBS", "job" },
 	[T_PROBE] = { "probe", "PROBES", "probe" },
+	[T_NET] = { "net", "NETWORK BY JOB", "net_job" },
 };
+
+/* The sections of a screen, in its order: T_NET shows as two. */
+enum { S_PROC, S_JOB, S_NET, S_PEER, S_PROBE, NSECTIONS };
 
 enum mode { MODE_TERM, MODE_BATCH, MODE_MACHINE };
 
 struct table {
 	struct mgc_conn c;
-	struct mgc_agg rep;	/* the latest report */
+	struct mgc_agg rep;	/* the latest report (T_NET: net) */
+	struct mgc_net net;
 	bool have;		/* a report came at all */
 	bool fresh;		/* ... since the last screen */
 };
@@ -62,6 +70,8 @@ struct top {
 	long long interval_ms;
 	unsigned long long iterations;	/* -n, 0 = until quit */
 	enum mode mode;
+	bool net;			/* the net report is asked (no -N) ... */
+	char net_refused[MGC_ERR_MAX];	/* ... and, if set, refused: the ERR */
 	struct mgc_conn info;
 	struct table t[NTABLES];
 	struct mgc_hello hello;
@@ -106,11 +116,12 @@ __attribute__((noreturn))
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-"usage: " PROG " [-s HOST:PORT] [-d SECONDS] [-n ITERATIONS] [-b | -m]\n"
+"usage: " PROG " [-s HOST:PORT] [-d SECONDS] [-n ITERATIONS] [-N] [-b | -m]\n"
 "  -s, --server HOST:PORT  magnetd's address (default " MGC_DEFAULT_SERVER ");\n"
 "                          IPv6 as [::1]:8650, a host name, or HOST alone\n"
 "  -d, --delay SECONDS     interval (default 1, 0.01 to 86400, e.g. 0.5)\n"
 "  -n, --iterations N      stop after N screens\n"
+"  -N, --no-net            no network view (no AGG net)\n"
 "  -b, --batch             plain text, a block per interval (the default\n"
 "                          when stdout is not a terminal)\n"
 "  -m, --machine           tab-separated lines: section, key, values\n"
@@ -173,11 +184,20 @@ static void start(struct top *t)
 	for (i = 0; i < NTABLES; i++) {
 		struct mgc_conn *c = &t->t[i].c;
 
+		if (i == T_NET && !t->net)
+			continue;
 		if (mgc_connect(c, t->server, REPLY_TIMEOUT_MS))
 			die(2, "%s", c->err);
 		snprintf(cmd, sizeof(cmd), "AGG %s EVERY %lldms", tables[i].key,
 			 t->interval_ms);
 		r = mgc_command(c, cmd, &m, REPLY_TIMEOUT_MS);
+		/* A magnetd without AGG net: the other views still work. */
+		if (i == T_NET && r == 1 && m.kind == MGC_MSG_ERR) {
+			snprintf(t->net_refused, sizeof(t->net_refused), "%.*s",
+				 (int)m.line_len, m.text);
+			mgc_close(c);
+			continue;
+		}
 		need_ok(c, r, &m, " before replying to AGG");
 		if (m.line_len < 6 || memcmp(m.text, "OK agg", 6))
 			die(2, "protocol error from %s: '%.*s' in reply to %s",
@@ -228,22 +248,36 @@ static void poll_info(struct top *t)
 	t->prev_dropped = dropped;
 }
 
+/* Does report k come: asked, and not refused? */
+static bool active(const struct top *t, int k)
+{
+	return k != T_NET || (t->net && !t->net_refused[0]);
+}
+
 /* Take every whole message a table's connection has received. */
 static void drain(struct top *t, struct table *tb)
 {
 	char why[MGC_ERR_MAX];
 	struct mgc_agg a;
+	struct mgc_net n;
 	struct mgc_msg m;
 	int r;
 
 	while ((r = mgc_next(&tb->c, &m)) == 1) {
 		switch (m.kind) {
 		case MGC_MSG_AGG:
-			if (mgc_parse_agg(m.all, m.all_len, &a, why, sizeof(why)))
-				die(2, "protocol error from %s: %s", tb->c.server, why);
 			/* Several since the last screen: the latest counts. */
-			mgc_agg_free(&tb->rep);
-			tb->rep = a;
+			if (tb == &t->t[T_NET]) {
+				if (mgc_parse_net(m.all, m.all_len, &n, why, sizeof(why)))
+					die(2, "protocol error from %s: %s", tb->c.server, why);
+				mgc_net_free(&tb->net);
+				tb->net = n;
+			} else {
+				if (mgc_parse_agg(m.all, m.all_len, &a, why, sizeof(why)))
+					die(2, "protocol error from %s: %s", tb->c.server, why);
+				mgc_agg_free(&tb->rep);
+				tb->rep = a;
+			}
 			tb->have = tb->fresh = true;
 			break;
 		case MGC_MSG_DROP:
@@ -370,7 +404,126 @@ static void section_title(FILE *f, const struct table *tb, int i)
 	fprintf(f, "%s\n", staleness(tb));
 }
 
-/* Text: batch blocks, and the terminal's screen with max rows a table. */
+/* Per second over a report's measured interval. */
+static double per_s(__u64 n, __u64 interval)
+{
+	return interval ? (double)n * 1e9 / (double)interval : 0;
+}
+
+/* A byte rate, SI units from 1000 as network rates go: 640, 1.2k, 64.0M. */
+static const char *fmt_rate(char *buf, size_t len, double v)
+{
+	static const char units[] = "kMGTPE";
+	int u = -1;
+
+	while (v >= 1000 && u < 5) {
+		v /= 1000;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.1f%c", v, units[u]);
+	return buf;
+}
+
+/*
+ * A job's path for a peer row: the net report's J lines name the jobs
+ * they show, the cgroup report most others; "-" if neither does.
+ */
+static const char *job_label(const struct top *t, __u32 job)
+{
+	const struct table *nt = &t->t[T_NET], *jt = &t->t[T_JOB];
+	size_t i;
+
+	for (i = 0; i < nt->net.njobs; i++)
+		if (nt->net.job[i].job == job)
+			return nt->net.job[i].label;
+	for (i = 0; jt->have && i < jt->rep.n; i++)
+		if (jt->rep.v[i].id == job)
+			return jt->rep.v[i].label;
+	return "-";
+}
+
+/* The net report's lack of packets, said, not left to guess. */
+static bool net_empty(const struct table *tb)
+{
+	return tb->have && !tb->net.packets && !tb->net.unkeyed;
+}
+
+/* The network sections: traffic by job, then by peer. */
+static void render_net(FILE *f, const struct top *t, const size_t *max)
+{
+	const struct table *tb = &t->t[T_NET];
+	const struct mgc_net *a = &tb->net;
+	char lbl[LABEL_MAX], key[24], proto[LABEL_MAX], peer[LABEL_MAX];
+	char tx[16], rx[16];
+	size_t i;
+
+	if (!t->net)
+		return;
+	fprintf(f, "\n%s", tables[T_NET].title);
+	if (t->net_refused[0]) {
+		/* A sentence: its spaces stay. */
+		fprintf(f, ": not shown, magnetd refused AGG net: %s\n",
+			mg_escape(lbl, sizeof(lbl), t->net_refused, 0));
+		return;
+	}
+	if (tb->have) {
+		fprintf(f, ": %llu packets, %llu bytes in %.2f s, %llu jobs",
+			(unsigned long long)a->packets,
+			(unsigned long long)a->bytes, a->interval / 1e9,
+			(unsigned long long)a->jobs);
+		if (a->unkeyed)
+			fprintf(f, ", %llu unkeyed", (unsigned long long)a->unkeyed);
+		if (a->evicted_jobs)
+			fprintf(f, ", %llu evicted (%llu bytes)",
+				(unsigned long long)a->evicted_jobs,
+				(unsigned long long)a->evicted_job_bytes);
+	}
+	fprintf(f, "%s\n", staleness(tb));
+	fprintf(f, "%10s %-6s %10s %10s %10s %10s  %s\n", "CGROUP", "PROTO",
+		"TX B/s", "RX B/s", "TX PKT/s", "RX PKT/s", "PATH");
+	for (i = 0; tb->have && i < a->njobs && i < max[S_NET]; i++) {
+		const struct mgc_net_job *e = &a->job[i];
+
+		snprintf(key, sizeof(key), "%u", e->job);
+		fprintf(f, "%10s %-6s %10s %10s %10.1f %10.1f  %s\n", key,
+			mgc_escape(proto, sizeof(proto), e->proto),
+			fmt_rate(tx, sizeof(tx), per_s(e->tx_bytes, a->interval)),
+			fmt_rate(rx, sizeof(rx), per_s(e->rx_bytes, a->interval)),
+			per_s(e->tx_packets, a->interval),
+			per_s(e->rx_packets, a->interval),
+			mgc_escape(lbl, sizeof(lbl), e->label));
+	}
+	if (net_empty(tb))
+		fprintf(f, "%10s no packets (no skb probes? magnet-ctl probe add set net-jobs)\n", "");
+
+	fprintf(f, "\nPEERS");
+	if (tb->have) {
+		fprintf(f, ": %llu peers", (unsigned long long)a->peers);
+		if (a->evicted_peers)
+			fprintf(f, ", %llu evicted (%llu bytes)",
+				(unsigned long long)a->evicted_peers,
+				(unsigned long long)a->evicted_peer_bytes);
+	}
+	fprintf(f, "%s\n", staleness(tb));
+	fprintf(f, "%10s %-6s %10s %10s  %-22s  %s\n", "CGROUP", "PROTO",
+		"TX B/s", "RX B/s", "PEER", "PATH");
+	for (i = 0; tb->have && i < a->npeers && i < max[S_PEER]; i++) {
+		const struct mgc_net_peer *e = &a->peer[i];
+
+		snprintf(key, sizeof(key), "%u", e->job);
+		fprintf(f, "%10s %-6s %10s %10s  %-22s  %s\n", key,
+			mgc_escape(proto, sizeof(proto), e->proto),
+			fmt_rate(tx, sizeof(tx), per_s(e->tx_bytes, a->interval)),
+			fmt_rate(rx, sizeof(rx), per_s(e->rx_bytes, a->interval)),
+			mgc_escape(peer, sizeof(peer), e->peer),
+			mgc_escape(lbl, sizeof(lbl), job_label(t, e->job)));
+	}
+}
+
+/* Text: batch blocks, and the terminal's screen with max rows a section. */
 static void render_text(FILE *f, const struct top *t, const size_t *max)
 {
 	const struct table *pt = &t->t[T_PROBE];
@@ -403,12 +556,13 @@ static void render_text(FILE *f, const struct top *t, const size_t *max)
 	/* Processes and jobs: the key, the counts, and the label last. */
 	for (k = T_PROC; k <= T_JOB; k++) {
 		const struct table *tb = &t->t[k];
+		size_t lim = max[k == T_PROC ? S_PROC : S_JOB];
 
 		fputc('\n', f);
 		section_title(f, tb, k);
 		fprintf(f, "%10s %10s %10s  %s\n", k == T_PROC ? "TGID" : "CGROUP",
 			"EVENTS", "RATE/s", k == T_PROC ? "COMM" : "PATH");
-		for (i = 0; tb->have && i < tb->rep.n && i < max[k]; i++) {
+		for (i = 0; tb->have && i < tb->rep.n && i < lim; i++) {
 			const struct mgc_agg_entry *e = &tb->rep.v[i];
 
 			fprintf(f, "%10s %10llu %10.1f  %s\n",
@@ -418,12 +572,14 @@ static void render_text(FILE *f, const struct top *t, const size_t *max)
 		}
 	}
 
+	render_net(f, t, max);
+
 	fputc('\n', f);
 	section_title(f, pt, T_PROBE);
 	fprintf(f, "%6s %-10s %12s %10s %10s  %s\n", "ID", "TYPE", "HITS",
 		"EVENTS", "RATE/s", "NAME");
 	rows = probe_rows(t, &n);
-	for (i = 0; i < n && i < max[T_PROBE]; i++) {
+	for (i = 0; i < n && i < max[S_PROBE]; i++) {
 		char hits[24] = "-";
 
 		if (rows[i].has_hits)
@@ -435,6 +591,37 @@ static void render_text(FILE *f, const struct top *t, const size_t *max)
 			mgc_escape(lbl, sizeof(lbl), rows[i].name));
 	}
 	free(rows);
+}
+
+/* -m's net_job and net_peer lines: the interval's counts, exact. */
+static void render_net_machine(FILE *f, const struct top *t)
+{
+	const struct table *tb = &t->t[T_NET];
+	char lbl[LABEL_MAX], proto[LABEL_MAX];
+	size_t i;
+
+	for (i = 0; tb->have && i < tb->net.njobs; i++) {
+		const struct mgc_net_job *e = &tb->net.job[i];
+
+		fprintf(f, "net_job\t%u\t%s\t%s\t%llu\t%llu\t%llu\t%llu\n",
+			e->job, mgc_escape(proto, sizeof(proto), e->proto),
+			mgc_escape(lbl, sizeof(lbl), e->label),
+			(unsigned long long)e->tx_packets,
+			(unsigned long long)e->tx_bytes,
+			(unsigned long long)e->rx_packets,
+			(unsigned long long)e->rx_bytes);
+	}
+	for (i = 0; tb->have && i < tb->net.npeers; i++) {
+		const struct mgc_net_peer *e = &tb->net.peer[i];
+
+		fprintf(f, "net_peer\t%u\t%s\t%s\t%llu\t%llu\t%llu\t%llu\n",
+			e->job, mgc_escape(proto, sizeof(proto), e->proto),
+			mgc_escape(lbl, sizeof(lbl), e->peer),
+			(unsigned long long)e->tx_packets,
+			(unsigned long long)e->tx_bytes,
+			(unsigned long long)e->rx_packets,
+			(unsigned long long)e->rx_bytes);
+	}
 }
 
 /* -m: "section<TAB>key<TAB>value..." lines; "-" for a value not known. */
@@ -473,13 +660,39 @@ static void render_machine(FILE *f, const struct top *t)
 		fprintf(f, "header\tkernel_lost_delta\t-\n"
 			"header\tdaemon_dropped_delta\t-\n");
 	fprintf(f, "header\tclients\t%llu\n", (unsigned long long)t->stats.clients);
+	if (!t->net)
+		fprintf(f, "header\tnet\toff\n");
+	else if (t->net_refused[0])
+		fprintf(f, "header\tnet\trefused\t%s\n",
+			mg_escape(lbl, sizeof(lbl), t->net_refused, 0));
+	else
+		fprintf(f, "header\tnet\ton\n");
 
 	for (k = 0; k < NTABLES; k++) {
 		const struct table *tb = &t->t[k];
 		const struct mgc_agg *a = &tb->rep;
+		const struct mgc_net *na = &tb->net;
 
 		if (!tb->have)
 			continue;
+		if (k == T_NET) {
+			fprintf(f, "report\tnet\t%d\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n",
+				tb->fresh, (unsigned long long)na->ts,
+				(unsigned long long)na->interval,
+				(unsigned long long)na->packets,
+				(unsigned long long)na->bytes,
+				(unsigned long long)na->jobs,
+				(unsigned long long)na->peers,
+				(unsigned long long)na->lost,
+				(unsigned long long)na->evicted_jobs,
+				(unsigned long long)na->evicted_job_bytes,
+				(unsigned long long)na->evicted_peers,
+				(unsigned long long)na->evicted_peer_bytes,
+				(unsigned long long)na->unkeyed,
+				(unsigned long long)na->dropped,
+				(unsigned long long)na->skipped);
+			continue;
+		}
 		fprintf(f, "report\t%s\t%d\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n",
 			a->key, tb->fresh, (unsigned long long)a->ts,
 			(unsigned long long)a->interval,
@@ -504,6 +717,7 @@ static void render_machine(FILE *f, const struct top *t)
 				(unsigned long long)e->events, e->rate);
 		}
 	}
+	render_net_machine(f, t);
 	rows = probe_rows(t, &n);
 	for (i = 0; i < n; i++) {
 		fprintf(f, "probe\t%u\t%s\t", rows[i].id,
@@ -520,28 +734,36 @@ static void render_machine(FILE *f, const struct top *t)
 }
 
 /*
- * Rows of each table on a screen of height rows: what is left after the
- * fixed lines, shared evenly, a table's unused share going to the others.
+ * Rows of each section on a screen of height rows: what is left after the
+ * fixed lines, shared evenly, a section's unused share going to the others.
  */
 static void share_rows(const struct top *t, unsigned int rows, size_t *max)
 {
-	/* 2 header lines, then 3 tables of blank + title + column names */
-	const unsigned int fixed = 2 + 3 * 3 + 1;
-	size_t want[NTABLES], left, n;
+	const struct table *nt = &t->t[T_NET];
+	/* 2 header lines, then 3 sections of blank + title + column names */
+	unsigned int fixed = 2 + 3 * 3 + 1;
+	size_t want[NSECTIONS] = { 0 }, left, n;
 	bool more = true;
 	int k;
 
-	want[T_PROC] = t->t[T_PROC].have ? t->t[T_PROC].rep.n : 0;
-	want[T_JOB] = t->t[T_JOB].have ? t->t[T_JOB].rep.n : 0;
+	/* the network's two sections, or the line saying why none */
+	if (t->net && t->net_refused[0])
+		fixed += 2;
+	else if (t->net)
+		fixed += 2 * 3 + net_empty(nt);
+	want[S_PROC] = t->t[T_PROC].have ? t->t[T_PROC].rep.n : 0;
+	want[S_JOB] = t->t[T_JOB].have ? t->t[T_JOB].rep.n : 0;
+	want[S_NET] = nt->have ? nt->net.njobs : 0;
+	want[S_PEER] = nt->have ? nt->net.npeers : 0;
 	free(probe_rows(t, &n));
-	want[T_PROBE] = n;
+	want[S_PROBE] = n;
 	left = rows > fixed ? rows - fixed : 0;
-	for (k = 0; k < NTABLES; k++)
+	for (k = 0; k < NSECTIONS; k++)
 		max[k] = 0;
 	/* One row at a time, round robin: simple, and rows are few. */
 	while (left && more) {
 		more = false;
-		for (k = 0; k < NTABLES && left; k++) {
+		for (k = 0; k < NSECTIONS && left; k++) {
 			if (max[k] < want[k]) {
 				max[k]++;
 				left--;
@@ -566,13 +788,16 @@ static void put_cut(FILE *out, const char *s, size_t len, unsigned int cols)
 
 static void draw(const struct top *t)
 {
-	size_t max[NTABLES] = { SIZE_MAX, SIZE_MAX, SIZE_MAX }, len;
+	size_t max[NSECTIONS], len;
 	struct winsize ws = { 0 };
 	unsigned int rows = 24, cols = 80;
 	char *buf = NULL;
 	const char *p, *end, *nl;
 	FILE *f;
+	int k;
 
+	for (k = 0; k < NSECTIONS; k++)
+		max[k] = SIZE_MAX;
 	if (t->mode == MODE_MACHINE) {
 		render_machine(stdout, t);
 		fputc('\n', stdout);
@@ -639,6 +864,8 @@ static int wait_reports(struct top *t, long long deadline,
 		long long left;
 
 		for (k = 0; k < NTABLES; k++) {
+			if (!active(t, k))
+				continue;
 			drain(t, &t->t[k]);
 			all &= t->t[k].fresh;
 		}
@@ -653,8 +880,9 @@ static int wait_reports(struct top *t, long long deadline,
 		if (left <= 0)
 			return 0;
 		for (k = 0; k < NTABLES; k++) {
-			pfd[k].fd = t->t[k].c.fd;
+			pfd[k].fd = active(t, k) ? t->t[k].c.fd : -1;
 			pfd[k].events = POLLIN;
+			pfd[k].revents = 0;
 		}
 		pfd[NTABLES].fd = keys ? STDIN_FILENO : -1;
 		pfd[NTABLES].events = POLLIN;
@@ -705,6 +933,7 @@ int main(int argc, char **argv)
 		{ "server", required_argument, NULL, 's' },
 		{ "delay", required_argument, NULL, 'd' },
 		{ "iterations", required_argument, NULL, 'n' },
+		{ "no-net", no_argument, NULL, 'N' },
 		{ "batch", no_argument, NULL, 'b' },
 		{ "machine", no_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
@@ -720,7 +949,10 @@ int main(int argc, char **argv)
 
 	t.server = MGC_DEFAULT_SERVER;
 	t.interval_ms = 1000;
-	while ((opt = getopt_long(argc, argv, "s:d:n:bmh", longopts, NULL)) != -1) {
+	t.net = true;
+	for (k = 0; k < NTABLES; k++)
+		t.t[k].c.fd = -1;
+	while ((opt = getopt_long(argc, argv, "s:d:n:Nbmh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			t.server = optarg;
@@ -738,6 +970,9 @@ int main(int argc, char **argv)
 			if (mgc_opt_count(PROG, 'n', optarg, &v))
 				usage(1);
 			t.iterations = v;
+			break;
+		case 'N':
+			t.net = false;
 			break;
 		case 'b':
 			batch = true;
@@ -786,6 +1021,7 @@ int main(int argc, char **argv)
 	term_restore();
 	for (k = 0; k < NTABLES; k++) {
 		mgc_agg_free(&t.t[k].rep);
+		mgc_net_free(&t.t[k].net);
 		mgc_close(&t.t[k].c);
 	}
 	mgc_close(&t.info);

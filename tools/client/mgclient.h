@@ -252,11 +252,56 @@ struct mgc_agg {
 
 /*
  * Parse "A <key> <n> ts=... dropped=..." and its n entry lines
- * "<value> <events> <bytes> <rate> <label>". 0, -EPROTO with why, -ENOMEM.
+ * "<value> <events> <bytes> <rate> <label>", for every key but net
+ * (mgc_parse_net). 0, -EPROTO with why, -ENOMEM.
  */
 int mgc_parse_agg(const char *text, size_t len, struct mgc_agg *a,
 		  char *why, size_t whylen);
 void mgc_agg_free(struct mgc_agg *a);
+
+/* A job's traffic over one protocol in an AGG net report ("J" line). */
+struct mgc_net_job {
+	__u32 job;		/* low 32 bits of the socket's cgroup id; 0: none */
+	char *proto;		/* unescaped: "tcp", "udp", "ipprotoN" */
+	__u64 tx_packets, tx_bytes, rx_packets, rx_bytes;
+	char *label;		/* unescaped cgroup path; "-" for job 0 */
+};
+
+/* A job's traffic with one peer over one protocol ("P" line). */
+struct mgc_net_peer {
+	__u32 job;
+	char *proto;
+	char *peer;		/* unescaped "ADDRESS:PORT", "[ADDRESS]:PORT" */
+	__u64 tx_packets, tx_bytes, rx_packets, rx_bytes;
+};
+
+/* An AGG net report: the header's counters and its two tables. */
+struct mgc_net {
+	__u64 ts, interval, packets, bytes, jobs, peers, lost;
+	__u64 evicted_jobs, evicted_job_bytes, evicted_peers;
+	__u64 evicted_peer_bytes, unkeyed, dropped, skipped;
+	size_t njobs, npeers;
+	struct mgc_net_job *job;	/* the J lines, in the report's order */
+	struct mgc_net_peer *peer;	/* the P lines, in the report's order */
+	struct mgc_kvs kv;		/* the header's words, known or not */
+	char *strings;			/* storage of protos, labels, peers */
+};
+
+/*
+ * Parse "A net <n> ts=... skipped=..." (every documented key required)
+ * and its n lines: "J <job> <proto> <tx_packets> <tx_bytes> <rx_packets>
+ * <rx_bytes> <label>" lines, then "P <job> <proto> <peer> <tx_packets>
+ * <tx_bytes> <rx_packets> <rx_bytes>" lines. Either kind may be absent;
+ * a J line after a P line is an error (the protocol sends all J lines
+ * first), as are another tag, a count other than n, a number that is not
+ * one (a job over 32 bits), and a bad %XX escape in a proto, label or
+ * peer. Words after the last one a line defines are ignored (a later
+ * server may add some). 0, -EPROTO with why, -ENOMEM. mgc_parse_agg takes
+ * no "A net" report: the key decides the parser.
+ */
+int mgc_parse_net(const char *text, size_t len, struct mgc_net *a,
+		  char *why, size_t whylen);
+void mgc_net_free(struct mgc_net *a);
 
 /*
  * A JSON record line of SUBSCRIBE ... FORMAT json: is it a LOST record?

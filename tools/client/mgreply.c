@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mgclient's reply parsers (see mgclient.h): key=value words, and the
- * texts of the HELLO, PROBES, STATS and AGG replies and of JSON records.
+ * texts of the HELLO, PROBES, STATS and AGG (and AGG net) replies and of
+ * JSON records.
  * Pure functions over bytes, no I/O; mgclient.c frames the messages they
  * take. The protocol is docs/protocol.md; the comments here say only what
  * the document leaves to a client.
@@ -557,6 +558,8 @@ static int agg_head(struct mgc_agg *a, const char *l, size_t ll, __u64 *n,
 			return fail(why, whylen, "AGG: bad key in '%s'", ex);
 	memcpy(a->key, kw, kl);
 	a->key[kl] = '\0';
+	if (!strcmp(a->key, "net"))
+		return fail(why, whylen, "AGG: a net report has J and P lines, not entries (mgc_parse_net)");
 	a->numeric = one_of(a->key, numeric_keys, 4) >= 0;
 	if (*n > MGC_TABLE_MAX)
 		return fail(why, whylen, "AGG: %llu entries (more than %u)",
@@ -609,6 +612,176 @@ void mgc_agg_free(struct mgc_agg *a)
 {
 	mgc_kvs_free(&a->kv);
 	free(a->v);
+	free(a->strings);
+	memset(a, 0, sizeof(*a));
+}
+
+/* ---- AGG net ---- */
+
+#define NF(k)	{ #k, offsetof(struct mgc_net, k) }
+static const struct field net_fields[] = {
+	NF(ts), NF(interval), NF(packets), NF(bytes), NF(jobs), NF(peers),
+	NF(lost), NF(evicted_jobs), NF(evicted_job_bytes), NF(evicted_peers),
+	NF(evicted_peer_bytes), NF(unkeyed), NF(dropped), NF(skipped),
+};
+#undef NF
+
+static const char net_j_form[] =
+	"J <job> <proto> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes> <label>";
+static const char net_p_form[] =
+	"P <job> <proto> <peer> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes>";
+
+/* "<tx_packets> <tx_bytes> <rx_packets> <rx_bytes>" of w[0..3]. */
+static int net_counts(const char *const *w, const size_t *wl, __u64 *v)
+{
+	size_t k;
+
+	for (k = 0; k < 4; k++)
+		if (mgc_parse_u64(w[k], wl[k], &v[k]))
+			return -EINVAL;
+	return 0;
+}
+
+/* Line i, a J or P line, into the report's next entry of its kind. */
+static int net_line(struct mgc_net *a, char **store, const char *l, size_t ll,
+		    size_t i, char *why, size_t whylen)
+{
+	char ex[4 * MGC_EXCERPT + 8];
+	const char *p = l, *end = l + ll, *w[8];
+	size_t wl[8], k;
+	bool peer;
+	__u64 job, c[4];
+	char **proto, **name;
+
+	excerpt(ex, sizeof(ex), l, ll);
+	if (!next_word(&p, end, &w[0], &wl[0]))
+		return fail(why, whylen, "AGG net line %zu: empty", i + 1);
+	if (word_eq(w[0], wl[0], "J"))
+		peer = false;
+	else if (word_eq(w[0], wl[0], "P"))
+		peer = true;
+	else
+		return fail(why, whylen, "AGG net line %zu: expected a J or P line, not '%s'",
+			    i + 1, ex);
+	if (!peer && a->npeers)
+		return fail(why, whylen, "AGG net line %zu: a J line after the P lines: '%s'",
+			    i + 1, ex);
+	for (k = 1; k < 8; k++)
+		if (!next_word(&p, end, &w[k], &wl[k]))
+			return fail(why, whylen, "AGG net line %zu: expected '%s', not '%s'",
+				    i + 1, peer ? net_p_form : net_j_form, ex);
+	if (mgc_parse_u64(w[1], wl[1], &job) || job > UINT32_MAX)
+		return fail(why, whylen, "AGG net line %zu: bad job (a 32-bit number) in '%s'",
+			    i + 1, ex);
+	if (net_counts(w + (peer ? 4 : 3), wl + (peer ? 4 : 3), c))
+		return fail(why, whylen, "AGG net line %zu: bad packets or bytes in '%s'",
+			    i + 1, ex);
+	if (peer) {
+		struct mgc_net_peer *e = &a->peer[a->npeers];
+
+		proto = &e->proto;
+		name = &e->peer;
+		e->job = job;
+		e->tx_packets = c[0];
+		e->tx_bytes = c[1];
+		e->rx_packets = c[2];
+		e->rx_bytes = c[3];
+	} else {
+		struct mgc_net_job *e = &a->job[a->njobs];
+
+		proto = &e->proto;
+		name = &e->label;
+		e->job = job;
+		e->tx_packets = c[0];
+		e->tx_bytes = c[1];
+		e->rx_packets = c[2];
+		e->rx_bytes = c[3];
+	}
+	*proto = agg_string(store, w[2], wl[2]);
+	if (!*proto)
+		return fail(why, whylen, "AGG net line %zu: bad %%XX escape in the proto of '%s'",
+			    i + 1, ex);
+	*name = agg_string(store, w[peer ? 3 : 7], wl[peer ? 3 : 7]);
+	if (!*name)
+		return fail(why, whylen, "AGG net line %zu: bad %%XX escape in the %s of '%s'",
+			    i + 1, peer ? "peer" : "label", ex);
+	if (peer)
+		a->npeers++;
+	else
+		a->njobs++;
+	return 0;
+}
+
+static int net_head(struct mgc_net *a, const char *l, size_t ll, __u64 *n,
+		    char *why, size_t whylen)
+{
+	char ex[4 * MGC_EXCERPT + 8];
+	const char *p = l, *end = l + ll, *w;
+	size_t wl;
+	int r;
+
+	excerpt(ex, sizeof(ex), l, ll);
+	if (!next_word(&p, end, &w, &wl) || !word_eq(w, wl, "A") ||
+	    !next_word(&p, end, &w, &wl) || !word_eq(w, wl, "net") ||
+	    !next_word(&p, end, &w, &wl) || mgc_parse_u64(w, wl, n))
+		return fail(why, whylen, "expected 'A net <n> ...', not '%s'", ex);
+	if (*n > MGC_TABLE_MAX)
+		return fail(why, whylen, "AGG net: %llu lines (more than %u)",
+			    (unsigned long long)*n, MGC_TABLE_MAX);
+	r = mgc_kvs_parse(&a->kv, p, end - p, why, whylen);
+	if (r)
+		return r;
+	return take_fields(&a->kv, net_fields,
+			   sizeof(net_fields) / sizeof(net_fields[0]), a,
+			   "AGG net", why, whylen);
+}
+
+int mgc_parse_net(const char *text, size_t len, struct mgc_net *a,
+		  char *why, size_t whylen)
+{
+	const char *p = text, *end = text + len, *l;
+	size_t ll, i = 0;
+	char *store;
+	__u64 n = 0;
+	int r;
+
+	memset(a, 0, sizeof(*a));
+	if (!next_line(&p, end, &l, &ll))
+		return fail(why, whylen, "empty AGG net report");
+	r = net_head(a, l, ll, &n, why, whylen);
+	if (!r) {
+		/*
+		 * Decoding never lengthens a word, and each of a line's
+		 * (at most 2) strings is followed by a blank or its line's
+		 * end: the text and a NUL per line bound the strings.
+		 */
+		a->job = calloc(n ? n : 1, sizeof(*a->job));
+		a->peer = calloc(n ? n : 1, sizeof(*a->peer));
+		a->strings = malloc(len + 2 * n + 2);
+		if (!a->job || !a->peer || !a->strings)
+			r = -ENOMEM;
+	}
+	store = a->strings;
+	while (!r && next_line(&p, end, &l, &ll)) {
+		if (i == n) {
+			r = count_mismatch("AGG net", n, i + 1, why, whylen);
+			break;
+		}
+		r = net_line(a, &store, l, ll, i, why, whylen);
+		i++;
+	}
+	if (!r && i < n)
+		r = count_mismatch("AGG net", n, i, why, whylen);
+	if (r)
+		mgc_net_free(a);
+	return r;
+}
+
+void mgc_net_free(struct mgc_net *a)
+{
+	mgc_kvs_free(&a->kv);
+	free(a->job);
+	free(a->peer);
 	free(a->strings);
 	memset(a, 0, sizeof(*a));
 }

@@ -504,9 +504,9 @@
  *   one packet can be followed from layer to layer while it stays the same
  *   skb (on lo, from ip_output down to udp_rcv: loopback hands the sent skb
  *   to the receive path); filters and sampling see that id.
- *   MAGNET_PROBE_A_CAPTURE_LEN (absent: 0, metadata only; at most 4080)
+ *   MAGNET_PROBE_A_CAPTURE_LEN (absent: 0, metadata only; at most 4072)
  *   is the bytes of packet data per record; the record is always
- *   MAGNET_RECORD_HEADER + 16 + the capture length rounded up to 8 bytes
+ *   MAGNET_RECORD_HEADER + 24 + the capture length rounded up to 8 bytes
  *   long. NARGS and CAPTURE_ARG are refused (EINVAL): the handler picks
  *   its argument itself. (magnet/probes has no LEN@ARG column for it;
  *   PROBE_GET reports CAPTURE_LEN.)
@@ -522,6 +522,16 @@
  *   (skb->sk: sent by this host, kernel sockets' replies included). Else
  *   UNKNOWN (e.g. a driver before eth_type_trans(), ARP built without a
  *   socket).
+ *   sk_cgroup: the job the packet belongs to, the full cgroup v2 id of
+ *   its socket: the function's first struct sock * parameter if BTF names
+ *   one and it is not NULL (tcp_v4_do_rcv(sk, skb),
+ *   __udp_enqueue_schedule_skb(sk, skb), ip_output(net, sk, skb)), else
+ *   skb->sk. A socket's cgroup is the one its maker was in when it was
+ *   made (accepted sockets: the listener's), as the kernel's cgroup-bpf
+ *   ingress/egress hooks see it. The record header's pid and cgroup are
+ *   the running task's, which on the receive path (softirq) is any task,
+ *   on lo usually the sender. 0: no socket, or one without cgroup data
+ *   (request and timewait socks: SYN-ACKs, timewait ACKs), or unreadable.
  *   layer and data: from the network header if it is set (6.1 has no
  *   "unset" mark for it: offset 0 from skb->head counts as unset), else
  *   from the link (mac) header if set, else from skb->data; the header may
@@ -663,6 +673,7 @@ struct magnet_skb {
 	__be16 protocol;	/* skb->protocol: ETH_P_IP, ETH_P_IPV6, ... */
 	__u8 direction;		/* enum magnet_skb_direction */
 	__u8 layer;		/* enum magnet_skb_layer: where data starts */
+	__u64 sk_cgroup;	/* the socket's cgroup v2 id (the job); 0: none */
 	__u8 data[];
 };
 

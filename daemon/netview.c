@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-job traffic tables: open addressing with linear probing and
+ * backward-shift deletion, sampled least-bytes eviction. See netview.h.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow.h"
+#include "netview.h"
+#include "record.h"
+
+#define NV_MAX_CAPACITY		(1U << 24)
+
+/* A slot is free while it has counted no packet. */
+struct slot {
+	struct mg_netview_entry e;
+	__u64 seen;		/* the table's tick at its last add */
+};
+
+struct table {
+	unsigned int capacity, mask;	/* mask: slots - 1 = 2 * capacity - 1 */
+	__u64 tick;
+	struct mg_netview_table_stats st;
+	struct slot *slot;
+};
+
+struct mg_netview {
+	struct mg_netview_stats st;
+	struct table jobs, peers;
+};
+
+static bool used(const struct slot *s)
+{
+	return s->e.tx_packets || s->e.rx_packets;
+}
+
+/* The key is every field before the counters. */
+#define KEY_LEN	offsetof(struct mg_netview_entry, tx_packets)
+
+static bool same_key(const struct mg_netview_entry *a, const struct mg_netview_entry *b)
+{
+	return !memcmp(a, b, KEY_LEN);
+}
+
+/* FNV-1a over the key, then MurmurHash3's finalizer. */
+static unsigned int home(const struct table *t, const struct mg_netview_entry *k)
+{
+	const unsigned char *p = (const unsigned char *)k;
+	__u64 h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < KEY_LEN; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h & t->mask;
+}
+
+static int table_init(struct table *t, unsigned int capacity)
+{
+	t->capacity = capacity;
+	t->mask = 2 * capacity - 1;
+	t->slot = calloc(2 * (size_t)capacity, sizeof(*t->slot));
+	return t->slot ? 0 : -ENOMEM;
+}
+
+int mg_netview_create(unsigned int capacity, struct mg_netview **out)
+{
+	struct mg_netview *v;
+
+	*out = NULL;
+	if (!capacity || capacity > NV_MAX_CAPACITY || (capacity & (capacity - 1)))
+		return -EINVAL;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (table_init(&v->jobs, capacity) || table_init(&v->peers, capacity)) {
+		mg_netview_free(v);
+		return -ENOMEM;
+	}
+	v->st.capacity = capacity;
+	*out = v;
+	return 0;
+}
+
+void mg_netview_free(struct mg_netview *v)
+{
+	if (!v)
+		return;
+	free(v->jobs.slot);
+	free(v->peers.slot);
+	free(v);
+}
+
+static unsigned int probe(const struct table *t, const struct mg_netview_entry *k)
+{
+	unsigned int i = home(t, k);
+
+	while (used(&t->slot[i]) && !same_key(&t->slot[i].e, k))
+		i = (i + 1) & t->mask;
+	return i;
+}
+
+static __u64 bytes_of(const struct mg_netview_entry *e)
+{
+	return e->tx_bytes + e->rx_bytes;
+}
+
+static __u64 packets_of(const struct mg_netview_entry *e)
+{
+	return e->tx_packets + e->rx_packets;
+}
+
+static bool worse(const struct slot *x, const struct slot *y)
+{
+	if (bytes_of(&x->e) != bytes_of(&y->e))
+		return bytes_of(&x->e) < bytes_of(&y->e);
+	return x->seen < y->seen;
+}
+
+static unsigned int victim(const struct table *t, unsigned int h)
+{
+	unsigned int want = t->st.used < MG_NETVIEW_EVICT_SAMPLE ?
+			    t->st.used : MG_NETVIEW_EVICT_SAMPLE;
+	unsigned int i = h, best = h, seen = 0;
+
+	for (; seen < want; i = (i + 1) & t->mask) {
+		if (!used(&t->slot[i]))
+			continue;
+		if (!seen++ || worse(&t->slot[i], &t->slot[best]))
+			best = i;
+	}
+	return best;
+}
+
+/* Free slot i; later entries of its cluster move back (agg.c's delete). */
+static void delete(struct table *t, unsigned int i)
+{
+	unsigned int j = i, k;
+
+	for (;;) {
+		j = (j + 1) & t->mask;
+		if (!used(&t->slot[j]))
+			break;
+		k = home(t, &t->slot[j].e);
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		t->slot[i] = t->slot[j];
+		i = j;
+	}
+	memset(&t->slot[i], 0, sizeof(t->slot[i]));
+}
+
+static void count(struct table *t, const struct mg_netview_entry *k, bool tx, __u32 bytes)
+{
+	unsigned int i = probe(t, k);
+	struct slot *s = &t->slot[i];
+
+	if (!used(s)) {
+		if (t->st.used == t->capacity) {
+			unsigned int v = victim(t, home(t, k));
+
+			t->st.evictions++;
+			t->st.evicted_bytes += bytes_of(&t->slot[v].e);
+			delete(t, v);
+			t->st.used--;
+			s = &t->slot[probe(t, k)];	/* the shift may have filled it */
+		}
+		t->st.used++;
+		memcpy(&s->e, k, KEY_LEN);
+	}
+	if (tx) {
+		s->e.tx_packets++;
+		s->e.tx_bytes += bytes;
+	} else {
+		s->e.rx_packets++;
+		s->e.rx_bytes += bytes;
+	}
+	s->seen = ++t->tick;
+}
+
+void mg_netview_add_record(struct mg_netview *v, const struct magnet_record *r)
+{
+	const struct magnet_skb *k;
+	struct mg_netview_entry key;
+	struct mg_flow f;
+	bool tx;
+
+	if (mg_record_is_lost(r)) {
+		mg_lost_add(&v->st.lost, mg_record_lost(r));
+		return;
+	}
+	k = mg_record_skb(r);
+	if (!k)
+		return;
+	if (mg_flow_of(k, &f)) {
+		v->st.unkeyed++;
+		return;
+	}
+	tx = f.dir == MAGNET_SKB_DIR_OUT;
+	v->st.packets++;
+	v->st.bytes += f.payload;
+	memset(&key, 0, sizeof(key));
+	key.job = (__u32)k->sk_cgroup;
+	key.proto = f.proto;
+	count(&v->jobs, &key, tx, f.payload);
+	key.family = f.family;
+	key.port = tx ? f.dport : f.sport;
+	memcpy(key.addr, tx ? f.daddr : f.saddr, 16);
+	count(&v->peers, &key, tx, f.payload);
+}
+
+void mg_netview_stats(const struct mg_netview *v, struct mg_netview_stats *st)
+{
+	*st = v->st;
+	st->jobs = v->jobs.st;
+	st->peers = v->peers.st;
+}
+
+/* Report order: most bytes, most packets, then the key's bytes. */
+static bool before(const struct mg_netview_entry *x, const struct mg_netview_entry *y)
+{
+	if (bytes_of(x) != bytes_of(y))
+		return bytes_of(x) > bytes_of(y);
+	if (packets_of(x) != packets_of(y))
+		return packets_of(x) > packets_of(y);
+	if (x->job != y->job)
+		return x->job < y->job;
+	return memcmp(x, y, KEY_LEN) < 0;
+}
+
+/* out[0..k) stays sorted: the n best so far, inserted in place. */
+static unsigned int top(const struct table *t, unsigned int n, struct mg_netview_entry *out)
+{
+	unsigned int i, k = 0, lo, hi, mid;
+
+	if (n > t->st.used)
+		n = t->st.used;
+	for (i = 0; n && i <= t->mask; i++) {
+		const struct mg_netview_entry *e = &t->slot[i].e;
+
+		if (!used(&t->slot[i]) || (k == n && !before(e, &out[n - 1])))
+			continue;
+		lo = 0;
+		hi = k;
+		while (lo < hi) {
+			mid = lo + (hi - lo) / 2;
+			if (before(&out[mid], e))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (k < n)
+			k++;
+		memmove(&out[lo + 1], &out[lo], (k - 1 - lo) * sizeof(*out));
+		out[lo] = *e;
+	}
+	return k;
+}
+
+unsigned int mg_netview_top_jobs(const struct mg_netview *v, unsigned int n,
+				 struct mg_netview_entry *out)
+{
+	return top(&v->jobs, n, out);
+}
+
+unsigned int mg_netview_top_peers(const struct mg_netview *v, unsigned int n,
+				  struct mg_netview_entry *out)
+{
+	return top(&v->peers, n, out);
+}
+
+static void table_reset(struct table *t)
+{
+	memset(t->slot, 0, 2 * (size_t)t->capacity * sizeof(*t->slot));
+	memset(&t->st, 0, sizeof(t->st));
+	t->tick = 0;
+}
+
+void mg_netview_reset(struct mg_netview *v)
+{
+	table_reset(&v->jobs);
+	table_reset(&v->peers);
+	memset(&v->st, 0, sizeof(v->st));
+	v->st.capacity = v->jobs.capacity;
+}

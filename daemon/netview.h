@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * AGG net (docs/protocol.md): the traffic of skb records per job and
+ * protocol, and per job, protocol and peer, in two fixed-size tables
+ * allocated once. A packet's job is its socket's cgroup (the record's
+ * sk_cgroup, low 32 bits as every job key), its peer the remote end
+ * (lib/flow.h); bytes are transport payload.
+ *
+ * Each table holds at most `capacity` entries; a new key in a full table
+ * evicts, among the MG_NETVIEW_EVICT_SAMPLE entries met first from its
+ * home slot, the one with the fewest bytes, ties to the least recently
+ * counted (agg.h's policy, by bytes). Evictions and the bytes they took
+ * are counted: bytes == sum of a table's entries + its evicted bytes.
+ */
+#ifndef MAGNET_DAEMON_NETVIEW_H
+#define MAGNET_DAEMON_NETVIEW_H
+
+#include <linux/magnet.h>
+
+#define MG_NETVIEW_EVICT_SAMPLE	32
+
+struct mg_netview;
+
+/* A job entry has family 0, port 0 and a zero address. */
+struct mg_netview_entry {
+	__u32 job;
+	__u8 proto;
+	__u8 family;
+	__be16 port;
+	__u8 addr[16];
+	__u64 tx_packets, tx_bytes;
+	__u64 rx_packets, rx_bytes;
+};
+
+struct mg_netview_table_stats {
+	__u64 evictions;
+	__u64 evicted_bytes;
+	unsigned int used;
+};
+
+/* Since creation or the last mg_netview_reset. */
+struct mg_netview_stats {
+	__u64 packets;		/* skb records counted */
+	__u64 bytes;		/* their transport payload */
+	__u64 unkeyed;		/* skb records without a readable flow */
+	struct magnet_lost lost;	/* what LOST records reported */
+	struct mg_netview_table_stats jobs, peers;
+	unsigned int capacity;
+};
+
+/* capacity: entries per table, a power of two up to 1 << 24. */
+int mg_netview_create(unsigned int capacity, struct mg_netview **out);
+void mg_netview_free(struct mg_netview *v);
+
+/*
+ * Count record r: an skb record's packet, a LOST record's losses; other
+ * records are no packets and are ignored. Never allocates.
+ */
+void mg_netview_add_record(struct mg_netview *v, const struct magnet_record *r);
+
+void mg_netview_stats(const struct mg_netview *v, struct mg_netview_stats *st);
+
+/*
+ * The n job (or peer) entries with the most bytes (tx + rx), most first,
+ * then the most packets, then by key, copied to out. Returns how many.
+ */
+unsigned int mg_netview_top_jobs(const struct mg_netview *v, unsigned int n,
+				 struct mg_netview_entry *out);
+unsigned int mg_netview_top_peers(const struct mg_netview *v, unsigned int n,
+				  struct mg_netview_entry *out);
+
+/* Empty both tables and zero the stats: the next interval. */
+void mg_netview_reset(struct mg_netview *v);
+
+#endif /* MAGNET_DAEMON_NETVIEW_H */
