@@ -172,9 +172,12 @@ int main(int argc, char **argv)
 		t1 = now();
 	} while (t1 - t0 < secs);
 	timed = sent - timed;
+	free(buf);
 
 	stop = 1;
 	pthread_join(th, NULL);
+	close(sfd);
+	close(rfd);
 	printf("size=%zu sent=%lu send_failed=%lu bytes=%llu secs=%.6f pps=%.0f mbps=%.3f recv=%lu rcv_lost=%lu\n",
 	       size, sent, failed, (unsigned long long)sent * size, t1 - t0,
 	       timed / (t1 - t0), timed * (double)size / (t1 - t0) / 1e6, received,
