@@ -580,8 +580,11 @@ fi
 # file's records ((size - 24) / (16 + SIZE + 42): every record is a whole
 # frame). Lost: offered - captured, and the tracers' own counts: magnet's
 # kernel counters (stats lost_full, lost_too_big, lost_nesting; kprobe
-# misses) and the LOST records in the trace; tcpdump's "dropped by kernel"
-# and "dropped by interface".
+# misses) and the LOST records in the trace (a loss is told by a LOST record
+# before the CPU's next record: losses at the very end of a flood are in
+# the kernel's counters and magnet-read's trailer only); tcpdump's
+# "dropped by kernel" and "dropped by interface". magnet-read is stopped
+# once every ring is empty (magnet/buffers) and it is idle.
 # tcpdump is stopped 2.5 s after the flood and once idle: libpcap's
 # TPACKET_V3 ring is made of 256 KiB blocks (8 with -B 2048), and the
 # kernel hands over the last, partly filled one on its block timer (tcpdump's
@@ -607,6 +610,19 @@ trace_counts() { # prefix file
 		$1 == "all" && !done { printf "bench: %s_file_lost_records=%s\nbench: %s_file_lost=%.0f\n",
 			p, $3, p, $4 + $5 + $6; done = 1 }
 		END { printf "bench: %s_file=%.0f\n", p, t }' $TMP/dump.out
+}
+
+# Until magnet-read has emptied every ring (buffers: used 0), at most 30 s.
+# settle alone (the reader's CPU time stopped growing for 0.5 s) once let a
+# reader stop with a full ring unread: on a busy host its vCPU can wait
+# that long.
+drain_wait() {
+	i=0
+	while [ "$(awk 'NR > 1 { u += $4 } END { print u + 0 }' $M/buffers)" != 0 ]; do
+		i=$((i + 1))
+		[ $i -lt 150 ] || { echo "vm-bench: rings not drained after 30 s"; cat $M/buffers; return; }
+		sleep 0.2
+	done
 }
 
 flood_run() { # prefix config size
@@ -656,6 +672,7 @@ flood_run() { # prefix config size
 	awk -v p="$p" '{ for (i = 1; i <= NF; i++)
 		if ($i ~ /^(sent|send_failed|secs|pps|mbps|rcv_lost)=/) print "bench: " p "_" $i }' $TMP/flood.out
 	if [ -n "$CPID" ]; then
+		[ "$c" = tcpdump ] || drain_wait
 		settle $CPID
 		# libpcap's TPACKET_V3 hands a block over when it is full or
 		# on the kernel's block timer (tcpdump's 1 s), within 2 s:
