@@ -3,16 +3,17 @@
 # The benchmark (bench/run): not part of `make` / `make all` / CI.
 #
 #   make bench        build the bench binaries, then run bench/run: native
-#                     ring core timings here, the probe-cost, drain-rate and
-#                     consumer-cost (magnetd, magnet-read, ftrace-read)
-#                     comparisons in the VM; prints one table and writes it
+#                     ring core timings here, the probe-cost, drain-rate,
+#                     consumer-cost (magnetd, magnet-read, ftrace-read) and
+#                     UDP-capture (magnet vs tcpdump) comparisons in the
+#                     VM; prints one table and writes it
 #                     to $(BUILD)/bench/results.txt
 #   make bench-bins   only build them
 #
 # BENCH_BINS are built only by these targets. BENCH_GUEST_FILES are the
 # HOST:GUEST pairs bench/run gives tests/vm/run with --file (bench/run adds
-# magnet-read, magnet-ctl, magnetd, magnet-cat and mdtest, which `user`
-# builds).
+# magnet-read, magnet-ctl, magnet-dump, magnetd, magnet-cat and mdtest,
+# which `user` builds, and the host's tcpdump with its libraries).
 BENCH_DIR := $(BUILD)/bench
 
 # The ring core once more, at -O2 whatever CFLAGS says: the bench times the
@@ -38,9 +39,15 @@ $(BENCH_DIR)/loadgen: $(BENCH_DIR)/loadgen.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
 
-BENCH_BINS := $(BENCH_DIR)/ring_bench $(BENCH_DIR)/ftrace-read $(BENCH_DIR)/loadgen
+$(BENCH_DIR)/udpflood: $(BENCH_DIR)/udpflood.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ -lpthread
+
+BENCH_BINS := $(BENCH_DIR)/ring_bench $(BENCH_DIR)/ftrace-read $(BENCH_DIR)/loadgen \
+	      $(BENCH_DIR)/udpflood
 BENCH_GUEST_FILES := $(BENCH_DIR)/ftrace-read:/magnet/bin/ftrace-read \
 		     $(BENCH_DIR)/loadgen:/magnet/bin/loadgen \
+		     $(BENCH_DIR)/udpflood:/magnet/bin/udpflood \
 		     bench/vm-bench.sh:/magnet/bench/vm-bench.sh
 
 bench-bins: $(BENCH_BINS)

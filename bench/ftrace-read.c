@@ -258,6 +258,7 @@ int main(int argc, char **argv)
 		cpus[i].fd = open(path, O_RDONLY);
 		if (cpus[i].fd < 0) {
 			perror(path);
+			free(cpus);
 			return 2;
 		}
 	}

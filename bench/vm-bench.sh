@@ -9,7 +9,9 @@
 # loadgen in PATH (row 4 also magnet-ctl; row 5 magnetd, magnet-cat and
 # mdtest), debugfs and tracefs mounted, 2 CPUs. The workload runs on CPU 0,
 # the readers on CPU 1. The sections are numbered as bench/run's table rows
-# (row 1 is native); $BENCH_ROWS lists the ones to run (default "2 3 4 5").
+# (row 1 is native); $BENCH_ROWS lists the ones to run (default "2 3 4 5 6").
+# Row 6 also needs magnet-ctl, magnet-dump, udpflood and, for its tcpdump
+# runs, tcpdump with its libraries (bench/run stages them).
 #
 # 2. Probe cost: ns per getpid() (loadgen getpid $BENCH_ITER, pinned), with
 #    (a) no probe, (b) magnet (kprobe:__x64_sys_getpid, 40-byte records)
@@ -37,8 +39,8 @@
 #    probe lets the load reach), then paced at one rate for both tracers
 #    (90% of the slower unpaced rate), so their losses compare at the same
 #    offered load.
-# 4. Control plane, and 5. consumers (magnetd vs magnet-read vs
-#    ftrace-read): see their sections below.
+# 4. Control plane, 5. consumers (magnetd vs magnet-read vs ftrace-read),
+#    and 6. the paper's tcpdump comparison: see their sections below.
 #
 # Both tracers get the same ring per CPU ($BENCH_BUF bytes: magnet
 # buf_size, ftrace buffer_size_kb), the same loss policy (magnet's default
@@ -54,7 +56,7 @@ BUF=${BENCH_BUF:-1048576}
 RATE=${BENCH_RATE:-100000}
 CDUR=${BENCH_CONS_DUR:-4}
 CREPS=${BENCH_CONS_REPS:-3}
-ROWS=${BENCH_ROWS:-2 3 4 5}
+ROWS=${BENCH_ROWS:-2 3 4 5 6}
 T=/sys/kernel/tracing
 M=/sys/kernel/debug/magnet
 KO=/magnet/magnet.ko
@@ -91,8 +93,9 @@ magnet_off() {
 
 # Sums over CPUs of magnet/stats and the probe's hits and misses.
 magnet_counts() { # prefix
-	awk -v p="$1" 'NR > 1 { w += $2; b += $3; l += $4 + $5 + $6; o += $7 }
-		END { printf "bench: %s_written=%.0f\nbench: %s_lost=%.0f\n", p, w, p, l }' $M/stats
+	awk -v p="$1" 'NR > 1 { w += $2; b += $3; l += $4 + $5 + $6; f += $4; t += $5; o += $7 }
+		END { printf "bench: %s_written=%.0f\nbench: %s_lost=%.0f\n", p, w, p, l
+			printf "bench: %s_lost_full=%.0f\nbench: %s_lost_too_big=%.0f\n", p, f, p, t }' $M/stats
 	awk -v p="$1" '{ h += $5; m += $6 }
 		END { printf "bench: %s_hits=%.0f\nbench: %s_missed=%.0f\n", p, h, p, m }' $M/probes
 }
@@ -529,6 +532,231 @@ if want 5; then
 	else
 		echo "vm-bench: row 5 needs magnetd, magnet-cat and mdtest in PATH; skipped"
 	fi
+fi
+
+# ---- 6. the paper's tcpdump comparison (its Table 3 and Figure 5) --------
+#
+# udpflood (bench/udpflood.c) sends SIZE-byte UDP datagrams over lo for
+# $BENCH_FLOOD_DUR seconds (after 0.25 s of warm-up: udpflood -w, counted
+# as offered, not in the rate) from CPU 0 to a sink thread on CPU 0 (on lo the
+# receive half runs in the sender's softirq, so every datagram goes down to
+# the device and up to the socket on CPU 0); the consumer runs alone on CPU
+# 1. SIZE is each of $BENCH_FLOOD_SIZES. Per size, one run of each config,
+# $BENCH_FLOOD_REPS rounds interleaved:
+#   none     nothing loaded
+#   loaded   magnet.ko loaded, no probe
+#   dev      one skb probe on __dev_queue_xmit capturing the whole IP packet
+#            (SIZE + 28 bytes, at most 4072), drained by magnet-read to a
+#            file in $TMP/flood (a 2 GiB tmpfs of its own): the same bytes
+#            per datagram as tcpdump's
+#   journey  four skb probes, the same capture each: ip_send_skb (UDP hands
+#            the datagram to IP), ip_finish_output2 (routed),
+#            __dev_queue_xmit (the device), udp_rcv (received): the skb
+#            layers of magnet-ctl's udp-journey set but ip_local_deliver, as
+#            the paper's four layers per packet; 4x tcpdump's bytes
+#   split    the same four probes capturing SIZE/4 bytes each (at least 20:
+#            the IP header): SIZE bytes per datagram in all, as the paper's
+#            Table 3 counts MAGNET's "data logged per packet"
+#   tcpdump  tcpdump -i lo -s SIZE+42 (the whole frame) -B KiB -w a file in
+#            the same tmpfs, filter "inbound" (Debian's tcpdump, libpcap's
+#            TPACKET_V3 ring; -Z root: no user to drop to), if staged
+# The same buffer: magnet's ring is $BENCH_FLOOD_BUF bytes per CPU and
+# tcpdump's packet ring $BENCH_FLOOD_BUF bytes (-B takes KiB): the paper's
+# 2 MB by default. Every packet is written on CPU 0, so each tracer has
+# that much room for them (magnet holds as much again, unused, on CPU 1).
+# magnet-read keeps its defaults (256 KiB reads, 64 KiB watermark, 100 ms);
+# the paper's 256K watermark is not asked for.
+# lo hands every datagram to a packet socket twice: the outgoing copy
+# (dev_queue_xmit_nit) and the received one. libpcap keeps only the received
+# one, but in user space: both would take room in its ring and count in
+# "received by filter" and "dropped by kernel" (-Q in is done there too, in
+# libpcap 1.10.3). The filter "inbound" is run by the kernel's BPF (a load
+# of the packet type) before the ring, so each datagram reaches tcpdump's
+# ring once, as on a NIC: "received by filter" == sent shows it (the table
+# checks it), and then captured + "dropped by kernel" == sent.
+# Offered: udpflood's sent (datagrams that entered the stack). Captured:
+# magnet: records per probe in the trace (magnet-dump --stats), and
+# magnet-read's own count; tcpdump: its "packets captured", and the pcap
+# file's records ((size - 24) / (16 + SIZE + 42): every record is a whole
+# frame). Lost: offered - captured, and the tracers' own counts: magnet's
+# kernel counters (stats lost_full, lost_too_big, lost_nesting; kprobe
+# misses) and the LOST records in the trace (a loss is told by a LOST record
+# before the CPU's next record: losses at the very end of a flood are in
+# the kernel's counters and magnet-read's trailer only); tcpdump's
+# "dropped by kernel" and "dropped by interface". magnet-read is stopped
+# once every ring is empty (magnet/buffers) and it is idle.
+# tcpdump is stopped 2.5 s after the flood and once idle: libpcap's
+# TPACKET_V3 ring is made of 256 KiB blocks (8 with -B 2048), and the
+# kernel hands over the last, partly filled one on its block timer (tcpdump's
+# 1 s timeout) when that block was already the current one at the previous
+# tick: up to 2 s after the flood (seen: 1.5 s left ~1000 datagrams
+# unread, neither captured nor dropped). CPU: the consumer's
+# utime+stime (all threads) as in row 5, from just before the flood until it
+# is idle again, and the kworkers' meanwhile (magnet-read's AIO copies).
+
+FSIZES=${BENCH_FLOOD_SIZES:-100 500 1000 2000 4000}
+FDUR=${BENCH_FLOOD_DUR:-1}
+FREPS=${BENCH_FLOOD_REPS:-3}
+FBUF=${BENCH_FLOOD_BUF:-2097152}
+FWQ=${BENCH_FLOOD_WQ_CPUMASK:-2}	# none: leave the unbound workqueues be
+JOURNEY="ip_send_skb ip_finish_output2 __dev_queue_xmit udp_rcv"
+
+# magnet-dump --stats: the trace's records per probe name.
+trace_counts() { # prefix file
+	magnet-dump -s "$2" >$TMP/dump.out 2>$TMP/dump.err ||
+		{ cat $TMP/dump.err; die "magnet-dump -s $2"; }
+	awk -v p="$1" '/^id\tevent/ { on = 1; next } on && NF == 0 { on = 0 }
+		on { printf "bench: %s_file_%s=%s\n", p, $2, $4; t += $4 }
+		$1 == "all" && !done { printf "bench: %s_file_lost_records=%s\nbench: %s_file_lost=%.0f\n",
+			p, $3, p, $4 + $5 + $6; done = 1 }
+		END { printf "bench: %s_file=%.0f\n", p, t }' $TMP/dump.out
+}
+
+# Until magnet-read has emptied every ring (buffers: used 0), at most 30 s.
+# settle alone (the reader's CPU time stopped growing for 0.5 s) once let a
+# reader stop with a full ring unread: on a busy host its vCPU can wait
+# that long.
+drain_wait() {
+	i=0
+	while [ "$(awk 'NR > 1 { u += $4 } END { print u + 0 }' $M/buffers)" != 0 ]; do
+		i=$((i + 1))
+		[ $i -lt 150 ] || { echo "vm-bench: rings not drained after 30 s"; cat $M/buffers; return; }
+		sleep 0.2
+	done
+}
+
+flood_run() { # prefix config size
+	p=$1 c=$2 s=$3
+	cap=$((s + 28)); [ $cap -le 4072 ] || cap=4072
+	[ "$c" != split ] || { cap=$((s / 4)); [ $cap -ge 20 ] || cap=20; }
+	snap=$((s + 42))
+	CPID=''
+	rm -f $FT/f.trace $FT/f.pcap
+	case $c in
+	loaded | dev | journey | split)
+		insmod $KO "buf_size=$FBUF" || die "insmod" ;;
+	esac
+	case $c in
+	dev)
+		magnet-ctl probe add kprobe __dev_queue_xmit handler skb capture $cap \
+			name __dev_queue_xmit >/dev/null || die "probe add __dev_queue_xmit" ;;
+	journey | split)
+		for f in $JOURNEY; do
+			magnet-ctl probe add kprobe "$f" handler skb capture $cap name "$f" >/dev/null ||
+				die "probe add $f"
+		done ;;
+	esac
+	case $c in
+	dev | journey | split)
+		taskset $R magnet-read -o $FT/f.trace 2>$TMP/cons.err &
+		CPID=$! ;;
+	tcpdump)
+		taskset $R tcpdump -Z root -n -i lo -s $snap -B $((FBUF / 1024)) \
+			-w $FT/f.pcap inbound 2>$TMP/cons.err &
+		CPID=$!
+		i=0
+		until grep -q 'listening on' $TMP/cons.err; do
+			i=$((i + 1))
+			{ [ $i -lt 100 ] && kill -0 $CPID 2>/dev/null; } ||
+				{ cat $TMP/cons.err; die "tcpdump did not start"; }
+			sleep 0.1
+		done ;;
+	esac
+	sleep 0.5
+	[ -z "$CPID" ] || kill -0 $CPID 2>/dev/null || { cat $TMP/cons.err; die "$c did not start"; }
+	if [ -n "$CPID" ]; then
+		kw0=$(kw_ticks)
+		before=$(cpu_ticks $CPID)
+	fi
+	taskset $W udpflood -w 0.25 "$FDUR" "$s" >$TMP/flood.out || die "udpflood $FDUR $s"
+	awk -v p="$p" '{ for (i = 1; i <= NF; i++)
+		if ($i ~ /^(sent|send_failed|secs|pps|mbps|rcv_lost)=/) print "bench: " p "_" $i }' $TMP/flood.out
+	if [ -n "$CPID" ]; then
+		[ "$c" = tcpdump ] || drain_wait
+		settle $CPID
+		# libpcap's TPACKET_V3 hands a block over when it is full or
+		# on the kernel's block timer (tcpdump's 1 s), within 2 s:
+		# wait for the last one.
+		[ "$c" != tcpdump ] || { sleep 2.5; settle $CPID; }
+		out "${p}_ticks" $(($(cpu_ticks $CPID) - before))
+		out "${p}_kwticks" $(($(kw_ticks) - kw0))
+	fi
+	case $c in
+	dev | journey | split)
+		magnet_counts "$p"
+		kill -INT $CPID
+		wait $CPID || { cat $TMP/cons.err; df $FT; die "magnet-read failed"; }
+		magnet_read_counts "$p" $TMP/cons.err
+		trace_counts "$p" $FT/f.trace ;;
+	tcpdump)
+		kill -INT $CPID
+		wait $CPID || { cat $TMP/cons.err; df $FT; die "tcpdump failed"; }
+		sed 's/^/tcpdump: /' $TMP/cons.err
+		awk -v p="$p" '$2 ~ /^packets?$/ && $3 == "captured" { print "bench: " p "_td_captured=" $1 }
+			$2 ~ /^packets?$/ && $3 == "received" { print "bench: " p "_td_filter=" $1 }
+			$2 ~ /^packets?$/ && $3 == "dropped" && $5 == "kernel" { print "bench: " p "_td_dropped=" $1 }
+			$2 ~ /^packets?$/ && $3 == "dropped" && $5 == "interface" { print "bench: " p "_td_ifdropped=" $1 }' \
+			$TMP/cons.err
+		out "${p}_file" "$(wc -c <$FT/f.pcap | awk -v r=$((16 + snap)) \
+			'{ n = ($1 - 24) / r; print n == int(n) ? n : "bad-size-" $1 }')" ;;
+	esac
+	case $c in
+	loaded | dev | journey | split) magnet_off ;;
+	esac
+	rm -f $FT/f.trace $FT/f.pcap
+}
+
+if want 6; then
+	# The traces: up to ~0.7 GB a run (4 probes x 4 KiB records).
+	FT=$TMP/flood
+	mkdir -p $FT
+	mount -t tmpfs -o size=2g flood $FT || die "mount tmpfs $FT"
+	# tcpdump -Z root looks root up by name (to drop privileges to
+	# it): the initramfs has no passwd of its own.
+	[ -f /etc/passwd ] || { mkdir -p /etc && echo 'root:x:0:0:root:/:/bin/sh' >/etc/passwd; }
+	[ -f /etc/group ] || echo 'root:x:0:' >/etc/group
+	if command -v tcpdump >/dev/null && tcpdump --version >$TMP/td.v 2>&1; then
+		FCONFIGS="none loaded dev journey split tcpdump"
+		out flood_tcpdump "$(head -n 1 $TMP/td.v | sed 's/^tcpdump version //')"
+	else
+		cat $TMP/td.v 2>/dev/null
+		echo "vm-bench: row 6: no tcpdump that runs in the guest; its runs are skipped"
+		FCONFIGS="none loaded dev journey split"
+		out flood_tcpdump none
+	fi
+	# shellcheck disable=SC2086 # split: one size a word, however spaced
+	out flood_sizes "$(echo $FSIZES | tr ' ' ,)"
+	out flood_dur "$FDUR"
+	out flood_reps "$FREPS"
+	out flood_configs "$(echo "$FCONFIGS" | tr ' ' ,)"
+	out flood_buf "$FBUF"
+	out flood_td_buf_kib $((FBUF / 1024))
+	# The unbound workqueues' CPUs: magnet-read's AIO reads are copied by
+	# magnet's WQ_UNBOUND|WQ_HIGHPRI kworkers, which the scheduler
+	# otherwise often wakes on the flood's CPU, where they take the
+	# sender's time (nice -20); the consumer's CPU is theirs as it is
+	# magnet-read's. (tcpdump reads its ring mmapped: no such copy.)
+	WQM=/sys/devices/virtual/workqueue/cpumask
+	wqm0=$(cat $WQM)
+	if [ "$FWQ" != none ]; then
+		echo "$FWQ" >$WQM || die "cannot set $WQM to $FWQ"
+	fi
+	out flood_wq_cpumask "$(cat $WQM)"
+	# Not counted: the first flood of the boot runs code TCG has not
+	# translated yet.
+	taskset $W udpflood 1 1000 >/dev/null || die "udpflood"
+	r=1
+	while [ $r -le "$FREPS" ]; do
+		for s in $FSIZES; do
+			for c in $FCONFIGS; do
+				flood_run "fl_${s}_${c}_$r" "$c" "$s"
+			done
+		done
+		r=$((r + 1))
+	done
+	echo "$wqm0" >$WQM
+	umount $FT
+	out flood_done 1
 fi
 
 out 'done' 1
