@@ -333,8 +333,8 @@ fi
 #   mdsub   magnetd -f, no trace, one binary subscriber
 #           (magnet-cat -b > /dev/null, also on CPU 1)
 #   ftrace  ftrace-read -o $TMP/c.trace (tmpfs) on trace_pipe_raw
-# Every consumer keeps its defaults (magnet-read and magnetd both: 256 KiB
-# read buffer, 64 KiB watermark, 100 ms latency). CPU: utime+stime of the
+# Every consumer keeps its defaults (magnet-read and magnetd both: 4 reads
+# of 256 KiB in flight, 64 KiB watermark, 100 ms latency). CPU: utime+stime of the
 # whole process (all threads) from /proc/PID/stat, in clock ticks
 # (USER_HZ, 100/s), from just before the load starts until the consumer has
 # gone idle after it (its CPU time stopped growing), so start-up and

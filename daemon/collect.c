@@ -34,12 +34,21 @@
 enum { REQ_NONE, REQ_RELEASE, REQ_STOP };
 enum why { WHY_STOP, WHY_RELEASE, WHY_GONE };
 
-struct ring_file {
-	unsigned int cpu;
-	int fd;
+struct ring_file;
+
+/* One of a ring's reads: its buffer, and the iocb while outstanding. */
+struct read_slot {
+	struct ring_file *f;
 	bool busy;
 	unsigned char *buf;
 	struct iocb iocb;
+};
+
+struct ring_file {
+	unsigned int cpu;
+	int fd;
+	unsigned int busy;		/* reads outstanding */
+	struct read_slot slots[MG_COLLECT_READS];
 };
 
 struct cpu_counts {
@@ -86,23 +95,29 @@ static void logf_(struct mg_collect *c, int prio, const char *fmt, ...)
 	c->log(c->log_arg, prio, msg);
 }
 
-static int submit(struct mg_collect *c, struct ring_file *f)
+static int submit(struct mg_collect *c, struct read_slot *s)
 {
-	struct iocb *iocbs[1] = { &f->iocb };
+	struct ring_file *f = s->f;
+	struct iocb *iocbs[1] = { &s->iocb };
 	int r;
 
-	io_prep_pread(&f->iocb, f->fd, f->buf, c->cfg.read_buffer, 0);
-	io_set_eventfd(&f->iocb, c->aio_efd);
-	f->iocb.data = f;
+	io_prep_pread(&s->iocb, f->fd, s->buf, c->cfg.read_buffer, 0);
+	io_set_eventfd(&s->iocb, c->aio_efd);
+	s->iocb.data = s;
 	r = io_submit(c->ctx, 1, iocbs);
 	if (r != 1)
 		return r < 0 ? r : -EAGAIN;
-	f->busy = true;
+	s->busy = true;
+	f->busy++;
 	return 0;
 }
 
-/* Count the records of a read and hand the whole ones to the sink. */
-static void deliver(struct mg_collect *c, struct ring_file *f, size_t n)
+/*
+ * Count the records of a read and hand the whole ones to the sink. A
+ * ring's reads complete in the order they took its records (collect.h).
+ */
+static void deliver(struct mg_collect *c, struct ring_file *f,
+		    const unsigned char *buf, size_t n)
 {
 	struct cpu_counts *k = &c->counts[f->cpu];
 	const struct magnet_record *rec;
@@ -111,7 +126,7 @@ static void deliver(struct mg_collect *c, struct ring_file *f, size_t n)
 	size_t off = 0;
 	int r;
 
-	while ((r = mg_record_next(f->buf, n, &off, &rec)) == 1) {
+	while ((r = mg_record_next(buf, n, &off, &rec)) == 1) {
 		if (mg_record_is_lost(rec))
 			mg_lost_add(&lost, mg_record_lost(rec));
 		else if (!mg_record_is_task(rec))
@@ -128,7 +143,7 @@ static void deliver(struct mg_collect *c, struct ring_file *f, size_t n)
 	atomic_fetch_add(&k->too_big, lost.too_big);
 	atomic_fetch_add(&k->nesting, lost.nesting);
 	atomic_fetch_add(&k->overwritten, lost.overwritten);
-	c->sink(c->sink_arg, f->cpu, f->buf, off, events);
+	c->sink(c->sink_arg, f->cpu, buf, off, events);
 }
 
 static int read_attr(struct mg_collect *c, struct ring_file *f,
@@ -161,10 +176,15 @@ static void close_files(struct mg_collect *c)
 	if (!c->files)
 		return;		/* a start that failed before allocating them */
 	for (i = 0; i < c->nfiles; i++) {
-		if (c->files[i].fd >= 0)
-			close(c->files[i].fd);
-		c->files[i].fd = -1;
-		c->files[i].busy = false;
+		struct ring_file *f = &c->files[i];
+		unsigned int k;
+
+		if (f->fd >= 0)
+			close(f->fd);
+		f->fd = -1;
+		f->busy = 0;
+		for (k = 0; k < MG_COLLECT_READS; k++)
+			f->slots[k].busy = false;
 	}
 	if (c->ctx) {
 		io_destroy(c->ctx);
@@ -201,7 +221,7 @@ static int attach(struct mg_collect *c, char *err, size_t errlen)
 	}
 	if (stat(c->dir, &st))
 		return -errno;
-	ret = io_setup(c->nfiles, &c->ctx);
+	ret = io_setup(c->nfiles * MG_COLLECT_READS, &c->ctx);
 	if (ret) {
 		snprintf(err, errlen, "io_setup: %s", strerror(-ret));
 		c->ctx = 0;
@@ -231,11 +251,15 @@ static int attach(struct mg_collect *c, char *err, size_t errlen)
 			goto err_files;
 	}
 	for (i = 0; i < c->nfiles; i++) {
-		ret = submit(c, &c->files[i]);
-		if (ret) {
-			snprintf(err, errlen, "cpu%u: io_submit: %s",
-				 c->files[i].cpu, strerror(-ret));
-			goto err_reads;
+		unsigned int k;
+
+		for (k = 0; k < MG_COLLECT_READS; k++) {
+			ret = submit(c, &c->files[i].slots[k]);
+			if (ret) {
+				snprintf(err, errlen, "cpu%u: io_submit: %s",
+					 c->files[i].cpu, strerror(-ret));
+				goto err_reads;
+			}
 		}
 	}
 	free(buffers);
@@ -249,10 +273,14 @@ static int attach(struct mg_collect *c, char *err, size_t errlen)
 
 err_reads:
 	for (i = 0; i < c->nfiles; i++) {
-		struct io_event ev;
+		unsigned int k;
 
-		if (c->files[i].busy)
-			io_cancel(c->ctx, &c->files[i].iocb, &ev);
+		for (k = MG_COLLECT_READS; k-- > 0;) {
+			struct io_event ev;
+
+			if (c->files[i].slots[k].busy)
+				io_cancel(c->ctx, &c->files[i].slots[k].iocb, &ev);
+		}
 	}
 err_files:
 	free(buffers);
@@ -263,12 +291,14 @@ err_files:
 /* One completion. false: the ring is gone (EOF or an error). */
 static bool complete(struct mg_collect *c, struct io_event *ev, bool resubmit)
 {
-	struct ring_file *f = ev->data;
+	struct read_slot *s = ev->data;
+	struct ring_file *f = s->f;
 	long res = (long)ev->res;
 
-	f->busy = false;
+	s->busy = false;
+	f->busy--;
 	if (res > 0) {
-		deliver(c, f, res);
+		deliver(c, f, s->buf, res);
 	} else if (!res) {
 		logf_(c, LOG_WARNING, "cpu%u: end of file: the module is going away", f->cpu);
 		return false;
@@ -277,7 +307,7 @@ static bool complete(struct mg_collect *c, struct io_event *ev, bool resubmit)
 		return false;
 	}
 	if (resubmit) {
-		int r = submit(c, f);
+		int r = submit(c, s);
 
 		if (r) {
 			logf_(c, LOG_ERR, "cpu%u: io_submit: %s", f->cpu, strerror(-r));
@@ -352,13 +382,13 @@ static void drain_nonblock(struct mg_collect *c, struct ring_file *f)
 	if (fl < 0 || fcntl(f->fd, F_SETFL, fl | O_NONBLOCK))
 		return;
 	for (;;) {
-		ssize_t n = read(f->fd, f->buf, c->cfg.read_buffer);
+		ssize_t n = read(f->fd, f->slots[0].buf, c->cfg.read_buffer);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		deliver(c, f, n);
+		deliver(c, f, f->slots[0].buf, n);
 	}
 }
 
@@ -375,10 +405,16 @@ static void detach(struct mg_collect *c)
 
 	for (i = 0; i < c->nfiles; i++) {
 		struct ring_file *f = &c->files[i];
-		struct io_event ev;
+		unsigned int k;
 
-		if (f->busy && !io_cancel(c->ctx, &f->iocb, &ev))
-			complete(c, &ev, false);
+		/* The last submitted first: none served behind a cancelled one. */
+		for (k = MG_COLLECT_READS; k-- > 0;) {
+			struct read_slot *s = &f->slots[k];
+			struct io_event ev;
+
+			if (s->busy && !io_cancel(c->ctx, &s->iocb, &ev))
+				complete(c, &ev, false);
+		}
 	}
 	while (any_busy(c) && mg_now_ns(CLOCK_MONOTONIC) < end) {
 		struct pollfd p = { .fd = c->aio_efd, .events = POLLIN };
@@ -525,13 +561,20 @@ int mg_collect_start(const struct mg_collect_cfg *cfg, mg_collect_sink sink,
 	}
 	c->nfiles = n;	/* only now: the cleanup walks files[0..nfiles) */
 	for (i = 0; i < n; i++) {
+		unsigned int k;
+
 		c->files[i].cpu = cpus[i];
 		c->files[i].fd = -1;
-		if (posix_memalign((void **)&c->files[i].buf, 4096,
-				   cfg->read_buffer)) {
-			ret = -ENOMEM;
-			snprintf(err, errlen, "out of memory");
-			goto err_free;
+		for (k = 0; k < MG_COLLECT_READS; k++) {
+			struct read_slot *s = &c->files[i].slots[k];
+
+			s->f = &c->files[i];
+			if (posix_memalign((void **)&s->buf, 4096,
+					   cfg->read_buffer)) {
+				ret = -ENOMEM;
+				snprintf(err, errlen, "out of memory");
+				goto err_free;
+			}
 		}
 	}
 	c->aio_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -595,7 +638,7 @@ void mg_collect_stop(struct mg_collect *c)
 
 void mg_collect_free(struct mg_collect *c)
 {
-	unsigned int i;
+	unsigned int i, k;
 
 	if (!c)
 		return;
@@ -603,7 +646,8 @@ void mg_collect_free(struct mg_collect *c)
 	close_files(c);
 	if (c->files)
 		for (i = 0; i < c->nfiles; i++)
-			free(c->files[i].buf);
+			for (k = 0; k < MG_COLLECT_READS; k++)
+				free(c->files[i].slots[k].buf);
 	free(c->files);
 	free(c->counts);
 	if (c->aio_efd >= 0)

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * magnetd's collection thread: one AIO read outstanding on every cpuN file
- * of the sensor directory, completions signalled on an eventfd, so the
- * thread sleeps in poll() while nothing happens (the kernel completes a
- * read at the byte watermark, or at the latency timeout once a record is
- * there). Each completed read is handed, whole, to the sink callback on
- * this thread: the sink must never block (magnetd's queues to the server
- * and the trace writer refuse and count instead).
+ * magnetd's collection thread: MG_COLLECT_READS AIO reads outstanding on
+ * every cpuN file of the sensor directory, completions signalled on an
+ * eventfd, so the thread sleeps in poll() while nothing happens (the
+ * kernel completes a read at the byte watermark, or at the latency timeout
+ * once a record is there). The module serves a file's reads in the order
+ * they were submitted and they complete in it (UAPI header, AIO), so the
+ * next ones drain the ring while the thread hands one on. Each completed
+ * read is handed, whole, to the sink callback on this thread, a ring's in
+ * the order of its records: the sink must never block (magnetd's queues to
+ * the server and the trace writer refuse and count instead).
  *
  * The module's lifetime. An open cpuN file pins the module, so rmmod fails
  * (EBUSY) while the rings are held. mg_collect_release() lets go of them:
@@ -28,6 +31,8 @@
 #define MG_COLLECT_RELEASE_NS	(30 * 1000000000ULL)
 /* While the module is away, how often to look for it. */
 #define MG_COLLECT_WAIT_MS	200
+/* AIO reads in flight per ring, each of read_buffer bytes. */
+#define MG_COLLECT_READS	4
 
 struct mg_collect;
 

@@ -40,6 +40,7 @@ struct mg_cpu_buf {
 	spinlock_t arm_lock;		/* merges the armed read conditions */
 	spinlock_t aio_lock;
 	struct list_head aio_pending;
+	unsigned int aio_active;	/* AIO reads queued or being served (aio_lock) */
 	struct delayed_work aio_work;
 	struct dentry *dentry;
 

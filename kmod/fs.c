@@ -224,15 +224,23 @@ static struct mg_aio_req *mg_aio_take_cancelled(struct mg_cpu_buf *buf)
 	return NULL;
 }
 
-static void mg_aio_complete(struct mg_aio_req *req, long ret)
+/*
+ * A request leaves aio_active only once completed: one submitted after
+ * that may be served at once (mg_aio_read()), and still comes after it.
+ */
+static void mg_aio_complete(struct mg_cpu_buf *buf, struct mg_aio_req *req, long ret)
 {
 	req->iocb->ki_complete(req->iocb, ret);
 	mg_aio_free(req);
+	spin_lock_irq(&buf->aio_lock);
+	buf->aio_active--;
+	spin_unlock_irq(&buf->aio_lock);
 }
 
 /*
  * Completes queued AIO reads: cancelled ones at once, wherever they are in
- * the queue; the others oldest first, as their condition holds. The ring
+ * the queue; the others oldest first, as their condition holds, each
+ * completion posted before the next request takes any record. The ring
  * is looked up afresh while a request is queued: a queued request pins the
  * file, and so the ring; once the last one completes, the file may be
  * released and the ring replaced.
@@ -249,7 +257,7 @@ static void mg_aio_work(struct work_struct *work)
 		req = mg_aio_take_cancelled(buf);
 		if (req) {
 			spin_unlock_irq(&buf->aio_lock);
-			mg_aio_complete(req, -ECANCELED);
+			mg_aio_complete(buf, req, -ECANCELED);
 			continue;
 		}
 		req = list_first_entry_or_null(&buf->aio_pending, struct mg_aio_req, node);
@@ -295,7 +303,7 @@ static void mg_aio_work(struct work_struct *work)
 			spin_unlock_irq(&buf->aio_lock);
 			continue;
 		}
-		mg_aio_complete(req, ret);
+		mg_aio_complete(buf, req, ret);
 	}
 }
 
@@ -321,7 +329,11 @@ static ssize_t mg_aio_read(struct mg_cpu_buf *buf, struct kiocb *iocb, struct io
 	struct mg_aio_req *req;
 	long ret;
 
-	if (mg_ready(buf, rb, count, deadline)) {
+	/*
+	 * At once only behind no other request: several queued reads take the
+	 * records in the order they were submitted, and complete in it.
+	 */
+	if (!READ_ONCE(buf->aio_active) && mg_ready(buf, rb, count, deadline)) {
 		ret = mg_consume_locked(buf, to);
 		if (ret)
 			return ret;	/* completed at once */
@@ -352,6 +364,7 @@ static ssize_t mg_aio_read(struct mg_cpu_buf *buf, struct kiocb *iocb, struct io
 	}
 	list_add_tail(&req->node, &buf->aio_pending);
 	req->queued = true;
+	buf->aio_active++;
 	spin_unlock_irq(&buf->aio_lock);
 	/* The worker re-checks, arms the ring and sets the timeout. */
 	mod_delayed_work(mg_aio_wq, &buf->aio_work, 0);

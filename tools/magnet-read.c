@@ -2,11 +2,17 @@
 /*
  * magnet-read: drain every cpuN ring of magnet into one trace file.
  *
- * One AIO read stays outstanding per CPU file, so a single thread waits on
- * all rings at once and each read completes when the kernel's read
- * condition (watermarks, timeout) holds: the paper's reader design. On
- * regular files (-d on a directory of synthetic streams) libaio completes
- * the reads inside io_submit, which the same loop handles.
+ * Several AIO reads stay outstanding per CPU file (-r), so a single thread
+ * waits on all rings at once and each read completes when the kernel's
+ * read condition (watermarks, timeout) holds: the paper's reader design.
+ * The module serves the reads of one file in the order they were
+ * submitted, and they complete in it (UAPI header, AIO): while this thread
+ * writes out one read, the next ones already drain the ring, so a flood
+ * of large records does not have to wait for the whole round trip (wake
+ * up, write, submit again) with the ring filling. On regular files (-d on
+ * a directory of synthetic streams) libaio completes the reads inside
+ * io_submit, which the same loop handles, one read at a time (a regular
+ * file's next offset depends on the previous read).
  *
  * Opening the rings makes the module forget the threads it named, so a
  * trace holds the TASK records that name each of its records' threads
@@ -35,19 +41,30 @@
 
 #define PROG		"magnet-read"
 #define MIN_BUF		(2 * MAGNET_RECORD_MAX)
+#define MAX_READS	64
 /* How long one wait may last, so signals and -t are noticed promptly. */
 #define WAIT_SLICE_NS	(100 * 1000000LL)
 /* How long to wait for cancelled reads before giving up on them. */
 #define REAP_NS		(2000 * 1000000LL)
 
+struct cpu_file;
+
+/* One read of a CPU file: its buffer, and the iocb while outstanding. */
+struct read_slot {
+	struct cpu_file *c;
+	bool busy;		/* the iocb is outstanding */
+	unsigned char *buf;
+	struct iocb iocb;
+};
+
 struct cpu_file {
 	unsigned int cpu;
 	int fd;
 	bool is_reg;		/* a regular file: reads need an offset */
-	bool busy;		/* an iocb is outstanding */
+	unsigned int busy;	/* reads outstanding */
 	bool done;		/* EOF, or stopped for good */
-	unsigned char *buf;
-	struct iocb iocb;
+	unsigned int nslots;	/* reads kept outstanding: -r, 1 on regular files */
+	struct read_slot *slots;
 	__u64 offset;		/* input offset of the next read (regular files) */
 	__u64 records;		/* events: LOST, TASK excluded (as the kernel's written) */
 	__u64 tasks;		/* TASK records */
@@ -61,6 +78,7 @@ struct reader {
 	int out;
 	bool out_ok;
 	size_t bufsize;
+	unsigned int reads;		/* -r: reads in flight per ring */
 	struct magnet_read_attr attr;
 	bool watermark_set;		/* -w given: do not adapt it */
 	long long limit_records;	/* -n, 0 = none */
@@ -87,11 +105,13 @@ __attribute__((noreturn))
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-"usage: " PROG " -o FILE [-d DIR] [-b BYTES] [-w BYTES] [-c RECORDS] [-T MS]\n"
-"                   [-t SECONDS] [-n RECORDS]\n"
+"usage: " PROG " -o FILE [-d DIR] [-b BYTES] [-r READS] [-w BYTES] [-c RECORDS]\n"
+"                   [-T MS] [-t SECONDS] [-n RECORDS]\n"
 "  -o FILE     trace file to write, \"-\" for stdout\n"
 "  -d DIR      magnet directory (default " MG_SENSOR_DIR ")\n"
-"  -b BYTES    read buffer per CPU (default 256K, at least %d)\n"
+"  -b BYTES    size of one read (default 256K, at least %d)\n"
+"  -r READS    reads in flight per CPU, each of -b bytes (default 4, at\n"
+"              most %d; 1 on files that are no ring)\n"
 "  -w BYTES    read condition: byte watermark (default 64K or half a\n"
 "              smaller ring, 0 = off)\n"
 "  -c RECORDS  read condition: record watermark (default 0 = off)\n"
@@ -102,7 +122,7 @@ static void usage(int status)
 "              count is kept whole, so a few more may be written (records\n"
 "              the kernel handed over are never dropped)\n"
 "Stops on SIGINT/SIGTERM, -t, -n, or when every file reaches EOF.\n"
-"Sizes take a K, M or G suffix (powers of 1024).\n", MIN_BUF);
+"Sizes take a K, M or G suffix (powers of 1024).\n", MIN_BUF, MAX_READS);
 	exit(status);
 }
 
@@ -213,7 +233,7 @@ static void check_version(struct reader *rd)
 static void open_cpus(struct reader *rd)
 {
 	char *buffers = mg_sensor_read(rd->dir, "buffers", NULL);
-	unsigned int i;
+	unsigned int i, k;
 
 	for (i = 0; i < rd->ncpus; i++) {
 		struct cpu_file *c = &rd->cpus[i];
@@ -248,6 +268,11 @@ static void open_cpus(struct reader *rd)
 				    c->cpu, (unsigned long long)attr.watermark_bytes, size);
 			attr.watermark_bytes = size / 2;
 		}
+		/*
+		 * Several reads in flight only on a ring: libaio reads other
+		 * files (regular files, FIFOs) inside io_submit.
+		 */
+		c->nslots = rd->reads;
 		if (ioctl(c->fd, MAGNET_IOC_SET_READ_ATTR, &attr)) {
 			/* Regular files stand in for rings in tests. */
 			if (errno != ENOTTY)
@@ -256,9 +281,17 @@ static void open_cpus(struct reader *rd)
 			if (!c->is_reg)
 				msg("%s: no read-condition ioctl, using the kernel's defaults",
 				    path);
+			c->nslots = 1;
 		}
-		if (posix_memalign((void **)&c->buf, 4096, rd->bufsize))
+		c->slots = calloc(c->nslots, sizeof(*c->slots));
+		if (!c->slots)
 			die("out of memory");
+		for (k = 0; k < c->nslots; k++) {
+			c->slots[k].c = c;
+			if (posix_memalign((void **)&c->slots[k].buf, 4096,
+					   rd->bufsize))
+				die("out of memory");
+		}
 	}
 	free(buffers);
 }
@@ -297,13 +330,14 @@ static void write_header(struct reader *rd)
 		die("writing the trace header: %s", strerror(-err));
 }
 
-static int submit(struct reader *rd, struct cpu_file *c)
+static int submit(struct reader *rd, struct read_slot *s)
 {
-	struct iocb *iocbs[1] = { &c->iocb };
+	struct cpu_file *c = s->c;
+	struct iocb *iocbs[1] = { &s->iocb };
 	int r;
 
-	io_prep_pread(&c->iocb, c->fd, c->buf, rd->bufsize, c->offset);
-	c->iocb.data = c;
+	io_prep_pread(&s->iocb, c->fd, s->buf, rd->bufsize, c->offset);
+	s->iocb.data = s;
 	r = io_submit(rd->ctx, 1, iocbs);
 	if (r != 1) {
 		msg("cpu%u: io_submit: %s", c->cpu,
@@ -312,18 +346,20 @@ static int submit(struct reader *rd, struct cpu_file *c)
 		rd->failed = true;
 		return -1;
 	}
-	c->busy = true;
+	s->busy = true;
+	c->busy++;
 	return 0;
 }
 
 /* Count the records of a completed read and append the whole ones. */
-static void consume(struct reader *rd, struct cpu_file *c, size_t n)
+static void consume(struct reader *rd, struct cpu_file *c,
+		    const unsigned char *buf, size_t n)
 {
 	const struct magnet_record *rec;
 	size_t off = 0, whole;
 	int r, err;
 
-	while ((r = mg_record_next(c->buf, n, &off, &rec)) == 1) {
+	while ((r = mg_record_next(buf, n, &off, &rec)) == 1) {
 		/*
 		 * TASK records are no events: not in records (nor in the
 		 * kernel's written), nor in -n, which is about what probes saw.
@@ -366,7 +402,7 @@ static void consume(struct reader *rd, struct cpu_file *c, size_t n)
 	c->bytes += whole;
 	if (!rd->out_ok)
 		return;
-	err = mg_trace_write_chunk(rd->out, c->cpu, c->buf, whole);
+	err = mg_trace_write_chunk(rd->out, c->cpu, buf, whole);
 	if (err) {
 		msg("writing the trace: %s", strerror(-err));
 		rd->out_ok = false;
@@ -376,26 +412,34 @@ static void consume(struct reader *rd, struct cpu_file *c, size_t n)
 
 static bool stop_requested(const struct reader *rd);
 
-/* Handle one completion; resubmit unless stopping. */
+/*
+ * Handle one completion; resubmit unless stopping. Completions of one CPU
+ * come in the order their reads took the records (see the top), which is
+ * the order they are written in.
+ */
 static void complete(struct reader *rd, struct io_event *ev, bool stopping)
 {
-	struct cpu_file *c = ev->data;
+	struct read_slot *s = ev->data;
+	struct cpu_file *c = s->c;
 	long res = (long)ev->res;
 
-	c->busy = false;
+	s->busy = false;
+	c->busy--;
 	if (res > 0) {
-		consume(rd, c, res);
+		consume(rd, c, s->buf, res);
 	} else if (!res) {
 		c->done = true;		/* EOF: end of file, or module unloaded */
 	} else if (res == -EINTR || res == -EAGAIN || res == -ECANCELED) {
 		/* Interrupted or cancelled with nothing read: just retry. */
 	} else if (res == -EINVAL) {
-		msg("cpu%u: read buffer of %zu bytes too small for a record",
-		    c->cpu, rd->bufsize);
+		if (!c->done)
+			msg("cpu%u: read buffer of %zu bytes too small for a record",
+			    c->cpu, rd->bufsize);
 		c->done = true;
 		rd->failed = true;
 	} else {
-		msg("cpu%u: read: %s", c->cpu, strerror(-res));
+		if (!c->done)
+			msg("cpu%u: read: %s", c->cpu, strerror(-res));
 		c->done = true;
 		rd->failed = true;
 	}
@@ -404,7 +448,7 @@ static void complete(struct reader *rd, struct io_event *ev, bool stopping)
 	 * -n, and on a blocking file (not a ring) could not be interrupted.
 	 */
 	if (!stopping && !c->done && !stop_requested(rd))
-		submit(rd, c);
+		submit(rd, s);
 }
 
 static bool all_done(const struct reader *rd)
@@ -469,8 +513,14 @@ static void run(struct reader *rd)
 {
 	unsigned int i;
 
-	for (i = 0; i < rd->ncpus && !rd->failed; i++)
-		submit(rd, &rd->cpus[i]);
+	for (i = 0; i < rd->ncpus && !rd->failed; i++) {
+		struct cpu_file *c = &rd->cpus[i];
+		unsigned int k;
+
+		/* Not past an error or EOF (c->done) of an earlier one. */
+		for (k = 0; k < c->nslots && !c->done && !rd->failed; k++)
+			submit(rd, &c->slots[k]);
+	}
 	while (!should_stop(rd)) {
 		long long slice = WAIT_SLICE_NS;
 
@@ -497,13 +547,22 @@ static void shutdown_reads(struct reader *rd)
 
 	for (i = 0; i < rd->ncpus; i++) {
 		struct cpu_file *c = &rd->cpus[i];
-		struct io_event ev;
+		unsigned int k;
 
-		if (!c->busy)
-			continue;
-		/* 0: done, with the result in ev (older kernels). */
-		if (!io_cancel(rd->ctx, &c->iocb, &ev))
-			complete(rd, &ev, true);
+		/*
+		 * Last submitted first: a read the module serves meanwhile
+		 * then has no cancelled read in front of it.
+		 */
+		for (k = c->nslots; k-- > 0;) {
+			struct read_slot *s = &c->slots[k];
+			struct io_event ev;
+
+			if (!s->busy)
+				continue;
+			/* 0: done, with the result in ev (older kernels). */
+			if (!io_cancel(rd->ctx, &s->iocb, &ev))
+				complete(rd, &ev, true);
+		}
 	}
 	while (any_busy(rd)) {
 		long long left = end - (long long)mg_now_ns(CLOCK_MONOTONIC);
@@ -515,8 +574,8 @@ static void shutdown_reads(struct reader *rd)
 	}
 	for (i = 0; i < rd->ncpus; i++)
 		if (rd->cpus[i].busy)
-			msg("cpu%u: read could not be cancelled; exit will wait for it",
-			    rd->cpus[i].cpu);
+			msg("cpu%u: %u read(s) could not be cancelled; exit will wait for them",
+			    rd->cpus[i].cpu, rd->cpus[i].busy);
 }
 
 static void finish(struct reader *rd)
@@ -600,6 +659,7 @@ int main(int argc, char **argv)
 		.default_dir = true,
 		.out = -1,
 		.bufsize = 256 * 1024,
+		.reads = 4,
 		.attr = {
 			.watermark_bytes = 64 * 1024,
 			.watermark_records = 0,
@@ -611,7 +671,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int opt, r;
 
-	while ((opt = getopt(argc, argv, "o:d:b:w:c:T:t:n:h")) != -1) {
+	while ((opt = getopt(argc, argv, "o:d:b:r:w:c:T:t:n:h")) != -1) {
 		switch (opt) {
 		case 'o':
 			out = optarg;
@@ -624,6 +684,11 @@ int main(int argc, char **argv)
 			if (parse_size(optarg, &v) || v < MIN_BUF || v > (1ULL << 30))
 				usage(1);
 			rd.bufsize = v;
+			break;
+		case 'r':
+			if (parse_size(optarg, &v) || !v || v > MAX_READS)
+				usage(1);
+			rd.reads = v;
 			break;
 		case 'w':
 			if (parse_size(optarg, &v))
@@ -671,7 +736,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);	/* a closed pipe is a write error */
 
-	r = io_setup(rd.ncpus, &rd.ctx);
+	r = io_setup(rd.ncpus * rd.reads, &rd.ctx);
 	if (r < 0)
 		die("io_setup: %s%s", strerror(-r),
 		    r == -EAGAIN ? " (raise /proc/sys/fs/aio-max-nr)" : "");
@@ -688,8 +753,12 @@ int main(int argc, char **argv)
 
 		io_destroy(rd.ctx);
 		for (i = 0; i < rd.ncpus; i++) {
+			unsigned int k;
+
 			close(rd.cpus[i].fd);
-			free(rd.cpus[i].buf);
+			for (k = 0; k < rd.cpus[i].nslots; k++)
+				free(rd.cpus[i].slots[k].buf);
+			free(rd.cpus[i].slots);
 		}
 		free(rd.cpus);
 	}

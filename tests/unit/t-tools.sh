@@ -57,6 +57,10 @@ mv "$T/gen.out" "$T/expected-all.txt"
 notask "$T/expected-all.txt" >"$T/expected.txt"
 run 0 read "$READ" -d "$T/ring" -o "$T/trace"
 ok "magnet-read -d on regular files exits 0"
+# Regular files get one read at a time whatever -r says: the same records.
+run 0 readr "$READ" -d "$T/ring" -r 8 -o "$T/trace-r8"
+run 0 dumpr "$DUMP" "$T/trace-r8"
+cmp -s "$T/expected.txt" "$T/dumpr.out" || fail "magnet-read -r 8 on regular files: records differ"
 
 run 0 dump "$DUMP" "$T/trace"
 cmp -s "$T/expected.txt" "$T/dump.out" ||
@@ -473,6 +477,8 @@ grep -q "^usage: magnet-read" "$T/u1.err" || fail "usage text"
 run 1 u2 "$READ" -o "$T/x" -b 100
 run 1 u3 "$READ" -o "$T/x" -n 0
 run 1 u4 "$READ" -o "$T/x" extra
+run 1 u7 "$READ" -o "$T/x" -r 0
+run 1 u8 "$READ" -o "$T/x" -r 65
 run 1 u5 "$DUMP"
 run 1 u6 "$DUMP" -c 9 "$T/trace"
 run 2 e1 "$READ" -d "$T/nonexistent" -o "$T/x"

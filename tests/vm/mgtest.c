@@ -40,6 +40,14 @@
  *                                1 MiB ring, kprobe:__x64_sys_getpid:3)
  *   mgtest aio-cancel2           of two queued AIO reads, the second one
  *                                cancelled completes at once
+ *   mgtest aio-order N           4 AIO reads of 4 KiB kept queued on one
+ *                                file (each resubmitted as it completes,
+ *                                one record satisfies a read) while N
+ *                                getpid are fired: they complete in the
+ *                                order submitted, the records forward in
+ *                                it, none twice, every one there or
+ *                                reported lost (needs
+ *                                kprobe:__x64_sys_getpid:3)
  *   mgtest uring read|cancel|exit[-async]
  *                                io_uring: a 64 KiB IORING_OP_READ completes
  *                                with the records fired after it (read);
@@ -1279,6 +1287,104 @@ static int cmd_aio_cancel2(void)
 	return 0;
 }
 
+/*
+ * Several AIO reads queued on one file take the records in the order they
+ * were submitted, and complete in it: a read resubmitted while the others
+ * wait must not be served at once ahead of them, though records are there.
+ */
+#define ORDER_READS	4
+#define ORDER_SIZE	4096
+
+static int cmd_aio_order(int n)
+{
+	static unsigned char bufs[ORDER_READS][ORDER_SIZE] __attribute__((aligned(8)));
+	int id = need_probe("kprobe", "__x64_sys_getpid");
+	struct seen s = { .event = id, .each = ck_gp3 };
+	struct iocb cbs[ORDER_READS], *cbp;
+	struct timespec slice = { 0, 100000000 };
+	unsigned long completions = 0, bytes = 0;
+	unsigned int next = 0;	/* the read that must complete next */
+	io_context_t ctx = 0;
+	struct io_event evs[ORDER_READS];
+	uint64_t quiet = 0;
+	pid_t child;
+	int fd, r, got, i, k, status;
+	int exited = 0;
+
+	fd = open_cpu0();
+	set_attr(fd, 0, 1, 0);
+	if ((r = io_setup(ORDER_READS, &ctx)))
+		die("io_setup: %s", strerror(-r));
+	child = fire_later(n, 200);
+	s.tgid = child;
+	for (k = 0; k < ORDER_READS; k++) {
+		io_prep_pread(&cbs[k], fd, bufs[k], ORDER_SIZE, 0);
+		cbp = &cbs[k];
+		if ((r = io_submit(ctx, 1, &cbp)) != 1)
+			die("io_submit: %d (%s)", r, r < 0 ? strerror(-r) : "short");
+	}
+	/* Until the child is gone and the ring stayed empty for 1 s. */
+	while (!exited || now_ns() - quiet < 1000000000ULL) {
+		if (!exited && waitpid(child, &status, WNOHANG) == child) {
+			exited = 1;
+			quiet = now_ns();
+		}
+		r = io_getevents(ctx, 1, ORDER_READS, evs, &slice);
+		if (r < 0 && r != -EINTR)
+			die("io_getevents: %s", strerror(-r));
+		for (i = 0; i < r; i++) {
+			struct iocb *cb = evs[i].obj;
+			long res = (long)evs[i].res;
+
+			k = cb - cbs;
+			if (k < 0 || k >= ORDER_READS)
+				die("a completion for an unknown iocb");
+			if ((unsigned int)k != next % ORDER_READS)
+				die("after %u reads in order, the read of iocb %d completed where "
+				    "iocb %u's, submitted before it, was due", next, k,
+				    next % ORDER_READS);
+			if (res <= 0)
+				die("read %u: %ld (%s)", next, res, res < 0 ? strerror(-res) : "EOF");
+			check_chunk(0, bufs[k], res, &s);
+			bytes += res;
+			completions++;
+			next++;
+			quiet = now_ns();
+			cbp = cb;
+			if ((got = io_submit(ctx, 1, &cbp)) != 1)
+				die("io_submit: %d (%s)", got, got < 0 ? strerror(-got) : "short");
+		}
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		die("the firing child failed");
+	for (k = 0; k < ORDER_READS; k++) {
+		r = io_cancel(ctx, &cbs[k], &evs[0]);
+		if (r != -EINPROGRESS && r != 0)
+			die("io_cancel: %d (%s)", r, strerror(-r));
+	}
+	for (k = 0; k < ORDER_READS; k++) {
+		struct timespec sec = { 1, 0 };
+
+		if (io_getevents(ctx, 1, 1, evs, &sec) != 1)
+			die("a cancelled read did not complete within 1 s");
+		if ((long)evs[0].res > 0)
+			check_chunk(0, ((struct iocb *)evs[0].obj)->u.c.buf, evs[0].res, &s);
+	}
+	io_destroy(ctx);
+	close(fd);
+	if (s.ours > (unsigned long)n)
+		die("%lu of our records read, %d fired: some twice", s.ours, n);
+	if (s.ours + s.lost < (unsigned long)n)
+		die("%lu of our records read and %lu lost, %d fired: records went missing",
+		    s.ours, s.lost, n);
+	if (completions < 2 * ORDER_READS)
+		die("only %lu reads completed: the queue was never exercised", completions);
+	printf("aio-order: %lu reads of %d queued completed in the order submitted with %lu "
+	       "bytes; %lu of %d records ours, %lu lost\n", completions, ORDER_READS, bytes,
+	       s.ours, n, s.lost);
+	return 0;
+}
+
 /* io_uring by its system calls: one ring, SQ and CQ mapped. */
 struct uring {
 	int fd;
@@ -1535,9 +1641,12 @@ int main(int argc, char **argv)
 		return cmd_aio_sync();
 	if (argc >= 2 && !strcmp(argv[1], "aio-cancel2"))
 		return cmd_aio_cancel2();
+	if (argc >= 3 && !strcmp(argv[1], "aio-order"))
+		return cmd_aio_order(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "uring"))
 		return cmd_uring(argv[2]);
 	fprintf(stderr, "usage: mgtest getpid|args|account|overwrite|fire-n|capture|sock N | deliver MODE | ebusy | hold MODE | fire SECONDS\n"
-		"       mgtest halfwake overwrite|discard | attr-limits | aio-sync | aio-cancel2 | uring read|cancel|exit[-async]\n");
+		"       mgtest halfwake overwrite|discard | attr-limits | aio-sync | aio-cancel2 | aio-order N |\n"
+		"       mgtest uring read|cancel|exit[-async]\n");
 	return 1;
 }

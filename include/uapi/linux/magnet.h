@@ -83,6 +83,13 @@
  * AIO: a request that cannot complete at once returns from io_submit and
  * completes when the condition holds; io_cancel (and io_destroy or exit,
  * which cancel) completes it with -ECANCELED, having consumed nothing.
+ * Several requests may be queued on one file, so that the ring is drained
+ * while the reader handles a completed one: they are served in the order
+ * they were submitted, each when its own condition holds, and one
+ * submitted behind others waits for them even if records are there. The
+ * requests of one submitting thread thus take consecutive runs of whole
+ * records and complete in the order they were submitted (io_getevents
+ * returns them so); a cancelled one takes nothing, the next one goes on.
  *
  * LIFETIME: an open data or control file holds a reference on the module,
  * so rmmod fails with EBUSY while any reader (blocked, polling, with AIO
