@@ -223,8 +223,8 @@ static void open_trace(struct daemon *d)
 	mg_sensor_trace_info(&info, &v, cpus[n - 1] + 1, probes, probes_len);
 	free(cpus);
 	ret = mg_tracewr_open(d->cfg.trace_dir, TRACE_PREFIX, d->cfg.trace_size,
-			      d->cfg.trace_queue, &info, trace_log, NULL,
-			      &d->trace);
+			      d->cfg.trace_queue, &info, d->cfg.dir, trace_log,
+			      NULL, &d->trace);
 	free(probes);
 	if (ret)
 		fail(d, "trace writer: %s", strerror(-ret));

@@ -29,6 +29,7 @@
 
 #include "chunkq.h"
 #include "record.h"
+#include "sensor.h"
 #include "tasks.h"
 #include "tracewr.h"
 
@@ -109,6 +110,15 @@ struct mg_tracewr {
 	unsigned char *replay;		/* MG_TASK_REPLAY_MAX: one CPU's */
 	size_t replay_len;
 	__u32 replay_cpu;
+	/*
+	 * The probe table: the open's, and the lines of probes added since,
+	 * read again from probes_dir/probes before the first chunk with a
+	 * probe id not in it (once per id). A file's header holds all of it;
+	 * lines added later go into a PRBS chunk before that chunk.
+	 */
+	char *probes_dir;		/* NULL: never read again */
+	struct mg_probe_watch *names;
+	size_t file_names;		/* bytes of the table the file holds */
 	__u64 logged[OP_NR][ERRNO_KINDS / 64];
 	bool failed;
 };
@@ -245,6 +255,10 @@ static int open_file(struct mg_tracewr *w)
 	unsigned int skipped = 0;
 	int fd, err;
 
+	/* The header holds the whole table, lines added on the way too. */
+	w->info.probes = mg_probe_watch_text(w->names, &w->info.probes_len);
+	w->header_len = (MG_TRACE_FIXED_HEADER + w->info.probes_len + 7) &
+			~(size_t)7;
 	for (;;) {
 		if (mg_tracewr_path(w, w->seq, w->path, sizeof(w->path))) {
 			disk_error(w, OP_OPEN, ENAMETOOLONG);
@@ -271,6 +285,7 @@ static int open_file(struct mg_tracewr *w)
 	}
 	w->fd = fd;
 	w->fsize = w->header_len;
+	w->file_names = w->info.probes_len;
 	w->fchunks = 0;
 	w->any_ts = false;
 	w->max_ts = 0;
@@ -436,6 +451,50 @@ static void feed_tasks(struct mg_tracewr *w, __u32 cpu,
 			mg_tasks_feed(w->tasks, r);	/* ENOMEM: unnamed */
 }
 
+/* A probe id never seen: read the table again (names are best effort). */
+static void refresh_probes(struct mg_tracewr *w, const unsigned char *data,
+			   size_t len)
+{
+	size_t plen = 0, added;
+	char *text = mg_sensor_read(w->probes_dir, "probes", &plen);
+
+	mg_probe_watch_update(w->names, text, text ? plen : 0, data, len,
+			      &added);
+	free(text);
+}
+
+/* Size of the PRBS chunk the current file still needs, 0 if none. */
+static size_t names_pending(const struct mg_tracewr *w)
+{
+	size_t len;
+
+	mg_probe_watch_text(w->names, &len);
+	if (w->fd < 0 || w->file_names >= len)
+		return 0;
+	return MG_CHUNK_HEADER + ((len - w->file_names + 7) & ~(size_t)7);
+}
+
+/* The table's lines the current file lacks, as a PRBS chunk. */
+static int write_names(struct mg_tracewr *w)
+{
+	size_t n = names_pending(w), len;
+	const char *text = mg_probe_watch_text(w->names, &len);
+	int err;
+
+	if (!n)
+		return 0;
+	err = mg_trace_write_probes(w->fd, text + w->file_names,
+				    len - w->file_names);
+	if (err) {
+		disk_error(w, OP_WRITE, -err);
+		return err;
+	}
+	w->file_names = len;
+	w->fsize += n;
+	atomic_fetch_add(&w->bytes, n);
+	return 0;
+}
+
 static void write_chunk(struct mg_tracewr *w, __u32 cpu,
 			const unsigned char *data, size_t len)
 {
@@ -444,14 +503,25 @@ static void write_chunk(struct mg_tracewr *w, __u32 cpu,
 	int err;
 
 	walk(data, len, &wk);
+	if (w->probes_dir && mg_probe_watch_need(w->names, data, len))
+		refresh_probes(w, data, len);
 	if (w->fd >= 0 && w->max_file && w->fchunks &&
-	    w->fsize + MG_CHUNK_HEADER + len +
+	    w->fsize + names_pending(w) + MG_CHUNK_HEADER + len +
 	    trailer_size(w->nseen + !c->bytes) > w->max_file)
 		finish_file(w, NULL);
 	if (w->fd < 0 && open_file(w)) {
 		drop_err(w, len, wk.records);
 		feed_tasks(w, cpu, data, len, wk.max_ts);
 		return;
+	}
+	/* Failing, the chunk goes on without; the next one tries again. */
+	if (write_names(w)) {
+		cut_back(w);
+		if (w->fd < 0) {
+			drop_err(w, len, wk.records);
+			feed_tasks(w, cpu, data, len, wk.max_ts);
+			return;
+		}
 	}
 	err = append(w, cpu, data, len, &wk);
 	if (err) {
@@ -528,7 +598,8 @@ static void destroy(struct mg_tracewr *w)
 	pthread_cond_destroy(&w->cond);
 	free(w->dir);
 	free(w->prefix);
-	free((void *)w->info.probes);
+	mg_probe_watch_free(w->names);
+	free(w->probes_dir);
 	free(w->pcpu);
 	free(w->scratch);
 	mg_tasks_free(w->tasks);
@@ -539,13 +610,12 @@ static void destroy(struct mg_tracewr *w)
 
 int mg_tracewr_open(const char *dir, const char *prefix, size_t max_file_bytes,
 		    size_t max_queue_bytes, const struct mg_trace_info *info,
-		    mg_tracewr_log_fn log, void *log_arg,
-		    struct mg_tracewr **out)
+		    const char *probes_dir, mg_tracewr_log_fn log,
+		    void *log_arg, struct mg_tracewr **out)
 {
 	struct mg_tracewr *w;
 	sigset_t all, old;
 	size_t hlen;
-	char *probes = NULL;
 	int err;
 
 	*out = NULL;
@@ -570,20 +640,17 @@ int mg_tracewr_open(const char *dir, const char *prefix, size_t max_file_bytes,
 	w->tasks = mg_tasks_new();
 	w->cpu_ts = calloc(info->ncpus, sizeof(*w->cpu_ts));
 	w->replay = malloc(MG_TASK_REPLAY_MAX);
-	if (info->probes_len) {
-		probes = malloc(info->probes_len);
-		if (probes)
-			memcpy(probes, info->probes, info->probes_len);
-	}
+	w->names = mg_probe_watch_new(info->probes, info->probes_len);
+	if (probes_dir)
+		w->probes_dir = strdup(probes_dir);
 	if (!w->dir || !w->prefix || !w->pcpu || !w->scratch ||
-	    !w->tasks || !w->cpu_ts || !w->replay ||
-	    (info->probes_len && !probes)) {
-		free(probes);
+	    !w->tasks || !w->cpu_ts || !w->replay || !w->names ||
+	    (probes_dir && !w->probes_dir)) {
 		destroy(w);
 		return -ENOMEM;
 	}
 	w->info = *info;
-	w->info.probes = probes;
+	w->info.probes = mg_probe_watch_text(w->names, &w->info.probes_len);
 	w->header_len = hlen;
 	w->max_file = max_file_bytes;
 	w->log = log;

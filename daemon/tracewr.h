@@ -26,6 +26,13 @@
  * the limit only by them). After the queue dropped chunks the mirror starts
  * again: a name then unknown is not replayed, a stale one never is.
  *
+ * Probe names. The header of every file holds the probe table: the one
+ * passed at open, and the lines of every probe added since (union: an id
+ * keeps its first name). Given probes_dir, a chunk with a probe id the
+ * table lacks makes the writer read probes_dir/probes again, once per id
+ * (a custom event, a probe removed meanwhile, stays unknown), and write
+ * the new lines in a PRBS chunk before that chunk (docs/trace-format.md).
+ *
  * Trailers. Every file but the last gets the writer's own trailer: one
  * entry per CPU with data in that file (records, bytes and LOST sums of
  * that file; no kernel counters), stop_clock the file's largest record
@@ -93,15 +100,17 @@ struct mg_tracewr_stats {
  * Start a writer. dir must name a directory (it need not exist yet: the
  * opens fail, are counted, and are tried again); prefix is a non-empty
  * file name part without '/'. info is copied (probes included): every
- * file's header. max_queue_bytes (>= MG_TRACEWR_MIN_QUEUE, rounded down to
+ * file's header. probes_dir (may be NULL: the table never grows) is the
+ * magnet directory whose probes file names probes added later.
+ * max_queue_bytes (>= MG_TRACEWR_MIN_QUEUE, rounded down to
  * a multiple of 8) is allocated here, once. log may be NULL (errors are
  * then only counted). 0 with *out set; -EINVAL, -ENOMEM, or the error
  * creating the thread.
  */
 int mg_tracewr_open(const char *dir, const char *prefix, size_t max_file_bytes,
 		    size_t max_queue_bytes, const struct mg_trace_info *info,
-		    mg_tracewr_log_fn log, void *log_arg,
-		    struct mg_tracewr **out);
+		    const char *probes_dir, mg_tracewr_log_fn log,
+		    void *log_arg, struct mg_tracewr **out);
 
 /*
  * Queue a data chunk of cpu: len > 0 bytes, a multiple of 8, of whole

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +198,174 @@ int mg_trace_write_trailer(int fd, const struct mg_trailer *t)
 		err = write_all(fd, b, len);
 	free(b);
 	return err;
+}
+
+int mg_trace_write_probes(int fd, const char *text, size_t len)
+{
+	static const char zeros[8];
+	size_t padded = align8(len);
+	int err;
+
+	if (!len)
+		return -EINVAL;
+	err = write_chunk_header(fd, MG_CHUNK_PROBES, MG_CHUNK_NO_CPU, padded);
+	if (!err)
+		err = write_all(fd, text, len);
+	return err ? err : write_all(fd, zeros, padded - len);
+}
+
+/* Probe table of a writer. */
+
+#define ID_WORDS	((MAGNET_EVENT_MAX + 1) / 64)
+
+struct mg_probe_watch {
+	char *text;
+	size_t len, cap;
+	__u64 named[ID_WORDS];		/* a line of text has the id */
+	__u64 asked[ID_WORDS];		/* magnet/probes was read for it */
+};
+
+static bool id_in(const __u64 *set, unsigned int id)
+{
+	return set[id / 64] & (1ULL << (id % 64));
+}
+
+static void id_set(__u64 *set, unsigned int id)
+{
+	set[id / 64] |= 1ULL << (id % 64);
+}
+
+/* Id of a table line "ID\t...", or -1 (a header, a line that names none). */
+static int line_id(const char *l, size_t n)
+{
+	unsigned int id = 0;
+	size_t i;
+
+	for (i = 0; i < n && l[i] >= '0' && l[i] <= '9'; i++) {
+		id = id * 10 + (l[i] - '0');
+		if (id > MAGNET_EVENT_MAX)
+			return -1;
+	}
+	return i && i < n && l[i] == '\t' ? (int)id : -1;
+}
+
+/* Append the lines of text with ids not named yet (all: initial table). */
+static int watch_add(struct mg_probe_watch *pw, const char *text, size_t len,
+		     bool all)
+{
+	size_t need = pw->len + len + 2, off = 0;
+
+	if (need > pw->cap) {
+		char *t = realloc(pw->text, need);
+
+		if (!t)
+			return -ENOMEM;
+		pw->text = t;
+		pw->cap = need;
+	}
+	if (all) {
+		memcpy(pw->text + pw->len, text, len);
+		pw->len += len;
+	}
+	while (off < len) {
+		const char *l = text + off, *nl = memchr(l, '\n', len - off);
+		size_t n = nl ? (size_t)(nl - l) : len - off;
+		int id = line_id(l, n);
+
+		off += n + 1;
+		if (id < 0 || (id_in(pw->named, id) && !all))
+			continue;
+		id_set(pw->named, id);
+		if (all)
+			continue;
+		/* Lines end in a newline, the header's last one too. */
+		if (pw->len && pw->text[pw->len - 1] != '\n')
+			pw->text[pw->len++] = '\n';
+		memcpy(pw->text + pw->len, l, n);
+		pw->len += n;
+		pw->text[pw->len++] = '\n';
+	}
+	return 0;
+}
+
+struct mg_probe_watch *mg_probe_watch_new(const char *text, size_t len)
+{
+	struct mg_probe_watch *pw = calloc(1, sizeof(*pw));
+
+	if (pw && text && len && watch_add(pw, text, len, true)) {
+		free(pw);
+		return NULL;
+	}
+	return pw;
+}
+
+void mg_probe_watch_free(struct mg_probe_watch *pw)
+{
+	if (pw)
+		free(pw->text);
+	free(pw);
+}
+
+/* Call fn on each probe id of whole records; stops at a bad size. */
+static bool chunk_ids(const void *data, size_t len,
+		      bool (*fn)(void *arg, unsigned int id), void *arg)
+{
+	const unsigned char *p = data;
+	size_t off = 0;
+
+	while (len - off >= MAGNET_RECORD_HEADER) {
+		__u32 size;
+		__u16 id;
+
+		memcpy(&size, p + off + offsetof(struct magnet_record, size), 4);
+		memcpy(&id, p + off + offsetof(struct magnet_record, event_id), 2);
+		if (size < MAGNET_RECORD_HEADER || size % MAGNET_RECORD_ALIGN ||
+		    size > len - off)
+			break;
+		if (id >= MAGNET_EVENT_FIRST_DYNAMIC && fn(arg, id))
+			return true;
+		off += size;
+	}
+	return false;
+}
+
+static bool is_new(void *arg, unsigned int id)
+{
+	const struct mg_probe_watch *pw = arg;
+
+	return !id_in(pw->named, id) && !id_in(pw->asked, id);
+}
+
+static bool mark_asked(void *arg, unsigned int id)
+{
+	id_set(((struct mg_probe_watch *)arg)->asked, id);
+	return false;
+}
+
+bool mg_probe_watch_need(const struct mg_probe_watch *pw, const void *data,
+			 size_t len)
+{
+	return chunk_ids(data, len, is_new, (void *)pw);
+}
+
+int mg_probe_watch_update(struct mg_probe_watch *pw, const char *text,
+			  size_t len, const void *data, size_t dlen,
+			  size_t *added)
+{
+	int err = 0;
+
+	*added = pw->len;
+	if (text && len)
+		err = watch_add(pw, text, len, false);
+	if (!err)
+		chunk_ids(data, dlen, mark_asked, pw);
+	return err;
+}
+
+const char *mg_probe_watch_text(const struct mg_probe_watch *pw, size_t *len)
+{
+	*len = pw->len;
+	return pw->text;
 }
 
 /* Reader. */
@@ -389,6 +558,49 @@ static int add_chunk(struct mg_stream *s, __u64 off, __u64 len)
 	return 0;
 }
 
+/*
+ * A PRBS chunk: its lines join the table; an id keeps its first name (the
+ * header's, or the first chunk's that named it).
+ */
+static int read_probes(struct mg_trace *t, __u64 off, __u64 len)
+{
+	struct mg_probe_table add = { 0 };
+	struct mg_probe *v;
+	size_t i;
+	char *b;
+	int err;
+
+	if (len > SIZE_MAX - 1)
+		return -ENOMEM;
+	b = malloc(len + 1);
+	if (!b)
+		return -ENOMEM;
+	err = pread_full(t->fd, b, len, off);
+	if (!err)	/* the padding: up to the first NUL */
+		err = mg_probes_parse(&add, b, strnlen(b, len));
+	free(b);
+	if (err || !add.n)
+		return err;
+	v = realloc(t->probes.v, (t->probes.n + add.n) * sizeof(*v));
+	if (!v) {
+		mg_probes_free(&add);
+		return -ENOMEM;
+	}
+	t->probes.v = v;
+	for (i = 0; i < add.n; i++) {
+		struct mg_probe *p = &add.v[i];
+
+		if (mg_probes_find(&t->probes, p->id)) {
+			free(p->type);
+			free(p->target);
+			continue;
+		}
+		v[t->probes.n++] = *p;
+	}
+	free(add.v);
+	return 0;
+}
+
 static int read_trailer(struct mg_trace *t, __u64 off, __u64 len)
 {
 	struct mg_trailer *tr = &t->trailer;
@@ -473,7 +685,8 @@ static int index_chunks(struct mg_trace *t, __u64 off)
 		cpu = get32(h, 4);
 		len = get64(h, 8);
 		left -= MG_CHUNK_HEADER;
-		if (type != MG_CHUNK_DATA && type != MG_CHUNK_TRAILER) {
+		if (type != MG_CHUNK_DATA && type != MG_CHUNK_TRAILER &&
+		    type != MG_CHUNK_PROBES) {
 			trace_err(t, off, "chunk", "unknown chunk type 0x%08x", type);
 			return 0;
 		}
@@ -500,6 +713,17 @@ static int index_chunks(struct mg_trace *t, __u64 off)
 				trace_err(t, off, "chunk", "%llu bytes of data after the trailer",
 					  (unsigned long long)(t->size - off));
 			return 0;
+		}
+		if (type == MG_CHUNK_PROBES) {
+			if (cpu != MG_CHUNK_NO_CPU) {
+				trace_err(t, off, "chunk", "probe table chunk with cpu %u", cpu);
+				return 0;
+			}
+			err = read_probes(t, off + MG_CHUNK_HEADER, len);
+			if (err)
+				return err;
+			off += MG_CHUNK_HEADER + len;
+			continue;
 		}
 		if (!len) {
 			trace_err(t, off, "chunk", "empty data chunk");

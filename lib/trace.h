@@ -6,6 +6,7 @@
 #ifndef MAGNET_LIB_TRACE_H
 #define MAGNET_LIB_TRACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/magnet.h>
 
@@ -21,7 +22,8 @@
 #define MG_CHUNK_HEADER		16
 #define MG_CHUNK_DATA		0x41544144U	/* "DATA" when little-endian */
 #define MG_CHUNK_TRAILER	0x524c5254U	/* "TRLR" when little-endian */
-#define MG_CHUNK_NO_CPU		0xffffffffU	/* cpu field of the trailer */
+#define MG_CHUNK_PROBES		0x53425250U	/* "PRBS" when little-endian */
+#define MG_CHUNK_NO_CPU		0xffffffffU	/* cpu field of TRLR and PRBS */
 
 #define MG_TRAILER_HEADER	24
 #define MG_TRAILER_CPU_SIZE	104
@@ -66,6 +68,39 @@ struct mg_trailer {
 int mg_trace_write_header(int fd, const struct mg_trace_info *info);
 int mg_trace_write_chunk(int fd, __u32 cpu, const void *data, size_t len);
 int mg_trace_write_trailer(int fd, const struct mg_trailer *t);
+/* A PRBS chunk: probe table lines (len > 0), zero-padded to 8 bytes. */
+int mg_trace_write_probes(int fd, const char *text, size_t len);
+
+/*
+ * The probe table as a writer has written it so far: the header's text,
+ * then every line a PRBS chunk added. A probe added while the trace runs
+ * gets a PRBS chunk before the first data chunk with one of its records:
+ * before writing a chunk, mg_probe_watch_need() says whether it holds a
+ * probe id (>= MAGNET_EVENT_FIRST_DYNAMIC) neither named nor looked up
+ * yet; if so the writer reads magnet/probes again, gives the text to
+ * mg_probe_watch_update() with the chunk, and writes what it added. An id
+ * still unknown then (a custom event, a probe already removed) is looked
+ * up once, never again: ids are not reused soon, so a name never changes.
+ */
+struct mg_probe_watch;
+
+/* Starts from the header's table (text may be NULL). NULL: no memory. */
+struct mg_probe_watch *mg_probe_watch_new(const char *text, size_t len);
+void mg_probe_watch_free(struct mg_probe_watch *pw);
+bool mg_probe_watch_need(const struct mg_probe_watch *pw, const void *data,
+			 size_t len);
+/*
+ * Append the lines of text (a fresh magnet/probes; may be NULL) whose id
+ * the table does not hold, and mark every probe id of the chunk data as
+ * looked up. *added: the table's length before, so the new lines are
+ * mg_probe_watch_text() from there on (none when it equals the length).
+ * 0 or -ENOMEM (then nothing changed, and the next need asks again).
+ */
+int mg_probe_watch_update(struct mg_probe_watch *pw, const char *text,
+			  size_t len, const void *data, size_t dlen,
+			  size_t *added);
+/* The whole table so far: a new file's header. */
+const char *mg_probe_watch_text(const struct mg_probe_watch *pw, size_t *len);
 
 /* Reading. */
 struct mg_trace;

@@ -91,6 +91,7 @@ struct reader {
 	bool failed;			/* stop now, exit 2 */
 	bool corrupt;			/* a CPU sent bad records: exit 2 */
 	struct mg_sensor_version version;	/* none: 0s, clock "mono" */
+	struct mg_probe_watch *names;	/* the probe table written so far */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -325,9 +326,43 @@ static void write_header(struct reader *rd)
 	mg_sensor_trace_info(&info, &rd->version, rd->max_cpu + 1, probes,
 			     probes_len);
 	err = mg_trace_write_header(rd->out, &info);
+	rd->names = mg_probe_watch_new(probes, info.probes_len);
 	free(probes);
 	if (err)
 		die("writing the trace header: %s", strerror(-err));
+	if (!rd->names)
+		die("out of memory");
+}
+
+/*
+ * A probe added since the header was written (magnet-ctl probe add): read
+ * magnet/probes again and write its line in a PRBS chunk before the first
+ * chunk with its records, so the trace names them. Once per id.
+ */
+static void write_new_probes(struct reader *rd, const void *data, size_t len)
+{
+	size_t plen = 0, added, tlen;
+	const char *text;
+	char *probes;
+	int err;
+
+	if (!mg_probe_watch_need(rd->names, data, len))
+		return;
+	probes = mg_sensor_read(rd->dir, "probes", &plen);
+	err = mg_probe_watch_update(rd->names, probes, probes ? plen : 0,
+				    data, len, &added);
+	free(probes);
+	if (err)	/* names are best effort: asked again next chunk */
+		return;
+	text = mg_probe_watch_text(rd->names, &tlen);
+	if (added == tlen)
+		return;
+	err = mg_trace_write_probes(rd->out, text + added, tlen - added);
+	if (err) {
+		msg("writing the trace: %s", strerror(-err));
+		rd->out_ok = false;
+		rd->failed = true;
+	}
 }
 
 static int submit(struct reader *rd, struct read_slot *s)
@@ -400,6 +435,9 @@ static void consume(struct reader *rd, struct cpu_file *c,
 	}
 	c->offset += whole;
 	c->bytes += whole;
+	if (!rd->out_ok)
+		return;
+	write_new_probes(rd, buf, whole);
 	if (!rd->out_ok)
 		return;
 	err = mg_trace_write_chunk(rd->out, c->cpu, buf, whole);
@@ -762,5 +800,6 @@ int main(int argc, char **argv)
 		}
 		free(rd.cpus);
 	}
+	mg_probe_watch_free(rd.names);
 	return rd.failed || rd.corrupt ? 2 : 0;
 }

@@ -423,6 +423,63 @@ notask "$T/gen4.out" | cmp -s - "$T/dump6.out" || fail "FIFO round trip"
 [ ! -s "$T/dump6.err" ] || fail "FIFO trace has no trailer: $(cat "$T/dump6.err")"
 ok "blocking non-seekable input stopped by SIGINT: all records and the trailer"
 
+# --- Probes added while magnet-read runs (magnet-ctl probe add). cpu0 is
+# a FIFO again, fed two streams in turn (each less than a pipe holds, so
+# no read ends inside a record); the probes file holds ids 16-20 when the
+# header is written, 16-26 before the first stream (27, a custom event,
+# is gone), all of them before the second. magnet-read reads it
+# again at the first chunk with an id it lacks, once per id: the trace
+# names 16-26 in both streams, and 27 stays unknown in both.
+mkdir "$T/late"
+mkfifo "$T/late/cpu0"
+run 0 gen7a "$GEN" -d "$T/late7a" -C 0 -n 300 -s 7
+run 0 gen7b "$GEN" -d "$T/late7b" -C 0 -n 300 -s 8
+awk '$1 <= 20' "$T/late7a/probes" >"$T/late/probes"
+awk '$1 <= 26' "$T/late7a/probes" >"$T/probes.2"
+cp "$T/late7a/version" "$T/late/"
+exec 3<>"$T/late/cpu0"
+"$READ" -d "$T/late" -o "$T/trace7" >"$T/read7.out" 2>"$T/read7.err" &
+pid=$!
+# wait_lines N: until magnet-dump sees N records in the growing trace.
+wait_lines() {
+	i=0
+	while [ "$i" -lt 100 ] && [ "$("$DUMP" "$T/trace7" 2>/dev/null | wc -l)" -lt "$1" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+i=0
+while [ "$i" -lt 100 ] && [ ! -s "$T/trace7" ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+[ -s "$T/trace7" ] || fail "magnet-read wrote no header"
+mv "$T/probes.2" "$T/late/probes"
+cat "$T/late7a/cpu0" >&3
+na=$(notask "$T/gen7a.out" | wc -l)
+wait_lines "$na"
+cp "$T/late7a/probes" "$T/late/probes.new"
+mv "$T/late/probes.new" "$T/late/probes"
+cat "$T/late7b/cpu0" >&3
+wait_lines $((na + $(notask "$T/gen7b.out" | wc -l)))
+sleep 0.2
+kill -INT "$pid"
+wait "$pid"
+st=$?
+exec 3>&-
+[ "$st" -eq 0 ] || fail "magnet-read with probes added: exit $st: $(cat "$T/read7.err")"
+run 0 dump7 "$DUMP" "$T/trace7"
+{ notask "$T/gen7a.out"; notask "$T/gen7b.out"; } | awk '{ print $4 }' |
+	sed 's/^mymod_request(27)$/unknown(27)/' >"$T/names7.want"
+awk '{ print $4 }' "$T/dump7.out" >"$T/names7.got"
+cmp -s "$T/names7.want" "$T/names7.got" ||
+	fail "names of probes added during the read: $(diff "$T/names7.want" "$T/names7.got" | head -5)"
+head -n "$na" "$T/names7.got" | grep -q 'ksys_write(21)' || fail "no record of a probe added later"
+head -n "$na" "$T/names7.got" | grep -q 'unknown(27)' || fail "27 not asked for in the first stream"
+run 0 stats7 "$DUMP" --stats "$T/trace7"
+grep unknown "$T/stats7.out" | grep -v -q -w 27 && fail "--stats: $(grep unknown "$T/stats7.out")"
+ok "probes added during magnet-read named ($(grep -c -v 'unknown(27)' "$T/names7.got") records), an id missing from the table looked up once"
+
 # --- A crafted trace (gen-stream -X): terminal escapes, controls, C1 and
 # bytes that are not UTF-8 in its hostname, release, clock and probe
 # names. Text shows them escaped, as docs/magnet-dump.md says, so nothing

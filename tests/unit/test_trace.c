@@ -266,6 +266,172 @@ START_TEST(header_roundtrip)
 END_TEST
 
 /* tsc_khz sits at offset 220, where files before it had a reserved 0. */
+/* One kprobe record of event id at buf (no args); its size. */
+static size_t probe_rec(unsigned char *buf, unsigned int id, __u64 ts)
+{
+	struct mg_record_hdr h = { .event_id = id, .cpu = 0, .timestamp = ts,
+				   .pid = 1, .tgid = 1, .cgroup = 1 };
+	ssize_t n = mg_record_encode_kprobe(buf, 256, &h, NULL, 0);
+
+	tu_assert_int(n, >, 0);
+	return n;
+}
+
+/*
+ * PRBS chunks: probes added while the trace was written are named; an id
+ * keeps its first name (the header's here); the padding is no line; a
+ * chunk not of cpu 0xffffffff is corruption.
+ */
+START_TEST(probes_chunk)
+{
+	static const char more[] =
+		"18\tkprobe\tdo_sys_open\t2\t0\t0\n17\tkprobe\trenamed\t1\t0\t0\n";
+	static const char custom[] = "id\ttype\n19\tcustom\tmy_event\t0";
+	unsigned char rec[256], h[MG_CHUNK_HEADER], *d;
+	const struct magnet_record *r;
+	const struct mg_probe_table *pt;
+	struct mg_trace_info info;
+	struct mg_trace_error e;
+	struct mg_trace *t;
+	char path[64];
+	__u64 custom_off;
+	unsigned int ids[3], n = 0;
+	size_t len;
+	int fd, ret;
+	__u64 len64;
+
+	fd = tu_tmpfile(path);
+	fill_info(&info, 1);
+	tu_assert_int(mg_trace_write_header(fd, &info), ==, 0);
+	tu_assert_int(mg_trace_write_chunk(fd, 0, rec, probe_rec(rec, 16, 10)), ==, 0);
+	tu_assert_int(mg_trace_write_probes(fd, more, sizeof(more) - 1), ==, 0);
+	tu_assert_int(mg_trace_write_chunk(fd, 0, rec, probe_rec(rec, 18, 20)), ==, 0);
+	custom_off = lseek(fd, 0, SEEK_CUR);
+	tu_assert_int(mg_trace_write_probes(fd, custom, sizeof(custom) - 1), ==, 0);
+	tu_assert_int(mg_trace_write_chunk(fd, 0, rec, probe_rec(rec, 19, 30)), ==, 0);
+	tu_assert_int(mg_trace_write_probes(fd, custom, 0), ==, -EINVAL);
+	close(fd);
+
+	/* Zero-padded to 8 bytes, cpu 0xffffffff. */
+	d = tu_read_file(path, &len);
+	memcpy(h, d + custom_off, sizeof(h));
+	memcpy(&len64, h + 8, 8);
+	ck_assert_uint_eq(len64, (sizeof(custom) - 1 + 7) / 8 * 8);
+	ck_assert_uint_eq(h[0] | h[1] << 8 | h[2] << 16 | (__u32)h[3] << 24,
+			  0x53425250);	/* little-endian test machines */
+	ck_assert_int_eq(memcmp(h + 4, "\xff\xff\xff\xff", 4), 0);
+	ck_assert_int_eq(d[custom_off + MG_CHUNK_HEADER + sizeof(custom) - 1], 0);
+
+	tu_assert_int(mg_trace_open(&t, path, &e), ==, 0);
+	/* The header's table is the header's; the union is the reader's. */
+	ck_assert_uint_eq(mg_trace_info(t)->probes_len, sizeof(probes_text) - 1);
+	pt = mg_trace_probes(t);
+	ck_assert_uint_eq(pt->n, 4);
+	ck_assert_str_eq(mg_event_name(pt, 16), "tcp_sendmsg");
+	ck_assert_str_eq(mg_event_name(pt, 17), "vfs_read");
+	ck_assert_str_eq(mg_event_name(pt, 18), "do_sys_open");
+	ck_assert_uint_eq(mg_probes_find(pt, 18)->nargs, 2);
+	ck_assert_str_eq(mg_event_name(pt, 19), "my_event");
+	ck_assert_str_eq(mg_probes_find(pt, 19)->type, "custom");
+	while ((ret = mg_trace_next(t, &r, NULL)) == 1 && n < 3)
+		ids[n++] = r->event_id;
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(ids[0], 16);
+	ck_assert_uint_eq(ids[1], 18);
+	ck_assert_uint_eq(ids[2], 19);
+	ck_assert_ptr_null(mg_trace_error(t));
+	mg_trace_close(t);
+
+	/* A PRBS chunk of a CPU: the index ends there, with a clear error. */
+	d[custom_off + 4] = 0;
+	tu_write_file(path, d, len);
+	tu_assert_int(mg_trace_open(&t, path, &e), ==, 0);
+	n = 0;
+	while ((ret = mg_trace_next(t, &r, NULL)) == 1)
+		n++;
+	ck_assert_int_eq(ret, -EBADMSG);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(mg_trace_error(t)->offset, custom_off);
+	ck_assert_ptr_nonnull(strstr(mg_trace_error(t)->reason, "probe table chunk with cpu"));
+	ck_assert_str_eq(mg_event_name(mg_trace_probes(t), 19), "unknown");
+	mg_trace_close(t);
+	free(d);
+	unlink(path);
+}
+END_TEST
+
+/* The writer's side: which chunks need a look, what is added, once. */
+START_TEST(probe_watch)
+{
+	static const char head[] = "16\tkprobe\ta\t0\t0\t0";	/* no newline */
+	static const char fresh[] =
+		"magnet probes\n16\tkprobe\tb\t0\t0\t0\n18\tkretprobe\tc\t1\t0\t0\n"
+		"bad line\n20\tkprobe\td\t0\t0\t0";
+	unsigned char chunk[1024];
+	struct mg_probe_watch *pw = mg_probe_watch_new(head, sizeof(head) - 1);
+	struct mg_probe_table pt;
+	const char *text;
+	size_t n, added, tlen;
+
+	ck_assert_ptr_nonnull(pw);
+	text = mg_probe_watch_text(pw, &tlen);
+	ck_assert_uint_eq(tlen, sizeof(head) - 1);
+	ck_assert_int_eq(memcmp(text, head, tlen), 0);
+
+	n = probe_rec(chunk, 16, 1);
+	ck_assert(!mg_probe_watch_need(pw, chunk, n));
+	n += probe_rec(chunk + n, 18, 2);
+	n += probe_rec(chunk + n, 19, 3);
+	ck_assert(mg_probe_watch_need(pw, chunk, n));
+	/* Not the whole chunk: the records before a bad size only. */
+	ck_assert(!mg_probe_watch_need(pw, chunk, 8));
+
+	tu_assert_int(mg_probe_watch_update(pw, fresh, sizeof(fresh) - 1, chunk, n,
+					    &added), ==, 0);
+	ck_assert_uint_eq(added, sizeof(head) - 1);
+	text = mg_probe_watch_text(pw, &tlen);
+	ck_assert_uint_eq(tlen - added, 40);
+	ck_assert_int_eq(memcmp(text + added,
+				"\n18\tkretprobe\tc\t1\t0\t0\n20\tkprobe\td\t0\t0\t0\n", 40), 0);
+	tu_assert_int(mg_probes_parse(&pt, text, tlen), ==, 0);
+	ck_assert_uint_eq(pt.n, 3);
+	ck_assert_str_eq(mg_event_name(&pt, 16), "a");
+	mg_probes_free(&pt);
+	/* 18 is named, 19 was looked up (not there): neither asks again. */
+	ck_assert(!mg_probe_watch_need(pw, chunk, n));
+	n = probe_rec(chunk, 19, 4);
+	ck_assert(!mg_probe_watch_need(pw, chunk, n));
+	n = probe_rec(chunk, 20, 5);
+	ck_assert(!mg_probe_watch_need(pw, chunk, n));
+	n = probe_rec(chunk, 21, 6);
+	ck_assert(mg_probe_watch_need(pw, chunk, n));
+	/* Nothing to read (no probes file): nothing added, asked once. */
+	tu_assert_int(mg_probe_watch_update(pw, NULL, 0, chunk, n, &added), ==, 0);
+	ck_assert_uint_eq(added, tlen);
+	mg_probe_watch_text(pw, &n);
+	ck_assert_uint_eq(n, tlen);
+	n = probe_rec(chunk, 21, 7);
+	ck_assert(!mg_probe_watch_need(pw, chunk, n));
+	mg_probe_watch_free(pw);
+
+	/* An empty start. */
+	pw = mg_probe_watch_new(NULL, 0);
+	ck_assert_ptr_nonnull(pw);
+	mg_probe_watch_text(pw, &tlen);
+	ck_assert_uint_eq(tlen, 0);
+	n = probe_rec(chunk, 16, 1);
+	ck_assert(mg_probe_watch_need(pw, chunk, n));
+	tu_assert_int(mg_probe_watch_update(pw, head, sizeof(head) - 1, chunk, n,
+					    &added), ==, 0);
+	text = mg_probe_watch_text(pw, &tlen);
+	ck_assert_uint_eq(added, 0);
+	ck_assert_uint_eq(tlen, sizeof(head));
+	ck_assert_int_eq(memcmp(text, "16\tkprobe\ta\t0\t0\t0\n", tlen), 0);
+	mg_probe_watch_free(pw);
+}
+END_TEST
+
 START_TEST(header_tsc_khz)
 {
 	static const __u32 khz[] = { 0, 1, 2999999, UINT32_MAX };
@@ -815,6 +981,8 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, header_roundtrip);
 	tcase_add_test(tc, header_tsc_khz);
+	tcase_add_test(tc, probes_chunk);
+	tcase_add_test(tc, probe_watch);
 	tcase_add_test(tc, merge_interleaved);
 	tcase_add_test(tc, merge_sparse_cpus);
 	tcase_add_test(tc, merge_one_record_chunks);

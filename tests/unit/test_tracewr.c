@@ -117,7 +117,7 @@ static struct mg_tracewr *open_w(const char *dir, size_t max_file,
 	struct mg_trace_info in = make_info(ncpus);
 	struct mg_tracewr *w;
 
-	ck_assert_int_eq(mg_tracewr_open(dir, PREFIX, max_file, max_queue, &in,
+	ck_assert_int_eq(mg_tracewr_open(dir, PREFIX, max_file, max_queue, &in, NULL,
 					 lb ? log_cb : NULL, lb, &w), 0);
 	ck_assert_ptr_nonnull(w);
 	return w;
@@ -418,24 +418,24 @@ START_TEST(open_args)
 	char big[MG_TRACEWR_PATH_MAX];
 	__u64 rec[11] = { 0 };
 
-	ck_assert_int_eq(mg_tracewr_open(tmpdir, "", 0, 4096, &in, NULL, NULL,
+	ck_assert_int_eq(mg_tracewr_open(tmpdir, "", 0, 4096, &in, NULL, NULL, NULL,
 					 &w), -EINVAL);
 	ck_assert_ptr_null(w);
-	ck_assert_int_eq(mg_tracewr_open(tmpdir, "a/b", 0, 4096, &in, NULL,
+	ck_assert_int_eq(mg_tracewr_open(tmpdir, "a/b", 0, 4096, &in, NULL, NULL,
 					 NULL, &w), -EINVAL);
-	ck_assert_int_eq(mg_tracewr_open("", "a", 0, 4096, &in, NULL, NULL,
+	ck_assert_int_eq(mg_tracewr_open("", "a", 0, 4096, &in, NULL, NULL, NULL,
 					 &w), -EINVAL);
-	ck_assert_int_eq(mg_tracewr_open(tmpdir, "a", 0, 8, &in, NULL, NULL,
+	ck_assert_int_eq(mg_tracewr_open(tmpdir, "a", 0, 8, &in, NULL, NULL, NULL,
 					 &w), -EINVAL);
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = 0;
-	ck_assert_int_eq(mg_tracewr_open(big, "a", 0, 4096, &in, NULL, NULL,
+	ck_assert_int_eq(mg_tracewr_open(big, "a", 0, 4096, &in, NULL, NULL, NULL,
 					 &w), -EINVAL);
 	in.ncpus = 0;
-	ck_assert_int_eq(mg_tracewr_open(tmpdir, "a", 0, 4096, &in, NULL, NULL,
+	ck_assert_int_eq(mg_tracewr_open(tmpdir, "a", 0, 4096, &in, NULL, NULL, NULL,
 					 &w), -EINVAL);
 	in.ncpus = MG_TRACE_MAX_CPUS + 1;
-	ck_assert_int_eq(mg_tracewr_open(tmpdir, "a", 0, 4096, &in, NULL, NULL,
+	ck_assert_int_eq(mg_tracewr_open(tmpdir, "a", 0, 4096, &in, NULL, NULL, NULL,
 					 &w), -EINVAL);
 
 	w = open_w(tmpdir, 0, 4096, 2, NULL);
@@ -645,6 +645,106 @@ START_TEST(task_replay)
 		mg_tasks_free(tk);
 	}
 	mg_tasks_free(ref);
+	mg_tracewr_free(w);
+}
+END_TEST
+
+/*
+ * Probes added while the writer runs: named in the trace (a PRBS chunk in
+ * the file, the whole table in the header of each file after a rotation),
+ * the probes file read once per unknown id. max_file 0: one file; 1: a file
+ * per chunk.
+ */
+static void put_ids(struct mg_tracewr *w, const unsigned int *ids,
+		    unsigned int n, __u64 done)
+{
+	unsigned char buf[1024] __attribute__((aligned(8)));
+	size_t len = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct mg_record_hdr h = { .event_id = ids[i],
+					   .timestamp = 1000 + next_id++,
+					   .pid = 1, .tgid = 1, .cgroup = 1 };
+		ssize_t r = mg_record_encode_kprobe(buf + len, sizeof(buf) - len,
+						    &h, NULL, 0);
+
+		ck_assert_int_gt(r, 0);
+		len += r;
+	}
+	ck_assert_int_eq(mg_tracewr_put(w, 0, buf, len), 0);
+	ck_assert_int_eq(wait_done(w, done), 0);
+}
+
+#define ADDED	"18\tkprobe\tdo_sys_open\t2\t0\t0\n"
+#define LATE	"19\tkprobe\ttoo_late\t0\t0\t0\n"
+
+START_TEST(probe_names)
+{
+	static const unsigned int a[] = { 16, 17 }, b[] = { 18, 19, 16 },
+				  c[] = { 19, 18 };
+	static const unsigned int nfiles[2] = { 1, 3 };
+	char sensor[128], pfile[192], path[MG_TRACEWR_PATH_MAX];
+	struct mg_trace_info in = make_info(1);
+	unsigned int f, max_file = _i;
+	struct mg_tracewr *w;
+	size_t total = 0;
+
+	subdir(sensor, sizeof(sensor), "sensor");
+	ck_assert_int_eq(mkdir(sensor, 0755), 0);
+	snprintf(pfile, sizeof(pfile), "%s/probes", sensor);
+	tu_write_file(pfile, PROBES, strlen(PROBES));
+	ck_assert_int_eq(mg_tracewr_open(tmpdir, PREFIX, max_file, 1 << 20, &in,
+					 sensor, NULL, NULL, &w), 0);
+	reset_ids();
+	put_ids(w, a, 2, 1);
+	/* magnet-ctl probe add: 18 now, 19 only after its first record. */
+	tu_write_file(pfile, PROBES ADDED, strlen(PROBES ADDED));
+	put_ids(w, b, 3, 2);
+	tu_write_file(pfile, PROBES ADDED LATE, strlen(PROBES ADDED LATE));
+	put_ids(w, c, 2, 3);
+	ck_assert_int_eq(mg_tracewr_close(w, NULL), 0);
+	ck_assert_uint_eq(stats(w).files, nfiles[max_file]);
+
+	for (f = 0; f < nfiles[max_file]; f++) {
+		const struct mg_trace_info *info;
+		const struct mg_probe_table *pt;
+		const struct magnet_record *r;
+		struct mg_trace_error err;
+		struct mg_trace *t;
+		struct stat st;
+		unsigned int n = 0;
+
+		ck_assert_int_eq(mg_tracewr_path(w, f, path, sizeof(path)), 0);
+		ck_assert_int_eq(stat(path, &st), 0);
+		total += st.st_size;
+		ck_assert_int_eq(mg_trace_open(&t, path, &err), 0);
+		info = mg_trace_info(t);
+		pt = mg_trace_probes(t);
+		/* The header: the open's table, then the union at each file. */
+		if (f == 0) {
+			ck_assert_uint_eq(info->probes_len, strlen(PROBES));
+			ck_assert_int_eq(memcmp(info->probes, PROBES, strlen(PROBES)), 0);
+		} else {
+			ck_assert_uint_eq(info->probes_len, strlen(PROBES ADDED));
+			ck_assert_int_eq(memcmp(info->probes, PROBES ADDED,
+						strlen(PROBES ADDED)), 0);
+		}
+		ck_assert_str_eq(mg_event_name(pt, 16), "vfs_read");
+		ck_assert_str_eq(mg_event_name(pt, 17), "vfs_write");
+		/* A file of its own for the first chunk: no 18 there yet. */
+		ck_assert_str_eq(mg_event_name(pt, 18),
+				 max_file && !f ? "unknown" : "do_sys_open");
+		/* Looked up once, when it was not there yet. */
+		ck_assert_str_eq(mg_event_name(pt, 19), "unknown");
+		while (mg_trace_next(t, &r, NULL) == 1)
+			n++;
+		ck_assert_ptr_null(mg_trace_error(t));
+		ck_assert_uint_eq(n, max_file ? (f == 0 ? 2 : f == 1 ? 3 : 2) : 7);
+		mg_trace_close(t);
+	}
+	/* The PRBS chunk is counted in the bytes written. */
+	ck_assert_uint_eq(stats(w).bytes, total);
 	mg_tracewr_free(w);
 }
 END_TEST
@@ -1073,6 +1173,7 @@ int main(void)
 	tcase_add_test(tc, empty_trace);
 	tcase_add_loop_test(tc, round_trip, 0, 4);
 	tcase_add_test(tc, task_replay);
+	tcase_add_loop_test(tc, probe_names, 0, 2);
 	tcase_add_test(tc, rotation_sizes);
 	tcase_add_test(tc, held_writer_drops);
 	tcase_add_test(tc, close_flushes);

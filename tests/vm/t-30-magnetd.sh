@@ -7,6 +7,7 @@
 . ./lib.sh
 
 log=/tmp/magnetd.log
+P=/sys/kernel/debug/magnet
 trace=/tmp/mdtrace
 
 # Pid of the daemon answering on $1 (default port), once it serves.
@@ -99,6 +100,12 @@ done
 echo "reloaded: $(grep 'reading the rings again' $log)"
 mdtest account 1000 || fail "account after reload"
 
+# A probe added while magnetd writes the trace (its header has the table
+# of the start): the trace names its records all the same.
+magnet-ctl probe add kretprobe __x64_sys_getpid >/dev/null || fail "probe add kretprobe"
+rid=$(awk '$2 == "kretprobe" && $3 == "__x64_sys_getpid" { print $1 }' $P/probes)
+[ -n "$rid" ] || fail "no kretprobe in $P/probes: $(cat $P/probes)"
+
 # SIGTERM: drained, flushed, a trace magnet-dump decodes whole.
 mgtest fire-n 5000 >/dev/null &
 fpid=$!
@@ -108,12 +115,43 @@ wait $pid
 rc=$?
 [ $rc = 0 ] || fail "magnetd exit $rc after SIGTERM: $(cat $log)"
 # Its probe records: the TASK records naming it are in the trace too.
-n=$(magnet-dump -j $trace/magnetd-000000.mgt | grep "\"tgid\":$fpid," |
-	grep -c '"type":"kprobe"') || fail "magnet-dump of the trace"
+magnet-dump -j $trace/magnetd-000000.mgt | grep "\"tgid\":$fpid," >/tmp/fired ||
+	fail "magnet-dump of the trace"
+n=$(grep -c '"type":"kprobe"' /tmp/fired)
 [ "$n" = 5000 ] || fail "the trace holds $n of 5000 records"
+# magnet-dump prints ,"id":N,"event":NAME, on each record's line.
+late=$(grep '"type":"kretprobe"' /tmp/fired | grep -c "\"id\":$rid,\"event\":\"__x64_sys_getpid\"")
+[ "$late" = 5000 ] ||
+	fail "$late of 5000 records of probe $rid (added after magnetd started) named: $(grep -m 1 '"type":"kretprobe"' /tmp/fired)"
 magnet-dump --stats $trace/magnetd-000000.mgt >/tmp/st || fail "trace stats"
-echo "trace: $n of 5000 records of the last workload; $(grep -c . /tmp/st) stats lines"
+grep -q "unknown" /tmp/st && fail "unknown probe in the trace's stats: $(grep unknown /tmp/st)"
+echo "trace: $n of 5000 records of the last workload, $late of probe $rid added later, named; $(grep -c . /tmp/st) stats lines"
 grep -q "stopped: read" $log || fail "no stop summary: $(cat $log)"
+
+# The same with magnet-read: the probe comes back under a new id once the
+# trace's header is written.
+magnet-ctl probe del "$rid" || fail "probe del $rid"
+magnet-read -o /tmp/rd.mgt 2>/tmp/rd.err &
+rpid=$!
+i=0
+until [ -s /tmp/rd.mgt ]; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "magnet-read wrote no header: $(cat /tmp/rd.err)"
+	sleep 0.1
+done
+magnet-ctl probe add kretprobe __x64_sys_getpid >/dev/null || fail "probe add again"
+rid2=$(awk '$2 == "kretprobe" && $3 == "__x64_sys_getpid" { print $1 }' $P/probes)
+[ -n "$rid2" ] && [ "$rid2" != "$rid" ] || fail "kretprobe id '$rid2' after '$rid'"
+mgtest fire-n 1000 >/dev/null &
+fpid=$!
+wait $fpid
+kill -INT $rpid
+wait $rpid || fail "magnet-read: $(cat /tmp/rd.err)"
+late=$(magnet-dump -j /tmp/rd.mgt | grep "\"tgid\":$fpid," |
+	grep -c "\"id\":$rid2,\"event\":\"__x64_sys_getpid\"")
+[ "$late" = 1000 ] || fail "magnet-read: $late of 1000 records of probe $rid2 named"
+magnet-dump /tmp/rd.mgt | grep -q " unknown " && fail "magnet-read: unknown probe in the trace"
+echo "magnet-read: $late of 1000 records of probe $rid2 added after it started, named"
 unload
 echo "log:"
 sed 's/^/  /' $log
