@@ -9,6 +9,7 @@
 
 #include "agg.h"
 #include "record.h"
+#include "topn.h"
 
 /* A slot is free while events is 0: a used entry has counted one. */
 struct slot {
@@ -252,8 +253,10 @@ unkeyed_inval:
 }
 
 /* Report order: most events first, then increasing key. */
-static bool before(const struct mg_agg_entry *x, const struct mg_agg_entry *y)
+static bool before(const void *a, const void *b)
 {
+	const struct mg_agg_entry *x = a, *y = b;
+
 	if (x->events != y->events)
 		return x->events > y->events;
 	return x->key < y->key;
@@ -267,7 +270,7 @@ static int cmp_entry(const void *x, const void *y)
 unsigned int mg_agg_top(const struct mg_agg *a, unsigned int n,
 			struct mg_agg_entry *out)
 {
-	unsigned int i, k = 0, lo, hi, mid;
+	unsigned int i, k = 0;
 
 	if (n > a->st.used)
 		n = a->st.used;
@@ -281,25 +284,9 @@ unsigned int mg_agg_top(const struct mg_agg *a, unsigned int n,
 		return k;
 	}
 	/* Keep out[0..k) sorted, the n best so far. */
-	for (i = 0; i <= a->mask; i++) {
-		const struct mg_agg_entry *e = &a->slot[i].e;
-
-		if (!e->events || (k == n && !before(e, &out[n - 1])))
-			continue;
-		lo = 0;
-		hi = k;
-		while (lo < hi) {
-			mid = lo + (hi - lo) / 2;
-			if (before(&out[mid], e))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (k < n)
-			k++;
-		memmove(&out[lo + 1], &out[lo], (k - 1 - lo) * sizeof(*out));
-		out[lo] = *e;
-	}
+	for (i = 0; i <= a->mask; i++)
+		if (a->slot[i].e.events)
+			mg_topn_offer(out, sizeof(*out), &k, n, &a->slot[i].e, before);
 	return k;
 }
 

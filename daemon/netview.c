@@ -11,6 +11,7 @@
 #include "flow.h"
 #include "netview.h"
 #include "record.h"
+#include "topn.h"
 
 #define NV_MAX_CAPACITY		(1U << 24)
 
@@ -224,8 +225,10 @@ void mg_netview_stats(const struct mg_netview *v, struct mg_netview_stats *st)
 }
 
 /* Report order: most bytes, most packets, then the key's bytes. */
-static bool before(const struct mg_netview_entry *x, const struct mg_netview_entry *y)
+static bool before(const void *a, const void *b)
 {
+	const struct mg_netview_entry *x = a, *y = b;
+
 	if (bytes_of(x) != bytes_of(y))
 		return bytes_of(x) > bytes_of(y);
 	if (packets_of(x) != packets_of(y))
@@ -235,32 +238,15 @@ static bool before(const struct mg_netview_entry *x, const struct mg_netview_ent
 	return memcmp(x, y, KEY_LEN) < 0;
 }
 
-/* out[0..k) stays sorted: the n best so far, inserted in place. */
 static unsigned int top(const struct table *t, unsigned int n, struct mg_netview_entry *out)
 {
-	unsigned int i, k = 0, lo, hi, mid;
+	unsigned int i, k = 0;
 
 	if (n > t->st.used)
 		n = t->st.used;
-	for (i = 0; n && i <= t->mask; i++) {
-		const struct mg_netview_entry *e = &t->slot[i].e;
-
-		if (!used(&t->slot[i]) || (k == n && !before(e, &out[n - 1])))
-			continue;
-		lo = 0;
-		hi = k;
-		while (lo < hi) {
-			mid = lo + (hi - lo) / 2;
-			if (before(&out[mid], e))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (k < n)
-			k++;
-		memmove(&out[lo + 1], &out[lo], (k - 1 - lo) * sizeof(*out));
-		out[lo] = *e;
-	}
+	for (i = 0; n && i <= t->mask; i++)
+		if (used(&t->slot[i]))
+			mg_topn_offer(out, sizeof(*out), &k, n, &t->slot[i].e, before);
 	return k;
 }
 
