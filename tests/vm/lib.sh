@@ -10,3 +10,14 @@ load() { # module parameters...
 unload() {
 	rmmod magnet || fail "rmmod magnet"
 }
+
+# Wait until the magnetd on MDTEST_ADDR (default 127.0.0.1:8650) answers;
+# its log file $1 goes into the failure.
+magnetd_up() { # log
+	i=0
+	until mdtest cmd HELLO >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "magnetd did not come up: $(cat "$1")"
+		sleep 0.1
+	done
+}

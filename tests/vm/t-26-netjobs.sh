@@ -14,14 +14,14 @@ grep -qx "net-jobs: 5 probes" /tmp/out || fail "add set said: $(cat /tmp/out)"
 # Its output goes to the log; a failing test must not leave it running.
 magnetd -f -c /dev/null >$log 2>&1 &
 pid=$!
-trap 'rc=$?; kill $pid 2>/dev/null; wait $pid 2>/dev/null
-	[ $rc = 0 ] || sed "s/^/magnetd.log: /" $log' EXIT
-i=0
-until mdtest cmd HELLO >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "magnetd did not come up: $(cat $log)"
-	sleep 0.1
-done
+stop_magnetd() {
+	rc=$?
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	[ $rc = 0 ] || sed "s/^/magnetd.log: /" $log
+}
+trap stop_magnetd EXIT
+magnetd_up $log
 
 timeout 120 nettest jobs >/tmp/out 2>&1 || fail "nettest jobs: $(cat /tmp/out)"
 cat /tmp/out

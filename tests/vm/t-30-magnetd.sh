@@ -141,7 +141,7 @@ until [ -s /tmp/rd.mgt ]; do
 done
 magnet-ctl probe add kretprobe __x64_sys_getpid >/dev/null || fail "probe add again"
 rid2=$(awk '$2 == "kretprobe" && $3 == "__x64_sys_getpid" { print $1 }' $P/probes)
-[ -n "$rid2" ] && [ "$rid2" != "$rid" ] || fail "kretprobe id '$rid2' after '$rid'"
+if [ -z "$rid2" ] || [ "$rid2" = "$rid" ]; then fail "kretprobe id '$rid2' after '$rid'"; fi
 mgtest fire-n 1000 >/dev/null &
 fpid=$!
 wait $fpid

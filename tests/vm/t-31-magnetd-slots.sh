@@ -63,12 +63,7 @@ printf '%s\n' "max_clients = 24" "max_clients_per_user = 16" \
 	"idle_timeout = 60s" >$conf
 magnetd -f -c $conf >$log 2>&1 &
 pid=$!
-i=0
-until mdtest cmd HELLO >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "magnetd did not come up: $(cat $log)"
-	sleep 0.1
-done
+magnetd_up $log
 
 ## Pipelined commands nobody reads: memory stays within the queues.
 base=$(rss)
