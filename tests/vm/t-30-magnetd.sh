@@ -145,6 +145,14 @@ if [ -z "$rid2" ] || [ "$rid2" = "$rid" ]; then fail "kretprobe id '$rid2' after
 mgtest fire-n 1000 >/dev/null &
 fpid=$!
 wait $fpid
+# A signal stops magnet-read with what is still in the rings unread: wait
+# until they are empty (what its reads took is written when it stops).
+i=0
+while [ "$(awk 'NR > 1 { u += $4 } END { print u + 0 }' $P/buffers)" != 0 ]; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "magnet-read left the rings unread: $(cat $P/buffers)"
+	sleep 0.1
+done
 kill -INT $rpid
 wait $rpid || fail "magnet-read: $(cat /tmp/rd.err)"
 late=$(magnet-dump -j /tmp/rd.mgt | grep "\"tgid\":$fpid," |
