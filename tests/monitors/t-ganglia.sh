@@ -137,21 +137,36 @@ n=$(xml | wc -l)
 [[ $n == 30 ]] || mon_fail "gmond's XML has $n magnet metrics, want 30: $(xml)"
 mon_log "gmond's XML, all 30 magnet metrics; counts: magnet_job_a_events 1001, magnet_job_a_bytes 50000, magnet_job_b_events 40 (the workload), magnet_probe___x64_sys_getppid_events $truth and magnet_records $records (TOTALS $t0..$t1)"
 
-## Rates, within 10 %: /a paced at 100 calls/s for 40 s.
+## Rates, within 10 %: /a paced at 100 calls/s for 40 s. Each collection
+## (every 5 s) from 12 s to 37 s gives a sample. A rate is exact over the
+## node's clock, but a stalled guest (a busy CI host) moves the calls it
+## owed into the next interval (the pace catches up): one low sample, one
+## high; the median of the samples is what must be 100.
 mon_work rate a 100 40 >/dev/null
-sleep 22
-for i in 1 2 3; do
-	r=$(val magnet_job_a_rate)
-	t=$(val magnet_top1_job)
-	tr=$(val magnet_top1_job_rate)
-	mon_log "magnet_job_a_rate $r, magnet_top1_job $t at $tr events/s (workload: 100/s)"
-	awk -v r="$r" 'BEGIN { exit !(r >= 90 && r <= 110) }' || mon_fail "magnet_job_a_rate $r: not within 10 % of 100"
-	[[ $t == /a ]] || mon_fail "magnet_top1_job '$t', want /a"
-	awk -v r="$tr" 'BEGIN { exit !(r >= 90 && r <= 110) }' || mon_fail "magnet_top1_job_rate $tr"
-	pr=$(val magnet_probe___x64_sys_getppid_rate)
-	awk -v r="$pr" 'BEGIN { exit !(r >= 90 && r <= 130) }' || mon_fail "magnet_probe___x64_sys_getppid_rate $pr"
-	sleep 5
+start=$SECONDS
+sleep 12
+rates=() prates=() seen=
+get() { awk -v k="$1" '$1 == k { print $2 }' <<<"$x"; }	# from one XML, x
+while ((SECONDS - start < 37)); do
+	x=$(xml)
+	key="$(get magnet_records) $(get magnet_job_a_rate)"
+	if [[ $key != "$seen" ]]; then	# a new collection
+		seen=$key
+		r=$(get magnet_job_a_rate) t=$(get magnet_top1_job) tr=$(get magnet_top1_job_rate)
+		pr=$(get magnet_probe___x64_sys_getppid_rate)
+		mon_log "magnet_job_a_rate $r, magnet_top1_job $t at $tr events/s, probe rate $pr (workload: 100/s)"
+		[[ $t == /a ]] || mon_fail "magnet_top1_job '$t', want /a"
+		[[ $tr == "$r" ]] || mon_fail "magnet_top1_job_rate $tr, magnet_job_a_rate $r: the same job, the same rate"
+		rates+=("$r") prates+=("$pr")
+	fi
+	sleep 1
 done
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+((${#rates[@]} >= 4)) || mon_fail "${#rates[@]} collections in 25 s, want 5 or more (collect_every = 5)"
+r=$(median "${rates[@]}") pr=$(median "${prates[@]}")
+awk -v r="$r" 'BEGIN { exit !(r >= 90 && r <= 110) }' || mon_fail "magnet_job_a_rate: median $r of ${rates[*]}, not within 10 % of 100"
+awk -v r="$pr" 'BEGIN { exit !(r >= 90 && r <= 130) }' || mon_fail "magnet_probe___x64_sys_getppid_rate: median $pr of ${prates[*]}"
+mon_log "rates, median of ${#rates[@]} collections: magnet_job_a_rate $r, probe $pr (100/s paced; the node's other getppid() callers add to the probe's)"
 
 ## The RRDs: the same values as gmond's XML.
 mon_wait_job a 5001 60		# 1001 + 40 s at 100/s: the pace is over
