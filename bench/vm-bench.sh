@@ -9,7 +9,7 @@
 # loadgen in PATH (row 4 also magnet-ctl; row 5 magnetd, magnet-cat and
 # mdtest), debugfs and tracefs mounted, 2 CPUs. The workload runs on CPU 0,
 # the readers on CPU 1. The sections are numbered as bench/run's table rows
-# (row 1 is native); $BENCH_ROWS lists the ones to run (default "2 3 4 5 6").
+# (row 1 is native); $BENCH_ROWS lists the ones to run (default "2 3 4 5 6 7").
 # Row 6 also needs magnet-ctl, magnet-dump, udpflood and, for its tcpdump
 # runs, tcpdump with its libraries (bench/run stages them).
 #
@@ -56,7 +56,7 @@ BUF=${BENCH_BUF:-1048576}
 RATE=${BENCH_RATE:-100000}
 CDUR=${BENCH_CONS_DUR:-4}
 CREPS=${BENCH_CONS_REPS:-3}
-ROWS=${BENCH_ROWS:-2 3 4 5 6}
+ROWS=${BENCH_ROWS:-2 3 4 5 6 7}
 T=/sys/kernel/tracing
 M=/sys/kernel/debug/magnet
 KO=/magnet/magnet.ko
@@ -152,8 +152,8 @@ reader_start() { # tracer output
 }
 
 reader_stop() { # tracer prefix
-	kill -INT $RPID
-	wait $RPID || { cat $TMP/reader.err; die "$1 reader failed"; }
+	kill -INT "$RPID"
+	wait "$RPID" || { cat $TMP/reader.err; die "$1 reader failed"; }
 	cat $TMP/reader.err
 	if [ "$1" = magnet ]; then
 		magnet_read_counts "$2" $TMP/reader.err
@@ -757,6 +757,214 @@ if want 6; then
 	echo "$wqm0" >$WQM
 	umount $FT
 	out flood_done 1
+fi
+
+# ---- 7. loss vs record size (the paper's Figure 6 / Table 3 shape) -----
+#
+# Row 3's large flood at every size SIZE of $BENCH_SWEEP_SIZES (default the
+# paper's 100 500 1000 2000 4000): loadgen write-for writes SIZE-byte
+# buffers (SIZE-1 'x' and a NUL) to /dev/full on CPU 0 for
+# $BENCH_SWEEP_DUR (1) s, probed at write_full with 3 args and the SIZE
+# bytes at arg 1:
+#   magnet  kprobe:write_full:3:SIZE@1 (SIZE + 72-byte records), drained by
+#           magnet-read with its defaults (4 AIO reads of 256 KiB in flight)
+#   ftrace  p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring
+#           (SIZE + 52-byte events), drained by ftrace-read on
+#           trace_pipe_raw
+#   lttng   (if staged) see below
+# each reader on CPU 1 writing its trace to a file in $TMP/sweep (a 2 GiB
+# tmpfs of its own, emptied after each run). Per size: one run paced at
+# $BENCH_SWEEP_RATE (25000) writes/s, the same for every size and tracer:
+# at 4000 bytes 100 MB/s, which every probe reaches (ftrace's, the slowest,
+# ~56000/s unpaced in TCG) and about half of what either reader can write
+# into the tmpfs in TCG (~150-200 MB/s: at 50000/s both lost ~23%), so a
+# loss is the tracer's, not the tmpfs'; then one unpaced (the tracer's probe
+# sets the rate).
+# $BENCH_SWEEP_REPS (3) rounds, the tracers interleaved within each.
+# The same ring per CPU for every tracer: $BENCH_BUF bytes (magnet
+# buf_size, ftrace buffer_size_kb, lttng 4 sub-buffers of BUF/4), the same
+# loss policy (discard). Offered: probe hits (magnet, ftrace; lttng: the
+# writes loadgen made); lost: the kernel's counters (row 3's); drained:
+# what the reader counted; MB/s: the drained records as stored; CPU: the
+# reader's utime+stime (all threads) from just before the load until it is
+# idle again (rings empty), as row 5, and the kworkers' meanwhile
+# (magnet's AIO copies).
+#
+# LTTng (lttng-modules built by bench/lttng-build, lttng-tools staged by
+# bench/run from the host): a session daemon for the whole row
+# (--kmod-probes=lttng-probe-sched: no tracepoint probe is needed), and per
+# run a session writing to $TMP/sweep, one kernel channel of 4 sub-buffers
+# of BUF/4 bytes (discard mode, the default), its lttng-consumerd draining
+# it. Two event types, two separate lines in the table:
+#   lttngkp  a kprobe event on write_full, the same workload as the
+#             others: LTTng's kprobe events record the address and nothing
+#             else (no args, no user bytes): a fixed ~20-byte record
+#             whatever SIZE is, so its line is the event rate, not SIZE
+#             bytes of payload
+#   lttnglg  the lttng_logger event: loadgen writes the same SIZE-byte
+#             buffers to /proc/lttng-logger instead of /dev/full; each
+#             write is one event carrying its bytes (a user-space copy, as
+#             the others' fetch). The logger takes at most 1024 bytes per
+#             write, so only SIZE <= 1024 runs.
+# lttng's offered: loadgen's writes; lost: the discarded events that
+# `lttng stop` reports; drained: offered - discarded; bytes: the trace's
+# stream files (records with their packet headers; not the indexes); CPU:
+# lttng-consumerd's (both of its processes, all threads), as the others'
+# readers.
+
+SSIZES=${BENCH_SWEEP_SIZES:-100 500 1000 2000 4000}
+SREPS=${BENCH_SWEEP_REPS:-3}
+SRATE=${BENCH_SWEEP_RATE:-25000}
+SDUR=${BENCH_SWEEP_DUR:-1}
+LTTNG_CONSUMERD=/usr/lib/x86_64-linux-gnu/lttng/libexec/lttng-consumerd
+
+# The reader's CPU ticks; lttng's consumer daemon runs as two processes
+# (pidof lttng-consumerd): their sum.
+sweep_ticks() {
+	t=0
+	for pid in $rp; do t=$((t + $(cpu_ticks "$pid"))); done
+	echo $t
+}
+
+# One tracer, one size, one rate (0: unpaced).
+sweep_run() { # prefix tracer size rate
+	p=$1 c=$2 s=$3 rate=$4
+	rm -rf "${SW:?}"/*
+	dev=/dev/full
+	case $c in
+	magnet)
+		magnet_on "kprobe:write_full:3:$s@1"
+		reader_start magnet $SW/s.trace ;;
+	ftrace)
+		# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax
+		ftrace_on 'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w
+		reader_start ftrace $SW/s.trace ;;
+	lttngkp | lttnglg)
+		lttng_start "$c"
+		[ "$c" = lttngkp ] || dev=/proc/lttng-logger ;;
+	esac
+	rp=$RPID
+	case $c in lttng*) rp=$LPIDS ;; esac
+	kw0=$(kw_ticks)
+	before=$(sweep_ticks)
+	if [ "$rate" -gt 0 ]; then
+		taskset $W loadgen write-for "$SDUR" "$s" $dev "$rate" >$TMP/load.out
+	else
+		taskset $W loadgen write-for "$SDUR" "$s" $dev >$TMP/load.out
+	fi || die "loadgen write-for $SDUR $s $dev $rate"
+	awk -v p="$p" '{ for (i = 1; i <= NF; i++) if ($i ~ /^(ops|secs)=/) print "bench: " p "_" $i }' \
+		$TMP/load.out
+	[ "$c" != magnet ] || drain_wait
+	# shellcheck disable=SC2086 # lttng: its consumer's processes
+	settle $rp
+	out "${p}_ticks" $(($(sweep_ticks) - before))
+	out "${p}_kwticks" $(($(kw_ticks) - kw0))
+	case $c in
+	magnet)
+		magnet_counts "$p"
+		reader_stop magnet "$p"
+		magnet_off ;;
+	ftrace)
+		ftrace_counts "$p" w
+		reader_stop ftrace "$p"
+		ftrace_off w ;;
+	lttng*)
+		lttng_stop "$p" ;;
+	esac
+	rm -rf "${SW:?}"/*
+}
+
+# The session daemon for the row: spawned by lttng itself would work too,
+# but started here its failure is told.
+lttng_up() {
+	[ -x /usr/bin/lttng ] && [ -x /usr/bin/lttng-sessiond ] && [ -x $LTTNG_CONSUMERD ] &&
+		[ -f "/lib/modules/$(uname -r)/modules.dep" ] || return 1
+	export HOME=/root LTTNG_HOME=/root
+	mkdir -p /root /var/run
+	lttng-sessiond -d --kmod-probes=lttng-probe-sched >$TMP/sessiond.log 2>&1 ||
+		{ cat $TMP/sessiond.log; return 1; }
+	i=0
+	until lttng list >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { cat $TMP/sessiond.log; return 1; }
+		sleep 0.1
+	done
+	SDPID=$(pidof lttng-sessiond)
+	[ -e /proc/lttng-logger ] || { echo "vm-bench: no /proc/lttng-logger"; return 1; }
+	lttng --version | head -n 1
+}
+
+lttng_start() { # lttngkp | lttnglg
+	lttng create sweep --output=$SW/lt >$TMP/lttng.out 2>&1 || { cat $TMP/lttng.out; die "lttng create"; }
+	lttng enable-channel -k ch --discard --subbuf-size=$((BUF / 4)) --num-subbuf=4 >>$TMP/lttng.out 2>&1 ||
+		{ cat $TMP/lttng.out; die "lttng enable-channel"; }
+	if [ "$1" = lttngkp ]; then
+		lttng enable-event -k --probe=write_full w -c ch >>$TMP/lttng.out 2>&1
+	else
+		lttng enable-event -k lttng_logger -c ch >>$TMP/lttng.out 2>&1
+	fi || { cat $TMP/lttng.out; die "lttng enable-event ($1)"; }
+	lttng start >>$TMP/lttng.out 2>&1 || { cat $TMP/lttng.out; die "lttng start"; }
+	LPIDS=$(pidof lttng-consumerd)
+	[ -n "$LPIDS" ] || { cat $TMP/lttng.out; die "no lttng-consumerd"; }
+}
+
+lttng_stop() { # prefix
+	lttng stop >$TMP/lttng.out 2>&1 || { cat $TMP/lttng.out; die "lttng stop"; }
+	sed 's/^/lttng: /' $TMP/lttng.out
+	# "Warning: 123 events were discarded, please refer to the
+	# documentation on channel configuration." (none: no warning)
+	d=$(sed -n 's/.* \([0-9][0-9]*\) events\{0,1\} were discarded.*/\1/p' $TMP/lttng.out | head -n 1)
+	out "${1}_lost" "${d:-0}"
+	lp=$(sed -n 's/.* \([0-9][0-9]*\) packets\{0,1\} were lost.*/\1/p' $TMP/lttng.out | head -n 1)
+	out "${1}_lost_packets" "${lp:-0}"
+	ops=$(sed -n 's/.*ops=\([0-9]*\).*/\1/p' $TMP/load.out)
+	out "${1}_hits" "$ops"
+	out "${1}_drained" $((ops - ${d:-0}))
+	out "${1}_drained_bytes" "$(find $SW/lt -type f -path '*kernel*' ! -path '*index*' ! -name metadata \
+		-exec cat {} + | wc -c)"
+	lttng destroy sweep >/dev/null 2>&1 || die "lttng destroy"
+}
+
+if want 7; then
+	SW=$TMP/sweep
+	mkdir -p $SW
+	mount -t tmpfs -o size=2g sweep $SW || die "mount tmpfs $SW"
+	SCONF="magnet ftrace"
+	if lttng_up >$TMP/lttng.v 2>&1; then
+		cat $TMP/lttng.v
+		SCONF="$SCONF lttngkp lttnglg"
+		out sweep_lttng "$(tail -n 1 $TMP/lttng.v | sed 's/^lttng (LTTng Trace Control) //')"
+	else
+		cat $TMP/lttng.v
+		echo "vm-bench: row 7: no LTTng in the guest (bench/run stages it when bench/lttng-build could build it); magnet and ftrace only"
+		out sweep_lttng none
+	fi
+	# shellcheck disable=SC2086 # split: one size a word
+	out sweep_sizes "$(echo $SSIZES | tr ' ' ,)"
+	out sweep_reps "$SREPS"
+	out sweep_rate "$SRATE"
+	out sweep_dur "$SDUR"
+	out sweep_buf "$BUF"
+	out sweep_configs "$(echo "$SCONF" | tr ' ' ,)"
+	# Not counted: the first write flood of the boot (TCG translates).
+	taskset $W loadgen write-for 0.2 4000 /dev/full >/dev/null || die "loadgen"
+	r=1
+	while [ $r -le "$SREPS" ]; do
+		for s in $SSIZES; do
+			for mode in paced flood; do
+				rate=0
+				[ $mode = flood ] || rate=$SRATE
+				for c in $SCONF; do
+					[ "$c" != lttnglg ] || [ "$s" -le 1024 ] || continue
+					sweep_run "sw_${s}_${mode}_${c}_$r" "$c" "$s" "$rate"
+				done
+			done
+		done
+		r=$((r + 1))
+	done
+	case " $SCONF " in *" lttngkp "*) kill "$SDPID"; sleep 1 ;; esac
+	umount $SW
+	out sweep_done 1
 fi
 
 out 'done' 1
