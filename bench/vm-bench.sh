@@ -39,6 +39,11 @@
 #    probe lets the load reach), then paced at one rate for both tracers
 #    (90% of the slower unpaced rate), so their losses compare at the same
 #    offered load.
+#    Rows 2 and 3 also run LTTng where bench/run staged it (see "LTTng"
+#    below): a kprobe event on the same symbol, lttng-consumerd writing to a
+#    tmpfs directory; its records hold the address only (no args, no
+#    bytes: ~12 bytes stored), so it is a rate beside the others, not the
+#    same record; row 3's paced rate stays the one of magnet and ftrace.
 # 4. Control plane, 5. consumers (magnetd vs magnet-read vs ftrace-read),
 #    and 6. the paper's tcpdump comparison: see their sections below.
 #
@@ -129,6 +134,95 @@ ftrace_counts() { # prefix event
 		$T/kprobe_profile
 }
 
+# LTTng (rows 2, 3 and 7, where bench/run staged it: lttng-modules built by
+# bench/lttng-build at /lib/modules, the host's lttng-tools): one session
+# daemon for the whole run (--kmod-probes=lttng-probe-sched: loading every
+# tracepoint probe takes long in TCG and none is used), and per run a
+# session writing to a tmpfs directory (LTTng's consumer writes files; it
+# cannot write to /dev/null), one kernel channel of 4 sub-buffers of
+# $BENCH_BUF/4 bytes (the others' ring per CPU), discard mode, its
+# lttng-consumerd draining it. Its kprobe events record the probed address
+# and nothing else (no args, no user memory). The kernel consumer is not
+# woken by the writers: a timer polls the buffers every read-timer period,
+# 200 ms by default, in which at row 7's 25 MB/s (1000-byte events at
+# 25000/s) the 1 MiB buffer fills five times (measured: 57% and 77% lost at
+# 500 and 1000 bytes); $BENCH_LTTNG_READ_TIMER (10000 us) gives it its best
+# chance (the timer's resolution is a jiffy, 4 ms).
+LTTNG_CONSUMERD=/usr/lib/x86_64-linux-gnu/lttng/libexec/lttng-consumerd
+LTTNG_RT=${BENCH_LTTNG_READ_TIMER:-10000}
+
+lttng_up() {
+	[ -x /usr/bin/lttng ] && [ -x /usr/bin/lttng-sessiond ] && [ -x $LTTNG_CONSUMERD ] &&
+		[ -f "/lib/modules/$(uname -r)/modules.dep" ] || return 1
+	export HOME=/root LTTNG_HOME=/root
+	mkdir -p /root /var/run
+	lttng-sessiond -d --kmod-probes=lttng-probe-sched >$TMP/sessiond.log 2>&1 ||
+		{ cat $TMP/sessiond.log; return 1; }
+	i=0
+	until lttng list >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { cat $TMP/sessiond.log; return 1; }
+		sleep 0.1
+	done
+	SDPID=$(pidof lttng-sessiond)
+	[ -e /proc/lttng-logger ] || { echo "vm-bench: no /proc/lttng-logger"; return 1; }
+	lttng --version | head -n 1
+}
+
+# A session with one event: a kprobe on SYMBOL, or the lttng_logger event.
+lttng_start() { # outdir kprobe:SYMBOL | logger
+	rm -rf "$1"
+	lttng create bench --output="$1" >$TMP/lttng.out 2>&1 || { cat $TMP/lttng.out; die "lttng create"; }
+	lttng enable-channel -k ch --discard --subbuf-size=$((BUF / 4)) --num-subbuf=4 \
+		--read-timer="$LTTNG_RT" >>$TMP/lttng.out 2>&1 ||
+		{ cat $TMP/lttng.out; die "lttng enable-channel"; }
+	case $2 in
+	kprobe:*)
+		lttng enable-event -k --probe="${2#kprobe:}" kp -c ch >>$TMP/lttng.out 2>&1 ;;
+	logger)
+		lttng enable-event -k lttng_logger -c ch >>$TMP/lttng.out 2>&1 ;;
+	esac || { cat $TMP/lttng.out; die "lttng enable-event ($2)"; }
+	lttng start >>$TMP/lttng.out 2>&1 || { cat $TMP/lttng.out; die "lttng start"; }
+	LPIDS=$(pidof lttng-consumerd)
+	[ -n "$LPIDS" ] || { cat $TMP/lttng.out; die "no lttng-consumerd"; }
+}
+
+# Stop (the consumer flushes what is left) and count: hits = HITS, or the
+# ops of the last loadgen run ($TMP/load.out); lost = the discarded events
+# "lttng stop" reports; drained = hits - lost; bytes: the trace's stream
+# files (records with their packet headers; not the indexes).
+lttng_stop() { # prefix outdir [hits]
+	lttng stop >$TMP/lttng.out 2>&1 || { cat $TMP/lttng.out; die "lttng stop"; }
+	sed 's/^/lttng: /' $TMP/lttng.out
+	# "Warning: 123 events were discarded[ and 4 packets were lost],
+	# please refer to ..." (nothing when none)
+	d=$(sed -n 's/.* \([0-9][0-9]*\) events\{0,1\} were discarded.*/\1/p' $TMP/lttng.out | head -n 1)
+	out "${1}_lost" "${d:-0}"
+	lp=$(sed -n 's/.* \([0-9][0-9]*\) packets\{0,1\} were lost.*/\1/p' $TMP/lttng.out | head -n 1)
+	out "${1}_lost_packets" "${lp:-0}"
+	h=${3:-$(sed -n 's/.*ops=\([0-9]*\).*/\1/p' $TMP/load.out)}
+	out "${1}_hits" "$h"
+	out "${1}_drained" $((h - ${d:-0}))
+	out "${1}_drained_bytes" "$(find "$2" -type f -path '*kernel*' ! -path '*index*' ! -name metadata \
+		-exec cat {} + | wc -c)"
+	lttng destroy bench >/dev/null 2>&1 || die "lttng destroy"
+	rm -rf "$2"
+}
+
+LTTNG=0
+if want 2 || want 3 || want 7; then
+	if lttng_up >$TMP/lttng.v 2>&1; then
+		cat $TMP/lttng.v
+		LTTNG=1
+		out lttng "$(tail -n 1 $TMP/lttng.v | sed 's/^lttng (LTTng Trace Control) //')"
+		out lttng_read_timer "$LTTNG_RT"
+	else
+		cat $TMP/lttng.v
+		echo "vm-bench: no LTTng in the guest (bench/run stages it where bench/lttng-build could build it): rows 2, 3 and 7 without it"
+		out lttng none
+	fi
+fi
+
 # magnet-read's per-CPU summary lines on stderr: records and bytes read.
 magnet_read_counts() { # prefix file
 	awk -v p="$1" '/^cpu[0-9]+: records/ { r += $3; b += $5 }
@@ -169,7 +263,7 @@ getpid_ns() {
 }
 
 if want 2; then
-	none_runs='' magnet_runs='' ftrace_runs=''
+	none_runs='' magnet_runs='' ftrace_runs='' lttng_runs=''
 	r=1
 	while [ $r -le "$REPS" ]; do
 		v=$(getpid_ns); none_runs="$none_runs $v"
@@ -192,8 +286,20 @@ if want 2; then
 		reader_stop ftrace cost_ftrace_$r
 		ftrace_counts cost_ftrace_$r getpid
 		ftrace_off getpid
+
+		if [ $LTTNG = 1 ]; then
+			lttng_start $TMP/lt kprobe:__x64_sys_getpid
+			v=$(getpid_ns); lttng_runs="$lttng_runs $v"
+			out cost_lttng_$r "$v"
+			sleep 0.5
+			lttng_stop cost_lttng_$r $TMP/lt "$ITER"
+		fi
 		r=$((r + 1))
 	done
+	if [ $LTTNG = 1 ]; then
+		# shellcheck disable=SC2086
+		out cost_lttng "$(median $lttng_runs)"
+	fi
 	# shellcheck disable=SC2086
 	out cost_none "$(median $none_runs)"
 	# shellcheck disable=SC2086
@@ -216,6 +322,19 @@ flood() { # tracer prefix load...
 	reader_stop "$tracer" "$prefix"
 }
 
+# LTTng's flood: a kprobe event on SYMBOL (the address only: no args, no
+# bytes), lttng-consumerd writing to a tmpfs directory, as flood() does.
+lttng_flood() { # prefix symbol load...
+	prefix=$1 sym=$2
+	shift 2
+	lttng_start $TMP/lt "kprobe:$sym"
+	taskset $W loadgen "$@" >$TMP/load.out || die "loadgen $*"
+	awk -v p="$prefix" '{ for (i = 1; i <= NF; i++) if ($i ~ /^(ops|secs)=/) print "bench: " p "_" $i }' \
+		$TMP/load.out
+	sleep 1
+	lttng_stop "$prefix" $TMP/lt
+}
+
 # Ops per second of the last flood's load.
 load_rate() {
 	awk '{ for (i = 1; i <= NF; i++) { if ($i ~ /^ops=/) o = substr($i, 5)
@@ -225,9 +344,9 @@ load_rate() {
 # Both tracers on one workload: unpaced (each tracer's probe sets the
 # offered rate), then paced at the same rate for both: 90% of the slower
 # unpaced rate, which either probe can sustain.
-compare() { # size magnet-probes ftrace-event ftrace-name load...
-	size=$1 mprobe=$2 fevent=$3 fname=$4
-	shift 4
+compare() { # size magnet-probes ftrace-event ftrace-name lttng-symbol load...
+	size=$1 mprobe=$2 fevent=$3 fname=$4 lsym=$5
+	shift 5
 	magnet_on "$mprobe"
 	flood magnet "${size}_magnet" "$@"
 	magnet_counts "${size}_magnet"
@@ -239,6 +358,8 @@ compare() { # size magnet-probes ftrace-event ftrace-name load...
 	ftrace_counts "${size}_ftrace" "$fname"
 	ftrace_off "$fname"
 	frate=$(load_rate)
+
+	[ $LTTNG = 0 ] || lttng_flood "${size}_lttng" "$lsym" "$@"
 
 	rate=$(( (mrate < frate ? mrate : frate) * 9 / 10 ))
 	out "${size}_rate" "$rate"
@@ -252,16 +373,18 @@ compare() { # size magnet-probes ftrace-event ftrace-name load...
 	flood ftrace "${size}_paced_ftrace" "$@" $rate
 	ftrace_counts "${size}_paced_ftrace" "$fname"
 	ftrace_off "$fname"
+
+	[ $LTTNG = 0 ] || lttng_flood "${size}_paced_lttng" "$lsym" "$@" $rate
 }
 
 if want 3; then
 	# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax, not ours
 	compare small kprobe:__x64_sys_getpid:3 \
-		'p:getpid __x64_sys_getpid a=$arg1 b=$arg2 c=$arg3' getpid \
+		'p:getpid __x64_sys_getpid a=$arg1 b=$arg2 c=$arg3' getpid __x64_sys_getpid \
 		getpid-for "$DUR"
 	# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax, not ours
 	compare large kprobe:write_full:3:4000@1 \
-		'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w \
+		'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w write_full \
 		write-for "$DUR" 4000 /dev/full
 fi
 
@@ -788,7 +911,8 @@ fi
 # what the reader counted; MB/s: the drained records as stored; CPU: the
 # reader's utime+stime (all threads) from just before the load until it is
 # idle again (rings empty), as row 5, and the kworkers' meanwhile
-# (magnet's AIO copies).
+# (magnet's AIO copies, kept on the readers' CPU as in row 6:
+# $BENCH_FLOOD_WQ_CPUMASK).
 #
 # LTTng (lttng-modules built by bench/lttng-build, lttng-tools staged by
 # bench/run from the host): a session daemon for the whole row
@@ -816,7 +940,6 @@ SSIZES=${BENCH_SWEEP_SIZES:-100 500 1000 2000 4000}
 SREPS=${BENCH_SWEEP_REPS:-3}
 SRATE=${BENCH_SWEEP_RATE:-25000}
 SDUR=${BENCH_SWEEP_DUR:-1}
-LTTNG_CONSUMERD=/usr/lib/x86_64-linux-gnu/lttng/libexec/lttng-consumerd
 
 # The reader's CPU ticks; lttng's consumer daemon runs as two processes
 # (pidof lttng-consumerd): their sum.
@@ -839,9 +962,11 @@ sweep_run() { # prefix tracer size rate
 		# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax
 		ftrace_on 'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w
 		reader_start ftrace $SW/s.trace ;;
-	lttngkp | lttnglg)
-		lttng_start "$c"
-		[ "$c" = lttngkp ] || dev=/proc/lttng-logger ;;
+	lttngkp)
+		lttng_start $SW/lt kprobe:write_full ;;
+	lttnglg)
+		lttng_start $SW/lt logger
+		dev=/proc/lttng-logger ;;
 	esac
 	rp=$RPID
 	case $c in lttng*) rp=$LPIDS ;; esac
@@ -869,60 +994,9 @@ sweep_run() { # prefix tracer size rate
 		reader_stop ftrace "$p"
 		ftrace_off w ;;
 	lttng*)
-		lttng_stop "$p" ;;
+		lttng_stop "$p" $SW/lt ;;
 	esac
 	rm -rf "${SW:?}"/*
-}
-
-# The session daemon for the row: spawned by lttng itself would work too,
-# but started here its failure is told.
-lttng_up() {
-	[ -x /usr/bin/lttng ] && [ -x /usr/bin/lttng-sessiond ] && [ -x $LTTNG_CONSUMERD ] &&
-		[ -f "/lib/modules/$(uname -r)/modules.dep" ] || return 1
-	export HOME=/root LTTNG_HOME=/root
-	mkdir -p /root /var/run
-	lttng-sessiond -d --kmod-probes=lttng-probe-sched >$TMP/sessiond.log 2>&1 ||
-		{ cat $TMP/sessiond.log; return 1; }
-	i=0
-	until lttng list >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || { cat $TMP/sessiond.log; return 1; }
-		sleep 0.1
-	done
-	SDPID=$(pidof lttng-sessiond)
-	[ -e /proc/lttng-logger ] || { echo "vm-bench: no /proc/lttng-logger"; return 1; }
-	lttng --version | head -n 1
-}
-
-lttng_start() { # lttngkp | lttnglg
-	lttng create sweep --output=$SW/lt >$TMP/lttng.out 2>&1 || { cat $TMP/lttng.out; die "lttng create"; }
-	lttng enable-channel -k ch --discard --subbuf-size=$((BUF / 4)) --num-subbuf=4 >>$TMP/lttng.out 2>&1 ||
-		{ cat $TMP/lttng.out; die "lttng enable-channel"; }
-	if [ "$1" = lttngkp ]; then
-		lttng enable-event -k --probe=write_full w -c ch >>$TMP/lttng.out 2>&1
-	else
-		lttng enable-event -k lttng_logger -c ch >>$TMP/lttng.out 2>&1
-	fi || { cat $TMP/lttng.out; die "lttng enable-event ($1)"; }
-	lttng start >>$TMP/lttng.out 2>&1 || { cat $TMP/lttng.out; die "lttng start"; }
-	LPIDS=$(pidof lttng-consumerd)
-	[ -n "$LPIDS" ] || { cat $TMP/lttng.out; die "no lttng-consumerd"; }
-}
-
-lttng_stop() { # prefix
-	lttng stop >$TMP/lttng.out 2>&1 || { cat $TMP/lttng.out; die "lttng stop"; }
-	sed 's/^/lttng: /' $TMP/lttng.out
-	# "Warning: 123 events were discarded, please refer to the
-	# documentation on channel configuration." (none: no warning)
-	d=$(sed -n 's/.* \([0-9][0-9]*\) events\{0,1\} were discarded.*/\1/p' $TMP/lttng.out | head -n 1)
-	out "${1}_lost" "${d:-0}"
-	lp=$(sed -n 's/.* \([0-9][0-9]*\) packets\{0,1\} were lost.*/\1/p' $TMP/lttng.out | head -n 1)
-	out "${1}_lost_packets" "${lp:-0}"
-	ops=$(sed -n 's/.*ops=\([0-9]*\).*/\1/p' $TMP/load.out)
-	out "${1}_hits" "$ops"
-	out "${1}_drained" $((ops - ${d:-0}))
-	out "${1}_drained_bytes" "$(find $SW/lt -type f -path '*kernel*' ! -path '*index*' ! -name metadata \
-		-exec cat {} + | wc -c)"
-	lttng destroy sweep >/dev/null 2>&1 || die "lttng destroy"
 }
 
 if want 7; then
@@ -930,15 +1004,7 @@ if want 7; then
 	mkdir -p $SW
 	mount -t tmpfs -o size=2g sweep $SW || die "mount tmpfs $SW"
 	SCONF="magnet ftrace"
-	if lttng_up >$TMP/lttng.v 2>&1; then
-		cat $TMP/lttng.v
-		SCONF="$SCONF lttngkp lttnglg"
-		out sweep_lttng "$(tail -n 1 $TMP/lttng.v | sed 's/^lttng (LTTng Trace Control) //')"
-	else
-		cat $TMP/lttng.v
-		echo "vm-bench: row 7: no LTTng in the guest (bench/run stages it when bench/lttng-build could build it); magnet and ftrace only"
-		out sweep_lttng none
-	fi
+	[ $LTTNG = 0 ] || SCONF="$SCONF lttngkp lttnglg"
 	# shellcheck disable=SC2086 # split: one size a word
 	out sweep_sizes "$(echo $SSIZES | tr ' ' ,)"
 	out sweep_reps "$SREPS"
@@ -946,6 +1012,16 @@ if want 7; then
 	out sweep_dur "$SDUR"
 	out sweep_buf "$BUF"
 	out sweep_configs "$(echo "$SCONF" | tr ' ' ,)"
+	# As row 6: magnet-read's AIO copies run in magnet's unbound
+	# kworkers, which the scheduler otherwise often wakes on the load's
+	# CPU; on the readers' CPU, where ftrace-read and lttng-consumerd do
+	# their copies.
+	WQM=/sys/devices/virtual/workqueue/cpumask
+	wqm0=$(cat $WQM)
+	if [ "$FWQ" != none ]; then
+		echo "$FWQ" >$WQM || die "cannot set $WQM to $FWQ"
+	fi
+	out sweep_wq_cpumask "$(cat $WQM)"
 	# Not counted: the first write flood of the boot (TCG translates).
 	taskset $W loadgen write-for 0.2 4000 /dev/full >/dev/null || die "loadgen"
 	r=1
@@ -962,9 +1038,10 @@ if want 7; then
 		done
 		r=$((r + 1))
 	done
-	case " $SCONF " in *" lttngkp "*) kill "$SDPID"; sleep 1 ;; esac
+	echo "$wqm0" >$WQM
 	umount $SW
 	out sweep_done 1
 fi
 
+[ $LTTNG = 0 ] || { kill "$SDPID"; sleep 1; }
 out 'done' 1
