@@ -929,7 +929,11 @@ fi
 #             buffers to /proc/lttng-logger instead of /dev/full; each
 #             write is one event carrying its bytes (a user-space copy, as
 #             the others' fetch). The logger takes at most 1024 bytes per
-#             write, so only SIZE <= 1024 runs.
+#             write, so only SIZE <= 1024 runs. Its text field is copied
+#             one byte per __copy_from_user_inatomic() (it stops at a NUL:
+#             lib_ring_buffer_do_strcpy_from_user_inatomic() in lttng-modules'
+#             ringbuffer/backend.h), so its probe, not its consumer, sets
+#             how many 1000-byte writes it can take (~12000/s in TCG).
 # lttng's offered: loadgen's writes; lost: the discarded events that
 # `lttng stop` reports; drained: offered - discarded; bytes: the trace's
 # stream files (records with their packet headers; not the indexes); CPU:
