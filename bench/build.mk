@@ -4,16 +4,19 @@
 #
 #   make bench        build the bench binaries, then run bench/run: native
 #                     ring core timings here, the probe-cost, drain-rate,
-#                     consumer-cost (magnetd, magnet-read, ftrace-read) and
-#                     UDP-capture (magnet vs tcpdump) comparisons in the
-#                     VM; prints one table and writes it
+#                     consumer-cost (magnetd, magnet-read, ftrace-read),
+#                     UDP-capture (magnet vs tcpdump) and loss-vs-record-
+#                     size (magnet, ftrace, LTTng) comparisons in the VM;
+#                     prints one table and writes it
 #                     to $(BUILD)/bench/results.txt
 #   make bench-bins   only build them
 #
 # BENCH_BINS are built only by these targets. BENCH_GUEST_FILES are the
 # HOST:GUEST pairs bench/run gives tests/vm/run with --file (bench/run adds
 # magnet-read, magnet-ctl, magnet-dump, magnetd, magnet-cat and mdtest,
-# which `user` builds, and the host's tcpdump with its libraries).
+# which `user` builds, the host's tcpdump and lttng-tools with their
+# libraries, and LTTng's modules, which bench/lttng-build builds for the
+# guest's kernel and caches in ~/.cache/magnet/lttng).
 BENCH_DIR := $(BUILD)/bench
 
 # The ring core once more, at -O2 whatever CFLAGS says: the bench times the

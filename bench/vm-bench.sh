@@ -9,7 +9,7 @@
 # loadgen in PATH (row 4 also magnet-ctl; row 5 magnetd, magnet-cat and
 # mdtest), debugfs and tracefs mounted, 2 CPUs. The workload runs on CPU 0,
 # the readers on CPU 1. The sections are numbered as bench/run's table rows
-# (row 1 is native); $BENCH_ROWS lists the ones to run (default "2 3 4 5 6").
+# (row 1 is native); $BENCH_ROWS lists the ones to run (default "2 3 4 5 6 7").
 # Row 6 also needs magnet-ctl, magnet-dump, udpflood and, for its tcpdump
 # runs, tcpdump with its libraries (bench/run stages them).
 #
@@ -39,6 +39,11 @@
 #    probe lets the load reach), then paced at one rate for both tracers
 #    (90% of the slower unpaced rate), so their losses compare at the same
 #    offered load.
+#    Rows 2 and 3 also run LTTng where bench/run staged it (see "LTTng"
+#    below): a kprobe event on the same symbol, lttng-consumerd writing to a
+#    tmpfs directory; its records hold the address only (no args, no
+#    bytes: ~12 bytes stored), so it is a rate beside the others, not the
+#    same record; row 3's paced rate stays the one of magnet and ftrace.
 # 4. Control plane, 5. consumers (magnetd vs magnet-read vs ftrace-read),
 #    and 6. the paper's tcpdump comparison: see their sections below.
 #
@@ -56,7 +61,7 @@ BUF=${BENCH_BUF:-1048576}
 RATE=${BENCH_RATE:-100000}
 CDUR=${BENCH_CONS_DUR:-4}
 CREPS=${BENCH_CONS_REPS:-3}
-ROWS=${BENCH_ROWS:-2 3 4 5 6}
+ROWS=${BENCH_ROWS:-2 3 4 5 6 7}
 T=/sys/kernel/tracing
 M=/sys/kernel/debug/magnet
 KO=/magnet/magnet.ko
@@ -129,6 +134,95 @@ ftrace_counts() { # prefix event
 		$T/kprobe_profile
 }
 
+# LTTng (rows 2, 3 and 7, where bench/run staged it: lttng-modules built by
+# bench/lttng-build at /lib/modules, the host's lttng-tools): one session
+# daemon for the whole run (--kmod-probes=lttng-probe-sched: loading every
+# tracepoint probe takes long in TCG and none is used), and per run a
+# session writing to a tmpfs directory (LTTng's consumer writes files; it
+# cannot write to /dev/null), one kernel channel of 4 sub-buffers of
+# $BENCH_BUF/4 bytes (the others' ring per CPU), discard mode, its
+# lttng-consumerd draining it. Its kprobe events record the probed address
+# and nothing else (no args, no user memory). The kernel consumer is not
+# woken by the writers: a timer polls the buffers every read-timer period,
+# 200 ms by default, in which at row 7's 25 MB/s (1000-byte events at
+# 25000/s) the 1 MiB buffer fills five times (measured: 57% and 77% lost at
+# 500 and 1000 bytes); $BENCH_LTTNG_READ_TIMER (10000 us) gives it its best
+# chance (the timer's resolution is a jiffy, 4 ms).
+LTTNG_CONSUMERD=/usr/lib/x86_64-linux-gnu/lttng/libexec/lttng-consumerd
+LTTNG_RT=${BENCH_LTTNG_READ_TIMER:-10000}
+
+lttng_up() {
+	[ -x /usr/bin/lttng ] && [ -x /usr/bin/lttng-sessiond ] && [ -x $LTTNG_CONSUMERD ] &&
+		[ -f "/lib/modules/$(uname -r)/modules.dep" ] || return 1
+	export HOME=/root LTTNG_HOME=/root
+	mkdir -p /root /var/run
+	lttng-sessiond -d --kmod-probes=lttng-probe-sched >$TMP/sessiond.log 2>&1 ||
+		{ cat $TMP/sessiond.log; return 1; }
+	i=0
+	until lttng list >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { cat $TMP/sessiond.log; return 1; }
+		sleep 0.1
+	done
+	SDPID=$(pidof lttng-sessiond)
+	[ -e /proc/lttng-logger ] || { echo "vm-bench: no /proc/lttng-logger"; return 1; }
+	lttng --version | head -n 1
+}
+
+# A session with one event: a kprobe on SYMBOL, or the lttng_logger event.
+lttng_start() { # outdir kprobe:SYMBOL | logger
+	rm -rf "$1"
+	lttng create bench --output="$1" >$TMP/lttng.out 2>&1 || { cat $TMP/lttng.out; die "lttng create"; }
+	lttng enable-channel -k ch --discard --subbuf-size=$((BUF / 4)) --num-subbuf=4 \
+		--read-timer="$LTTNG_RT" >>$TMP/lttng.out 2>&1 ||
+		{ cat $TMP/lttng.out; die "lttng enable-channel"; }
+	case $2 in
+	kprobe:*)
+		lttng enable-event -k --probe="${2#kprobe:}" kp -c ch >>$TMP/lttng.out 2>&1 ;;
+	logger)
+		lttng enable-event -k lttng_logger -c ch >>$TMP/lttng.out 2>&1 ;;
+	esac || { cat $TMP/lttng.out; die "lttng enable-event ($2)"; }
+	lttng start >>$TMP/lttng.out 2>&1 || { cat $TMP/lttng.out; die "lttng start"; }
+	LPIDS=$(pidof lttng-consumerd)
+	[ -n "$LPIDS" ] || { cat $TMP/lttng.out; die "no lttng-consumerd"; }
+}
+
+# Stop (the consumer flushes what is left) and count: hits = HITS, or the
+# ops of the last loadgen run ($TMP/load.out); lost = the discarded events
+# "lttng stop" reports; drained = hits - lost; bytes: the trace's stream
+# files (records with their packet headers; not the indexes).
+lttng_stop() { # prefix outdir [hits]
+	lttng stop >$TMP/lttng.out 2>&1 || { cat $TMP/lttng.out; die "lttng stop"; }
+	sed 's/^/lttng: /' $TMP/lttng.out
+	# "Warning: 123 events were discarded[ and 4 packets were lost],
+	# please refer to ..." (nothing when none)
+	d=$(sed -n 's/.* \([0-9][0-9]*\) events\{0,1\} were discarded.*/\1/p' $TMP/lttng.out | head -n 1)
+	out "${1}_lost" "${d:-0}"
+	lp=$(sed -n 's/.* \([0-9][0-9]*\) packets\{0,1\} were lost.*/\1/p' $TMP/lttng.out | head -n 1)
+	out "${1}_lost_packets" "${lp:-0}"
+	h=${3:-$(sed -n 's/.*ops=\([0-9]*\).*/\1/p' $TMP/load.out)}
+	out "${1}_hits" "$h"
+	out "${1}_drained" $((h - ${d:-0}))
+	out "${1}_drained_bytes" "$(find "$2" -type f -path '*kernel*' ! -path '*index*' ! -name metadata \
+		-exec cat {} + | wc -c)"
+	lttng destroy bench >/dev/null 2>&1 || die "lttng destroy"
+	rm -rf "$2"
+}
+
+LTTNG=0
+if want 2 || want 3 || want 7; then
+	if lttng_up >$TMP/lttng.v 2>&1; then
+		cat $TMP/lttng.v
+		LTTNG=1
+		out lttng "$(tail -n 1 $TMP/lttng.v | sed 's/^lttng (LTTng Trace Control) //')"
+		out lttng_read_timer "$LTTNG_RT"
+	else
+		cat $TMP/lttng.v
+		echo "vm-bench: no LTTng in the guest (bench/run stages it where bench/lttng-build could build it): rows 2, 3 and 7 without it"
+		out lttng none
+	fi
+fi
+
 # magnet-read's per-CPU summary lines on stderr: records and bytes read.
 magnet_read_counts() { # prefix file
 	awk -v p="$1" '/^cpu[0-9]+: records/ { r += $3; b += $5 }
@@ -152,8 +246,8 @@ reader_start() { # tracer output
 }
 
 reader_stop() { # tracer prefix
-	kill -INT $RPID
-	wait $RPID || { cat $TMP/reader.err; die "$1 reader failed"; }
+	kill -INT "$RPID"
+	wait "$RPID" || { cat $TMP/reader.err; die "$1 reader failed"; }
 	cat $TMP/reader.err
 	if [ "$1" = magnet ]; then
 		magnet_read_counts "$2" $TMP/reader.err
@@ -169,7 +263,7 @@ getpid_ns() {
 }
 
 if want 2; then
-	none_runs='' magnet_runs='' ftrace_runs=''
+	none_runs='' magnet_runs='' ftrace_runs='' lttng_runs=''
 	r=1
 	while [ $r -le "$REPS" ]; do
 		v=$(getpid_ns); none_runs="$none_runs $v"
@@ -192,8 +286,20 @@ if want 2; then
 		reader_stop ftrace cost_ftrace_$r
 		ftrace_counts cost_ftrace_$r getpid
 		ftrace_off getpid
+
+		if [ $LTTNG = 1 ]; then
+			lttng_start $TMP/lt kprobe:__x64_sys_getpid
+			v=$(getpid_ns); lttng_runs="$lttng_runs $v"
+			out cost_lttng_$r "$v"
+			sleep 0.5
+			lttng_stop cost_lttng_$r $TMP/lt "$ITER"
+		fi
 		r=$((r + 1))
 	done
+	if [ $LTTNG = 1 ]; then
+		# shellcheck disable=SC2086
+		out cost_lttng "$(median $lttng_runs)"
+	fi
 	# shellcheck disable=SC2086
 	out cost_none "$(median $none_runs)"
 	# shellcheck disable=SC2086
@@ -216,6 +322,19 @@ flood() { # tracer prefix load...
 	reader_stop "$tracer" "$prefix"
 }
 
+# LTTng's flood: a kprobe event on SYMBOL (the address only: no args, no
+# bytes), lttng-consumerd writing to a tmpfs directory, as flood() does.
+lttng_flood() { # prefix symbol load...
+	prefix=$1 sym=$2
+	shift 2
+	lttng_start $TMP/lt "kprobe:$sym"
+	taskset $W loadgen "$@" >$TMP/load.out || die "loadgen $*"
+	awk -v p="$prefix" '{ for (i = 1; i <= NF; i++) if ($i ~ /^(ops|secs)=/) print "bench: " p "_" $i }' \
+		$TMP/load.out
+	sleep 1
+	lttng_stop "$prefix" $TMP/lt
+}
+
 # Ops per second of the last flood's load.
 load_rate() {
 	awk '{ for (i = 1; i <= NF; i++) { if ($i ~ /^ops=/) o = substr($i, 5)
@@ -225,9 +344,9 @@ load_rate() {
 # Both tracers on one workload: unpaced (each tracer's probe sets the
 # offered rate), then paced at the same rate for both: 90% of the slower
 # unpaced rate, which either probe can sustain.
-compare() { # size magnet-probes ftrace-event ftrace-name load...
-	size=$1 mprobe=$2 fevent=$3 fname=$4
-	shift 4
+compare() { # size magnet-probes ftrace-event ftrace-name lttng-symbol load...
+	size=$1 mprobe=$2 fevent=$3 fname=$4 lsym=$5
+	shift 5
 	magnet_on "$mprobe"
 	flood magnet "${size}_magnet" "$@"
 	magnet_counts "${size}_magnet"
@@ -239,6 +358,8 @@ compare() { # size magnet-probes ftrace-event ftrace-name load...
 	ftrace_counts "${size}_ftrace" "$fname"
 	ftrace_off "$fname"
 	frate=$(load_rate)
+
+	[ $LTTNG = 0 ] || lttng_flood "${size}_lttng" "$lsym" "$@"
 
 	rate=$(( (mrate < frate ? mrate : frate) * 9 / 10 ))
 	out "${size}_rate" "$rate"
@@ -252,16 +373,18 @@ compare() { # size magnet-probes ftrace-event ftrace-name load...
 	flood ftrace "${size}_paced_ftrace" "$@" $rate
 	ftrace_counts "${size}_paced_ftrace" "$fname"
 	ftrace_off "$fname"
+
+	[ $LTTNG = 0 ] || lttng_flood "${size}_paced_lttng" "$lsym" "$@" $rate
 }
 
 if want 3; then
 	# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax, not ours
 	compare small kprobe:__x64_sys_getpid:3 \
-		'p:getpid __x64_sys_getpid a=$arg1 b=$arg2 c=$arg3' getpid \
+		'p:getpid __x64_sys_getpid a=$arg1 b=$arg2 c=$arg3' getpid __x64_sys_getpid \
 		getpid-for "$DUR"
 	# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax, not ours
 	compare large kprobe:write_full:3:4000@1 \
-		'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w \
+		'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w write_full \
 		write-for "$DUR" 4000 /dev/full
 fi
 
@@ -759,4 +882,170 @@ if want 6; then
 	out flood_done 1
 fi
 
+# ---- 7. loss vs record size (the paper's Figure 6 / Table 3 shape) -----
+#
+# Row 3's large flood at every size SIZE of $BENCH_SWEEP_SIZES (default the
+# paper's 100 500 1000 2000 4000): loadgen write-for writes SIZE-byte
+# buffers (SIZE-1 'x' and a NUL) to /dev/full on CPU 0 for
+# $BENCH_SWEEP_DUR (1) s, probed at write_full with 3 args and the SIZE
+# bytes at arg 1:
+#   magnet  kprobe:write_full:3:SIZE@1 (SIZE + 72-byte records), drained by
+#           magnet-read with its defaults (4 AIO reads of 256 KiB in flight)
+#   ftrace  p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring
+#           (SIZE + 52-byte events), drained by ftrace-read on
+#           trace_pipe_raw
+#   lttng   (if staged) see below
+# each reader on CPU 1 writing its trace to a file in $TMP/sweep (a 2 GiB
+# tmpfs of its own, emptied after each run). Per size: one run paced at
+# $BENCH_SWEEP_RATE (25000) writes/s, the same for every size and tracer:
+# at 4000 bytes 100 MB/s, which every probe reaches (ftrace's, the slowest,
+# ~56000/s unpaced in TCG) and about half of what either reader can write
+# into the tmpfs in TCG (~150-200 MB/s: at 50000/s both lost ~23%), so a
+# loss is the tracer's, not the tmpfs'; then one unpaced (the tracer's probe
+# sets the rate).
+# $BENCH_SWEEP_REPS (3) rounds, the tracers interleaved within each.
+# The same ring per CPU for every tracer: $BENCH_BUF bytes (magnet
+# buf_size, ftrace buffer_size_kb, lttng 4 sub-buffers of BUF/4), the same
+# loss policy (discard). Offered: probe hits (magnet, ftrace; lttng: the
+# writes loadgen made); lost: the kernel's counters (row 3's); drained:
+# what the reader counted; MB/s: the drained records as stored; CPU: the
+# reader's utime+stime (all threads) from just before the load until it is
+# idle again (rings empty), as row 5, and the kworkers' meanwhile
+# (magnet's AIO copies, kept on the readers' CPU as in row 6:
+# $BENCH_FLOOD_WQ_CPUMASK).
+#
+# LTTng (lttng-modules built by bench/lttng-build, lttng-tools staged by
+# bench/run from the host): a session daemon for the whole row
+# (--kmod-probes=lttng-probe-sched: no tracepoint probe is needed), and per
+# run a session writing to $TMP/sweep, one kernel channel of 4 sub-buffers
+# of BUF/4 bytes (discard mode, the default), its lttng-consumerd draining
+# it. Two event types, two separate lines in the table:
+#   lttngkp  a kprobe event on write_full, the same workload as the
+#             others: LTTng's kprobe events record the address and nothing
+#             else (no args, no user bytes): a fixed ~20-byte record
+#             whatever SIZE is, so its line is the event rate, not SIZE
+#             bytes of payload
+#   lttnglg  the lttng_logger event: loadgen writes the same SIZE-byte
+#             buffers to /proc/lttng-logger instead of /dev/full; each
+#             write is one event carrying its bytes (a user-space copy, as
+#             the others' fetch). The logger takes at most 1024 bytes per
+#             write, so only SIZE <= 1024 runs. Its text field is copied
+#             one byte per __copy_from_user_inatomic() (it stops at a NUL:
+#             lib_ring_buffer_do_strcpy_from_user_inatomic() in lttng-modules'
+#             ringbuffer/backend.h), so its probe, not its consumer, sets
+#             how many 1000-byte writes it can take (~12000/s in TCG).
+# lttng's offered: loadgen's writes; lost: the discarded events that
+# `lttng stop` reports; drained: offered - discarded; bytes: the trace's
+# stream files (records with their packet headers; not the indexes); CPU:
+# lttng-consumerd's (both of its processes, all threads), as the others'
+# readers.
+
+SSIZES=${BENCH_SWEEP_SIZES:-100 500 1000 2000 4000}
+SREPS=${BENCH_SWEEP_REPS:-3}
+SRATE=${BENCH_SWEEP_RATE:-25000}
+SDUR=${BENCH_SWEEP_DUR:-1}
+
+# The reader's CPU ticks; lttng's consumer daemon runs as two processes
+# (pidof lttng-consumerd): their sum.
+sweep_ticks() {
+	t=0
+	for pid in $rp; do t=$((t + $(cpu_ticks "$pid"))); done
+	echo $t
+}
+
+# One tracer, one size, one rate (0: unpaced).
+sweep_run() { # prefix tracer size rate
+	p=$1 c=$2 s=$3 rate=$4
+	rm -rf "${SW:?}"/*
+	dev=/dev/full
+	case $c in
+	magnet)
+		magnet_on "kprobe:write_full:3:$s@1"
+		reader_start magnet $SW/s.trace ;;
+	ftrace)
+		# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax
+		ftrace_on 'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w
+		reader_start ftrace $SW/s.trace ;;
+	lttngkp)
+		lttng_start $SW/lt kprobe:write_full ;;
+	lttnglg)
+		lttng_start $SW/lt logger
+		dev=/proc/lttng-logger ;;
+	esac
+	rp=$RPID
+	case $c in lttng*) rp=$LPIDS ;; esac
+	kw0=$(kw_ticks)
+	before=$(sweep_ticks)
+	if [ "$rate" -gt 0 ]; then
+		taskset $W loadgen write-for "$SDUR" "$s" $dev "$rate" >$TMP/load.out
+	else
+		taskset $W loadgen write-for "$SDUR" "$s" $dev >$TMP/load.out
+	fi || die "loadgen write-for $SDUR $s $dev $rate"
+	awk -v p="$p" '{ for (i = 1; i <= NF; i++) if ($i ~ /^(ops|secs)=/) print "bench: " p "_" $i }' \
+		$TMP/load.out
+	[ "$c" != magnet ] || drain_wait
+	# shellcheck disable=SC2086 # lttng: its consumer's processes
+	settle $rp
+	out "${p}_ticks" $(($(sweep_ticks) - before))
+	out "${p}_kwticks" $(($(kw_ticks) - kw0))
+	case $c in
+	magnet)
+		magnet_counts "$p"
+		reader_stop magnet "$p"
+		magnet_off ;;
+	ftrace)
+		ftrace_counts "$p" w
+		reader_stop ftrace "$p"
+		ftrace_off w ;;
+	lttng*)
+		lttng_stop "$p" $SW/lt ;;
+	esac
+	rm -rf "${SW:?}"/*
+}
+
+if want 7; then
+	SW=$TMP/sweep
+	mkdir -p $SW
+	mount -t tmpfs -o size=2g sweep $SW || die "mount tmpfs $SW"
+	SCONF="magnet ftrace"
+	[ $LTTNG = 0 ] || SCONF="$SCONF lttngkp lttnglg"
+	# shellcheck disable=SC2086 # split: one size a word
+	out sweep_sizes "$(echo $SSIZES | tr ' ' ,)"
+	out sweep_reps "$SREPS"
+	out sweep_rate "$SRATE"
+	out sweep_dur "$SDUR"
+	out sweep_buf "$BUF"
+	out sweep_configs "$(echo "$SCONF" | tr ' ' ,)"
+	# As row 6: magnet-read's AIO copies run in magnet's unbound
+	# kworkers, which the scheduler otherwise often wakes on the load's
+	# CPU; on the readers' CPU, where ftrace-read and lttng-consumerd do
+	# their copies.
+	WQM=/sys/devices/virtual/workqueue/cpumask
+	wqm0=$(cat $WQM)
+	if [ "$FWQ" != none ]; then
+		echo "$FWQ" >$WQM || die "cannot set $WQM to $FWQ"
+	fi
+	out sweep_wq_cpumask "$(cat $WQM)"
+	# Not counted: the first write flood of the boot (TCG translates).
+	taskset $W loadgen write-for 0.2 4000 /dev/full >/dev/null || die "loadgen"
+	r=1
+	while [ $r -le "$SREPS" ]; do
+		for s in $SSIZES; do
+			for mode in paced flood; do
+				rate=0
+				[ $mode = flood ] || rate=$SRATE
+				for c in $SCONF; do
+					[ "$c" != lttnglg ] || [ "$s" -le 1024 ] || continue
+					sweep_run "sw_${s}_${mode}_${c}_$r" "$c" "$s" "$rate"
+				done
+			done
+		done
+		r=$((r + 1))
+	done
+	echo "$wqm0" >$WQM
+	umount $SW
+	out sweep_done 1
+fi
+
+[ $LTTNG = 0 ] || { kill "$SDPID"; sleep 1; }
 out 'done' 1
