@@ -157,6 +157,18 @@ struct mg_reader {
 
 long mg_ring_consume(struct mg_ring *rb, struct mg_reader *rd, unsigned long max);
 
+/*
+ * Zero-copy reading (discard mode only; see IN PLACE in ring_core.c): the
+ * reader looks at the records between *@tail and the returned commit where
+ * they lie, padding included, then gives back the bytes it is done with.
+ * mg_ring_advance() takes exactly @len bytes of whole records (padding
+ * included) from tail: it returns the real records among them, or -EINVAL
+ * (nothing consumed) if @len goes past commit or does not end on a record
+ * boundary. The caller serialises it with mg_ring_consume().
+ */
+unsigned long mg_ring_peek(const struct mg_ring *rb, unsigned long *tail);
+long mg_ring_advance(struct mg_ring *rb, unsigned long len);
+
 /* Committed, unread bytes and records: what wake-ups and poll look at. */
 unsigned long mg_ring_avail_bytes(const struct mg_ring *rb);
 unsigned long mg_ring_avail_records(const struct mg_ring *rb);
