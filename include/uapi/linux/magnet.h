@@ -14,7 +14,8 @@
  *                   one; a buffer too small for the next record gets EINVAL
  *                   (a buffer of MAGNET_RECORD_MAX bytes always suffices).
  *                   Supports blocking read, O_NONBLOCK (EAGAIN), poll/epoll,
- *                   SIGIO (O_ASYNC/fcntl F_SETSIG), and true AIO (io_submit
+ *                   SIGIO (O_ASYNC/fcntl F_SETSIG), a read-only mmap of
+ *                   the ring (MAPPED below), and true AIO (io_submit
  *                   returns at once; the request completes when the read
  *                   condition below holds, and is cancellable). io_uring
  *                   reads are served like blocking reads, in io_uring's
@@ -90,6 +91,33 @@
  * requests of one submitting thread thus take consecutive runs of whole
  * records and complete in the order they were submitted (io_getevents
  * returns them so); a cancelled one takes nothing, the next one goes on.
+ *
+ * MAPPED (zero copy): a discard-mode ring can also be read where it lies.
+ * mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0) on an open data file maps
+ * the ring's byte array read-only; size is the ring's (magnet/buffers, or
+ * the size MAGNET_IOC_MMAP_ADVANCE returns). Positions are free-running
+ * byte counts: the record at position p starts at offset p & (size - 1),
+ * and never crosses the end (a padding record, event id 0, fills what is
+ * left: skip it by its size). The reader loops:
+ *
+ *     ioctl(fd, MAGNET_IOC_MMAP_ADVANCE, &pos)    pos.release = bytes done
+ *     walk the records from pos.tail to pos.commit where they lie
+ *     pos.release = the bytes walked (whole records, padding included)
+ *
+ * and polls (the READ CONDITION above, with the records it holds unreleased
+ * counted as available) when tail == commit. The ioctl first gives back
+ * release bytes from the old tail, which must end on a record boundary at
+ * or below commit (EINVAL otherwise, nothing consumed), then returns the new
+ * tail and commit. The bytes in [tail, commit) are whole, final records that
+ * no writer touches until they are given back: LOST and TASK records are in
+ * the stream as read() returns it. Nothing is copied; while the reader holds
+ * records, writers have that much less room, which is the reader's own
+ * choice of batch. read(), AIO and the mapping of one open file take records
+ * from the same tail, whole records each. Overwrite-mode rings cannot be
+ * mapped (EOPNOTSUPP for mmap and the ioctl: their writers rewrite unread
+ * bytes at any time); nor can a mapping be writable or executable (EPERM),
+ * larger than the ring or at an offset (EINVAL). A mapping holds the file
+ * open: the ring is neither resized nor freed under it.
  *
  * LIFETIME: an open data or control file holds a reference on the module,
  * so rmmod fails with EBUSY while any reader (blocked, polling, with AIO
@@ -721,6 +749,15 @@ struct magnet_read_attr {
 	__u64 flags;		/* none defined; must be 0 */
 };
 
+/* MAGNET_IOC_MMAP_ADVANCE; see MAPPED above. */
+struct magnet_mmap_pos {
+	__u64 release;		/* in: bytes given back from tail */
+	__u64 tail;		/* out: oldest record still held */
+	__u64 commit;		/* out: records are whole below it */
+	__u64 size;		/* out: the ring's size, the mapping's length */
+	__u64 flags;		/* in: none defined; must be 0 */
+};
+
 /*
  * 0xB8 is free in Documentation/userspace-api/ioctl/ioctl-number.rst (6.1);
  * 0xB4, used up to format 1, is GPIO's. The structure has one layout on
@@ -729,6 +766,7 @@ struct magnet_read_attr {
 #define MAGNET_IOC_MAGIC		0xb8
 #define MAGNET_IOC_SET_READ_ATTR	_IOW(MAGNET_IOC_MAGIC, 1, struct magnet_read_attr)
 #define MAGNET_IOC_GET_READ_ATTR	_IOR(MAGNET_IOC_MAGIC, 2, struct magnet_read_attr)
+#define MAGNET_IOC_MMAP_ADVANCE		_IOWR(MAGNET_IOC_MAGIC, 3, struct magnet_mmap_pos)
 
 #define MAGNET_GENL_NAME		"magnet"
 #define MAGNET_GENL_VERSION		1
