@@ -504,18 +504,12 @@ static void map_cpus(struct reader *rd)
 	}
 }
 
-/*
- * -m: write [tail, commit) from the mapping, one chunk per run of records
- * between padding (and the end of the array). Returns whether the ring
- * held anything.
- */
-static bool map_drain(struct reader *rd, struct cpu_file *c)
+/* -m: one span, [tail, commit), from the mapping to the trace. */
+static void map_write(struct reader *rd, struct cpu_file *c)
 {
-	__u64 mask = c->map_size - 1, pos = c->tail, run = pos;
+	__u64 mask = c->map_size - 1, pos = c->tail, run = c->tail;
 
-	if (map_advance(rd, c) || c->tail == c->commit)
-		return false;
-	pos = run = c->tail;
+	/* One chunk per run of records between padding and the array's end. */
 	while (pos != c->commit && !c->done) {
 		const struct magnet_record *rec = (const void *)(c->map + (pos & mask));
 
@@ -539,13 +533,36 @@ static bool map_drain(struct reader *rd, struct cpu_file *c)
 	if (pos != run && !c->done)
 		consume(rd, c, c->map + (run & mask), pos - run);
 	c->held = pos - c->tail;
-	return true;
 }
 
-/* -m: drain every ring; when all are empty, poll for the read condition. */
+/*
+ * -m: write what the ring holds if its read condition holds (@all: if it
+ * holds anything), give it back, and again while the condition holds.
+ * What is left is below the condition: poll() waits for it, which the
+ * records still held would satisfy at once, so none are.
+ */
+static void map_drain(struct reader *rd, struct cpu_file *c, bool all)
+{
+	__u64 want = rd->attr.watermark_bytes;
+
+	if (want > c->map_size / 2)
+		want = c->map_size / 2;
+	while (!map_advance(rd, c) && c->commit != c->tail && !c->done &&
+	       (all || c->commit - c->tail >= want) && !stop_requested(rd)) {
+		map_write(rd, c);
+		all = false;
+	}
+}
+
+/*
+ * -m: drain the rings whose read condition holds, poll for the others;
+ * past the timeout (-T), take whatever they hold.
+ */
 static void run_mapped(struct reader *rd)
 {
 	struct pollfd *pfd = calloc(rd->ncpus, sizeof(*pfd));
+	long long timeout_ms = rd->attr.timeout_ns ? (long long)(rd->attr.timeout_ns / 1000000) : -1;
+	long long last = (long long)mg_now_ns(CLOCK_MONOTONIC);
 	unsigned int i;
 
 	if (!pfd)
@@ -556,36 +573,42 @@ static void run_mapped(struct reader *rd)
 		pfd[i].events = POLLIN;
 	}
 	while (!stop_requested(rd)) {
-		bool any = false;
-		long long ms;
+		long long now = (long long)mg_now_ns(CLOCK_MONOTONIC);
+		bool late = timeout_ms >= 0 && now - last >= timeout_ms * 1000000;
+		long long ms = WAIT_SLICE_NS / 1000000;
 
 		for (i = 0; i < rd->ncpus && !stop_requested(rd); i++)
 			if (!rd->cpus[i].done)
-				any |= map_drain(rd, &rd->cpus[i]);
-		if (any || stop_requested(rd))
-			continue;
-		/* The timeout (-T) bounds how long records may wait. */
-		ms = rd->attr.timeout_ns ? (long long)(rd->attr.timeout_ns / 1000000) : -1;
-		if (ms < 0 || ms > WAIT_SLICE_NS / 1000000)
-			ms = WAIT_SLICE_NS / 1000000;
-		if (rd->deadline_ns) {
-			long long left = (rd->deadline_ns - (long long)mg_now_ns(CLOCK_MONOTONIC)) / 1000000;
+				map_drain(rd, &rd->cpus[i], late || pfd[i].revents);
+		if (late)
+			last = now;
+		if (timeout_ms >= 0) {
+			long long left = (last + timeout_ms * 1000000 - now) / 1000000;
 
 			if (left < ms)
 				ms = left > 0 ? left : 0;
 		}
-		if (poll(pfd, rd->ncpus, ms) < 0 && errno != EINTR) {
-			msg("poll: %s", strerror(errno));
-			rd->failed = true;
+		if (rd->deadline_ns) {
+			long long left = (rd->deadline_ns - now) / 1000000;
+
+			if (left < ms)
+				ms = left > 0 ? left : 0;
+		}
+		if (stop_requested(rd))
+			break;
+		if (poll(pfd, rd->ncpus, ms) < 0) {
+			if (errno != EINTR) {
+				msg("poll: %s", strerror(errno));
+				rd->failed = true;
+			}
+			for (i = 0; i < rd->ncpus; i++)
+				pfd[i].revents = 0;
 		}
 	}
 	/* What was written is given back: no later reader reads it again. */
-	for (i = 0; i < rd->ncpus; i++) {
-		struct cpu_file *c = &rd->cpus[i];
-
-		if (c->held && map_advance(rd, c) == 0)
-			continue;
-	}
+	for (i = 0; i < rd->ncpus; i++)
+		if (rd->cpus[i].held)
+			map_advance(rd, &rd->cpus[i]);
 	free(pfd);
 }
 
