@@ -462,11 +462,13 @@ static long mg_mmap_advance(struct mg_cpu_buf *buf, struct magnet_mmap_pos __use
 	if (rb->mode != MG_RING_DISCARD)
 		return -EOPNOTSUPP;
 	mutex_lock(&buf->read_lock);
-	ret = mg_ring_advance(rb, pos.release);
+	ret = mg_ring_advance(rb, pos.tail, pos.release);
 	pos.commit = mg_ring_peek(rb, &tail);
 	mutex_unlock(&buf->read_lock);
 	if (ret < 0)
 		return ret;
+	if (READ_ONCE(buf->fasync))
+		mg_arm(buf, rb, SIZE_MAX, 0);	/* SIGIO again at the next crossing */
 	pos.tail = tail;
 	pos.size = rb->size;
 	return copy_to_user(upos, &pos, sizeof(pos)) ? -EFAULT : 0;
@@ -505,7 +507,9 @@ static int mg_mmap(struct file *filp, struct vm_area_struct *vma)
 		return -EOPNOTSUPP;
 	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
 		return -EPERM;
-	if (vma->vm_pgoff || vma->vm_end - vma->vm_start > rb->size)
+	/* MAP_SHARED: the kernel clears VM_SHARED on a read-only file. */
+	if (!(vma->vm_flags & VM_MAYSHARE) || vma->vm_pgoff ||
+	    vma->vm_end - vma->vm_start > rb->size)
 		return -EINVAL;
 	vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
 	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
@@ -596,7 +600,7 @@ static const struct file_operations mg_data_fops = {
 	.fasync = mg_fasync,
 	.unlocked_ioctl = mg_ioctl,
 	.mmap = mg_mmap,
-	.compat_ioctl = compat_ptr_ioctl,	/* struct magnet_read_attr has one layout */
+	.compat_ioctl = compat_ptr_ioctl,	/* the ioctls' structs have one layout */
 	.llseek = no_llseek,
 };
 

@@ -741,23 +741,30 @@ unsigned long mg_ring_peek(const struct mg_ring *rb, unsigned long *tail)
 	return c;
 }
 
-long mg_ring_advance(struct mg_ring *rb, unsigned long len)
+long mg_ring_advance(struct mg_ring *rb, unsigned long from, unsigned long len)
 {
 	unsigned long t = atomic_long_read(&rb->tail);
 	unsigned long c = local_read(&rb->commit);
 	unsigned long pos = t, records = 0;
 
-	if (rb->mode != MG_RING_DISCARD || len > c - t)
+	if (rb->mode != MG_RING_DISCARD)
+		return -EINVAL;
+	if (len && from != t)
+		return -ESTALE;
+	if (len > c - t)
 		return -EINVAL;
 	smp_rmb();	/* the sizes below commit are final */
 	/* Walk the sizes: a tail inside a record would corrupt the stream. */
 	while (pos - t < len) {
 		const struct magnet_record *rec = rb_at(rb, pos);
+		unsigned int rs = rec->size;
 
-		if (rec->size < RB_MIN_RECORD)
-			return -EIO;	/* a corrupt ring: must never happen */
+		/* A corrupt ring (must never happen): stop before a bad read. */
+		if (rs < RB_MIN_RECORD || (rs & (MAGNET_RECORD_ALIGN - 1)) ||
+		    rs > c - pos || (pos & rb->mask) + rs > rb->size)
+			return -EIO;
 		records += rb_is_real(rec);
-		pos += rec->size;
+		pos += rs;
 	}
 	if (pos - t != len)
 		return -EINVAL;

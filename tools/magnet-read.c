@@ -297,6 +297,8 @@ static void open_cpus(struct reader *rd)
 				    path);
 			c->nslots = 1;
 		}
+		if (rd->mapped)
+			continue;	/* no read buffers: the ring is mapped */
 		c->slots = calloc(c->nslots, sizeof(*c->slots));
 		if (!c->slots)
 			die("out of memory");
@@ -466,7 +468,7 @@ static bool stop_requested(const struct reader *rd);
 /* -m: give back what was written; learn what the ring holds now. */
 static int map_advance(struct reader *rd, struct cpu_file *c)
 {
-	struct magnet_mmap_pos pos = { .release = c->held };
+	struct magnet_mmap_pos pos = { .release = c->held, .tail = c->tail };
 
 	if (ioctl(c->fd, MAGNET_IOC_MMAP_ADVANCE, &pos)) {
 		if (errno == ENOTTY || errno == EOPNOTSUPP)
@@ -504,13 +506,16 @@ static void map_cpus(struct reader *rd)
 	}
 }
 
-/* -m: one span, [tail, commit), from the mapping to the trace. */
+/*
+ * -m: one span, [tail, commit), from the mapping to the trace; held is
+ * what is in the trace (or padding), to be given back.
+ */
 static void map_write(struct reader *rd, struct cpu_file *c)
 {
-	__u64 mask = c->map_size - 1, pos = c->tail, run = c->tail;
+	__u64 mask = c->map_size - 1, pos = c->tail, run = c->tail, kept = c->tail;
 
 	/* One chunk per run of records between padding and the array's end. */
-	while (pos != c->commit && !c->done) {
+	while (pos != c->commit) {
 		const struct magnet_record *rec = (const void *)(c->map + (pos & mask));
 
 		if (rec->size < 8 || rec->size % 8 || rec->size > c->commit - pos ||
@@ -526,13 +531,18 @@ static void map_write(struct reader *rd, struct cpu_file *c)
 
 			if (end != run)
 				consume(rd, c, c->map + (run & mask), end - run);
+			if (rd->out_ok)
+				kept = pos + rec->size;
 			run = pos + rec->size;
 		}
 		pos += rec->size;
 	}
-	if (pos != run && !c->done)
+	if (pos != run && !c->done) {
 		consume(rd, c, c->map + (run & mask), pos - run);
-	c->held = pos - c->tail;
+		if (rd->out_ok)
+			kept = pos;
+	}
+	c->held = kept - c->tail;
 }
 
 /*
@@ -577,9 +587,12 @@ static void run_mapped(struct reader *rd)
 		bool late = timeout_ms >= 0 && now - last >= timeout_ms * 1000000;
 		long long ms = WAIT_SLICE_NS / 1000000;
 
-		for (i = 0; i < rd->ncpus && !stop_requested(rd); i++)
+		for (i = 0; i < rd->ncpus && !stop_requested(rd); i++) {
 			if (!rd->cpus[i].done)
 				map_drain(rd, &rd->cpus[i], late || pfd[i].revents);
+			if (rd->cpus[i].done)
+				pfd[i].fd = -1;	/* its records would keep poll() ready */
+		}
 		if (late)
 			last = now;
 		if (timeout_ms >= 0) {

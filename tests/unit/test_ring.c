@@ -118,7 +118,7 @@ static long drain_in_place(struct mg_ring *rb, void *buf, unsigned long max)
 		}
 		pos += rec->size;
 	}
-	got = mg_ring_advance(rb, pos - t);
+	got = mg_ring_advance(rb, t, pos - t);
 	CHEAP(got == (long)real);
 	return out;
 }
@@ -364,13 +364,16 @@ START_TEST(test_in_place)
 	ck_assert(put(rb, 0, seq++, 100));
 	ck_assert(put(rb, 0, seq++, 100));
 	c = mg_ring_peek(rb, &t);
-	ck_assert_int_eq(mg_ring_advance(rb, c - t + 8), -EINVAL);
-	ck_assert_int_eq(mg_ring_advance(rb, 8), -EINVAL);
-	ck_assert_int_eq(mg_ring_advance(rb, MAGNET_RECORD_HEADER + 104 + 8), -EINVAL);
+	ck_assert_int_eq(mg_ring_advance(rb, t, c - t + 8), -EINVAL);
+	ck_assert_int_eq(mg_ring_advance(rb, t, 8), -EINVAL);
+	ck_assert_int_eq(mg_ring_advance(rb, t, MAGNET_RECORD_HEADER + 104 + 8), -EINVAL);
+	ck_assert_int_eq(mg_ring_advance(rb, t + 144, 144), -ESTALE);
 	ck_assert_uint_eq(mg_ring_avail_bytes(rb), c - t);
-	ck_assert_int_eq(mg_ring_advance(rb, 0), 0);
-	ck_assert_int_eq(mg_ring_advance(rb, MAGNET_RECORD_HEADER + 104), 1);
+	ck_assert_int_eq(mg_ring_advance(rb, t + 8, 0), 0);	/* a look only */
+	ck_assert_int_eq(mg_ring_advance(rb, t, MAGNET_RECORD_HEADER + 104), 1);
 	s.records++;	/* given back without a look */
+	/* The same give-back again: the tail moved, nothing more is taken. */
+	ck_assert_int_eq(mg_ring_advance(rb, t, MAGNET_RECORD_HEADER + 104), -ESTALE);
 	ck_assert_uint_eq(mg_ring_avail_records(rb), 1);
 	check_records(out, drain_in_place(rb, out, sizeof(out)), &s, 1);
 	ck_assert_uint_eq(s.records, seq);
@@ -392,7 +395,7 @@ START_TEST(test_in_place)
 	/* An overwriting writer may rewrite unread bytes: no reading in place. */
 	rb = ring_new(MG_RING_MIN_SIZE, MG_RING_OVERWRITE);
 	ck_assert(put(rb, 0, 0, 16));
-	ck_assert_int_eq(mg_ring_advance(rb, MAGNET_RECORD_HEADER + 16), -EINVAL);
+	ck_assert_int_eq(mg_ring_advance(rb, 0, MAGNET_RECORD_HEADER + 16), -EINVAL);
 	ring_free(rb);
 }
 END_TEST

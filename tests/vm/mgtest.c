@@ -81,6 +81,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -511,9 +512,11 @@ struct mapped {
 	int read_since;		/* read() took records: tail moved on its own */
 };
 
-static int mmap_advance_raw(int fd, uint64_t release, uint64_t flags, struct magnet_mmap_pos *p)
+static int mmap_advance_raw(int fd, uint64_t tail, uint64_t release, uint64_t flags,
+			    struct magnet_mmap_pos *p)
 {
 	memset(p, 0, sizeof(*p));
+	p->tail = tail;
 	p->release = release;
 	p->flags = flags;
 	return ioctl(fd, MAGNET_IOC_MMAP_ADVANCE, p);
@@ -524,7 +527,7 @@ static void map_advance(struct mapped *m)
 {
 	struct magnet_mmap_pos p;
 
-	if (mmap_advance_raw(m->fd, m->held, 0, &p))
+	if (mmap_advance_raw(m->fd, m->tail, m->held, 0, &p))
 		die("MAGNET_IOC_MMAP_ADVANCE(%llu): %s", (unsigned long long)m->held,
 		    strerror(errno));
 	if (p.tail != m->tail + m->held && m->base && !m->read_since)
@@ -751,10 +754,7 @@ static int cmd_deliver(const char *mode)
 			}
 		}
 		map_walk(&m, 0, NULL);
-		map_advance(&m);
-		if (m.tail != m.commit)
-			die("mmap: %llu bytes left after giving everything back",
-			    (unsigned long long)(m.commit - m.tail));
+		map_advance(&m);	/* checks the tail moved by what was walked */
 	} else {
 		die("unknown mode %s", mode);
 	}
@@ -778,6 +778,8 @@ static void mmap_refusals(struct mapped *m)
 		     EACCES);
 	a = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, m->fd, 0);
 	expect_errno("mmap MAP_PRIVATE PROT_WRITE", a == MAP_FAILED ? -1 : 0, EPERM);
+	a = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, m->fd, 0);
+	expect_errno("mmap MAP_PRIVATE", a == MAP_FAILED ? -1 : 0, EINVAL);
 	a = mmap(NULL, m->size, PROT_READ | PROT_EXEC, MAP_SHARED, m->fd, 0);
 	expect_errno("mmap PROT_EXEC", a == MAP_FAILED ? -1 : 0, EPERM);
 	a = mmap(NULL, 2 * m->size, PROT_READ, MAP_SHARED, m->fd, 0);
@@ -786,7 +788,21 @@ static void mmap_refusals(struct mapped *m)
 	expect_errno("mmap at offset 4096", a == MAP_FAILED ? -1 : 0, EINVAL);
 	expect_errno("mprotect PROT_WRITE", mprotect((void *)m->base, m->size, PROT_READ | PROT_WRITE),
 		     EACCES);
-	expect_errno("advance with flags 1", mmap_advance_raw(m->fd, 0, 1, &p), EINVAL);
+	expect_errno("advance with flags 1", mmap_advance_raw(m->fd, m->tail, 0, 1, &p), EINVAL);
+	/* Not even a debugger's forced write reaches the ring. */
+	{
+		int mem = open("/proc/self/mem", O_RDWR);
+		char x = 0;
+		struct iovec l = { &x, 1 }, r = { (void *)m->base, 1 };
+
+		if (mem < 0)
+			die("open /proc/self/mem: %s", strerror(errno));
+		expect_errno("pwrite of /proc/self/mem into the mapping",
+			     pwrite(mem, &x, 1, (off_t)(uintptr_t)m->base), EIO);
+		close(mem);
+		expect_errno("process_vm_writev into the mapping",
+			     process_vm_writev(self, &l, 1, &r, 1, 0), EFAULT);	/* getpid() would fire */
+	}
 
 	/* Records to misuse: one past commit, one inside the first. */
 	pin(0);
@@ -796,19 +812,43 @@ static void mmap_refusals(struct mapped *m)
 	map_advance(m);
 	if (m->commit == m->tail)
 		die("3 getpid on cpu0 and nothing in its ring");
-	expect_errno("giving back past commit", mmap_advance_raw(m->fd, m->commit - m->tail + 8, 0, &p),
-		     EINVAL);
+	expect_errno("giving back past commit",
+		     mmap_advance_raw(m->fd, m->tail, m->commit - m->tail + 8, 0, &p), EINVAL);
 	{
 		uint64_t pos = m->tail;
 
 		while (map_rec(m, pos)->event_id == MAGNET_EVENT_PAD)
 			pos += map_rec(m, pos)->size;
 		expect_errno("giving back half a record",
-			     mmap_advance_raw(m->fd, pos - m->tail + 8, 0, &p), EINVAL);
+			     mmap_advance_raw(m->fd, m->tail, pos - m->tail + 8, 0, &p), EINVAL);
 	}
-	if (mmap_advance_raw(m->fd, 0, 0, &p) || p.tail != m->tail || p.commit < m->commit)
+	expect_errno("giving back from a tail that is not the ring's",
+		     mmap_advance_raw(m->fd, m->tail + 8, 8, 0, &p), ESTALE);
+	if (mmap_advance_raw(m->fd, m->tail, 0, 0, &p) || p.tail != m->tail || p.commit < m->commit)
 		die("a refusal consumed: tail %llu -> %llu", (unsigned long long)m->tail,
 		    (unsigned long long)p.tail);
+	/*
+	 * read() takes from the same tail: the records the mapped reader
+	 * holds are gone, and giving them back again consumes nothing more.
+	 */
+	map_walk(m, 0, NULL);
+	{
+		uint64_t held = m->held, tail = m->tail;
+		long got = read(m->fd, buf, BUF_SIZE);
+
+		if (got <= 0)
+			die("read() of the records a mapped reader holds: %ld (%s)", got,
+			    got < 0 ? strerror(errno) : "EOF");
+		expect_errno("giving back records read() took",
+			     mmap_advance_raw(m->fd, tail, held, 0, &p), ESTALE);
+		/* read() skips padding: the tail may move by more than it returned. */
+		if (mmap_advance_raw(m->fd, tail, 0, 0, &p) || p.tail < tail + got)
+			die("after read() of %ld bytes, tail %llu -> %llu", got,
+			    (unsigned long long)tail, (unsigned long long)p.tail);
+		m->held = 0;
+		m->read_since = 1;
+		map_advance(m);		/* where read() left the tail */
+	}
 }
 
 /*
@@ -838,8 +878,10 @@ static int cmd_mmap(int n)
 		map_advance(&m[c]);
 	}
 	mmap_refusals(&m[0]);
-	map_walk(&m[0], 0, NULL);
-	map_advance(&m[0]);
+	for (int c = 0; c < ncpus; c++) {	/* empty again: the count starts */
+		map_walk(&m[c], c, NULL);
+		map_advance(&m[c]);
+	}
 	probe_id("kprobe", "__x64_sys_getpid", &hits);
 	read_stats(&st);
 	{
@@ -929,7 +971,7 @@ static int cmd_mmap_overwrite(void)
 	a = mmap(NULL, 65536, PROT_READ, MAP_SHARED, fd, 0);
 	expect_errno("mmap of an overwrite-mode ring", a == MAP_FAILED ? -1 : 0, EOPNOTSUPP);
 	expect_errno("MAGNET_IOC_MMAP_ADVANCE on an overwrite-mode ring",
-		     mmap_advance_raw(fd, 0, 0, &p), EOPNOTSUPP);
+		     mmap_advance_raw(fd, 0, 0, 0, &p), EOPNOTSUPP);
 	printf("mmap-overwrite: mmap and MAGNET_IOC_MMAP_ADVANCE refused with EOPNOTSUPP\n");
 	return 0;
 }

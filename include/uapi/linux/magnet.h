@@ -93,31 +93,37 @@
  * returns them so); a cancelled one takes nothing, the next one goes on.
  *
  * MAPPED (zero copy): a discard-mode ring can also be read where it lies.
- * mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0) on an open data file maps
- * the ring's byte array read-only; size is the ring's (magnet/buffers, or
- * the size MAGNET_IOC_MMAP_ADVANCE returns). Positions are free-running
- * byte counts: the record at position p starts at offset p & (size - 1),
- * and never crosses the end (a padding record, event id 0, fills what is
- * left: skip it by its size). The reader loops:
+ * mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0) on an open data file maps
+ * the ring's byte array read-only (len at most the ring's size: take the
+ * size MAGNET_IOC_MMAP_ADVANCE returns, or magnet/buffers'). Positions are
+ * free-running byte counts: the record at position p starts at offset
+ * p & (size - 1) and never crosses the end of the array. Padding records
+ * (event id 0) fill the end of the array and may also stand anywhere
+ * else: skip each by its size. The reader loops:
  *
- *     ioctl(fd, MAGNET_IOC_MMAP_ADVANCE, &pos)    pos.release = bytes done
+ *     ioctl(fd, MAGNET_IOC_MMAP_ADVANCE, &pos)   in: release, tail
  *     walk the records from pos.tail to pos.commit where they lie
  *     pos.release = the bytes walked (whole records, padding included)
  *
- * and polls (the READ CONDITION above, with the records it holds unreleased
- * counted as available) when tail == commit. The ioctl first gives back
- * release bytes from the old tail, which must end on a record boundary at
- * or below commit (EINVAL otherwise, nothing consumed), then returns the new
- * tail and commit. The bytes in [tail, commit) are whole, final records that
- * no writer touches until they are given back: LOST and TASK records are in
- * the stream as read() returns it. Nothing is copied; while the reader holds
- * records, writers have that much less room, which is the reader's own
- * choice of batch. read(), AIO and the mapping of one open file take records
- * from the same tail, whole records each. Overwrite-mode rings cannot be
- * mapped (EOPNOTSUPP for mmap and the ioctl: their writers rewrite unread
- * bytes at any time); nor can a mapping be writable or executable (EPERM),
- * larger than the ring or at an offset (EINVAL). A mapping holds the file
- * open: the ring is neither resized nor freed under it.
+ * The ioctl gives back release bytes counted from tail, which must be the
+ * ring's tail (the one the last call returned), else ESTALE: so a retried
+ * call, or one made after read() or AIO on the same file took the records
+ * (they take from the same tail), consumes nothing. They must end on a
+ * record boundary at or below commit, else EINVAL, nothing consumed. Then
+ * it returns the new tail and commit (and the ring's size); release 0 just
+ * looks. The bytes in [tail, commit) are whole, final records that no
+ * writer touches until they are given back; LOST and TASK records are in
+ * the stream as read() returns it. Records held count as available: give
+ * them back before polling (or sleeping on SIGIO) for the READ CONDITION.
+ * Nothing is copied; while the reader holds records, writers have that much
+ * less room, which is the reader's own choice of batch. EIO means the ring
+ * is corrupt (a kernel bug). Refused: an overwrite-mode ring (EOPNOTSUPP
+ * for mmap and the ioctl: its writers rewrite unread bytes at any time), a
+ * writable or executable mapping (EPERM; the kernel's mmap itself gives
+ * EACCES for PROT_WRITE with MAP_SHARED on the read-only file), MAP_PRIVATE,
+ * a mapping larger than the ring or at an offset (EINVAL). A mapping holds
+ * the file, and the reader slot, even after close(fd): the ring is neither
+ * resized nor freed under it, and no one else can read it until munmap.
  *
  * LIFETIME: an open data or control file holds a reference on the module,
  * so rmmod fails with EBUSY while any reader (blocked, polling, with AIO
@@ -752,7 +758,7 @@ struct magnet_read_attr {
 /* MAGNET_IOC_MMAP_ADVANCE; see MAPPED above. */
 struct magnet_mmap_pos {
 	__u64 release;		/* in: bytes given back from tail */
-	__u64 tail;		/* out: oldest record still held */
+	__u64 tail;		/* in: the last call's; out: the new tail */
 	__u64 commit;		/* out: records are whole below it */
 	__u64 size;		/* out: the ring's size, the mapping's length */
 	__u64 flags;		/* in: none defined; must be 0 */
