@@ -2,7 +2,7 @@
 /*
  * magnetd's collection thread; see collect.h.
  *
- *   attach ──► run (poll: aio eventfd, control eventfd) ──► detach
+ *   attach ──► run (poll: the rings or the aio eventfd; control) ──► detach
  *     ▲                                                       │
  *     └──── wait for the module (release, EOF, read error) ◄──┘
  *
@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "collect.h"
@@ -49,6 +50,10 @@ struct ring_file {
 	int fd;
 	unsigned int busy;		/* reads outstanding */
 	struct read_slot slots[MG_COLLECT_READS];
+	/* Mapped: the ring, and the span [tail, commit) it holds. */
+	const unsigned char *map;
+	__u64 map_size, tail, commit, held;
+	size_t watermark;		/* the read condition's bytes */
 };
 
 struct cpu_counts {
@@ -70,6 +75,8 @@ struct mg_collect {
 	io_context_t ctx;
 	int aio_efd, ctl_efd;
 	bool attached;
+	bool mapped;			/* this attach reads the rings in place */
+	struct pollfd *pfd;		/* mapped: ctl_efd, then the rings */
 	ino_t dir_ino;			/* of the module load we read */
 
 	_Atomic int request;
@@ -166,7 +173,129 @@ static int read_attr(struct mg_collect *c, struct ring_file *f,
 			 c->dir, f->cpu, strerror(errno));
 		return -errno;
 	}
+	f->watermark = attr.watermark_bytes;
 	return 0;
+}
+
+/* Mapped: give back what was delivered; learn what the ring holds now. */
+static int map_advance(struct ring_file *f)
+{
+	struct magnet_mmap_pos pos = { .release = f->held, .tail = f->tail };
+
+	if (ioctl(f->fd, MAGNET_IOC_MMAP_ADVANCE, &pos))
+		return -errno;
+	f->tail = pos.tail;
+	f->commit = pos.commit;
+	f->map_size = pos.size;
+	f->held = 0;
+	return 0;
+}
+
+/*
+ * Map a ring. -EOPNOTSUPP: it cannot be (overwrite mode), read it with
+ * AIO; other errors fill err.
+ */
+static int map_ring(struct mg_collect *c, struct ring_file *f, char *err, size_t errlen)
+{
+	void *m;
+	int ret;
+
+	f->tail = f->held = 0;
+	ret = map_advance(f);
+	if (ret == -EOPNOTSUPP)
+		return ret;
+	if (ret) {
+		snprintf(err, errlen, "%s/cpu%u: MAGNET_IOC_MMAP_ADVANCE: %s (read = aio reads it without)",
+			 c->dir, f->cpu, strerror(-ret));
+		return ret;
+	}
+	m = mmap(NULL, f->map_size, PROT_READ, MAP_SHARED, f->fd, 0);
+	if (m == MAP_FAILED) {
+		ret = -errno;
+		snprintf(err, errlen, "%s/cpu%u: mmap of %llu bytes: %s", c->dir, f->cpu,
+			 (unsigned long long)f->map_size, strerror(errno));
+		return ret;
+	}
+	f->map = m;
+	return 0;
+}
+
+/*
+ * Mapped: hand on [tail, commit) in pieces of at most read_buffer bytes
+ * of whole records, cut at padding and at the array's end, as AIO reads
+ * of read_buffer bytes would have. false: a corrupt ring (a kernel bug).
+ */
+static bool map_deliver(struct mg_collect *c, struct ring_file *f)
+{
+	__u64 mask = f->map_size - 1, pos = f->tail, run = f->tail;
+
+	while (pos != f->commit) {
+		const struct magnet_record *rec = (const void *)(f->map + (pos & mask));
+		__u32 rs = rec->size;
+
+		if (rs < 8 || rs % 8 || rs > f->commit - pos || (pos & mask) + rs > f->map_size) {
+			logf_(c, LOG_ERR, "cpu%u: corrupt record at ring position %llu (size %u)",
+			      f->cpu, (unsigned long long)pos, rs);
+			if (pos != run)
+				deliver(c, f, f->map + (run & mask), pos - run);
+			f->held = pos - f->tail;
+			return false;
+		}
+		if (rec->event_id == MAGNET_EVENT_PAD || pos + rs - run > c->cfg.read_buffer) {
+			if (pos != run)
+				deliver(c, f, f->map + (run & mask), pos - run);
+			run = rec->event_id == MAGNET_EVENT_PAD ? pos + rs : pos;
+		}
+		pos += rs;
+		if (!(pos & mask)) {	/* the array's end: the next record is at 0 */
+			if (pos != run)
+				deliver(c, f, f->map + (run & mask), pos - run);
+			run = pos;
+		}
+	}
+	if (pos != run)
+		deliver(c, f, f->map + (run & mask), pos - run);
+	f->held = pos - f->tail;
+	return true;
+}
+
+/*
+ * Mapped: deliver what the ring holds if its read condition holds (@all:
+ * if it holds anything), give it back, and again while the condition
+ * holds; what is left waits for poll(). false: the ring is unusable.
+ */
+static bool map_drain(struct mg_collect *c, struct ring_file *f, bool all)
+{
+	for (;;) {
+		int ret = map_advance(f);
+
+		if (ret) {
+			logf_(c, LOG_ERR, "cpu%u: giving back %llu bytes: %s", f->cpu,
+			      (unsigned long long)f->held, strerror(-ret));
+			return false;
+		}
+		if (f->commit == f->tail || (!all && f->commit - f->tail < f->watermark &&
+					     f->commit - f->tail < f->map_size / 2))
+			return true;
+		if (!map_deliver(c, f)) {
+			map_advance(f);	/* what was delivered is not read again */
+			return false;
+		}
+		all = false;
+	}
+}
+
+static void unmap_rings(struct mg_collect *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nfiles; i++) {
+		struct ring_file *f = &c->files[i];
+
+		if (f->map)
+			munmap((void *)f->map, f->map_size);
+		f->map = NULL;
+	}
 }
 
 static void close_files(struct mg_collect *c)
@@ -175,6 +304,7 @@ static void close_files(struct mg_collect *c)
 
 	if (!c->files)
 		return;		/* a start that failed before allocating them */
+	unmap_rings(c);
 	for (i = 0; i < c->nfiles; i++) {
 		struct ring_file *f = &c->files[i];
 		unsigned int k;
@@ -250,7 +380,19 @@ static int attach(struct mg_collect *c, char *err, size_t errlen)
 		if (ret)
 			goto err_files;
 	}
-	for (i = 0; i < c->nfiles; i++) {
+	/* read = mapped: every ring in place, or (overwrite mode) none. */
+	c->mapped = c->cfg.mapped;
+	for (i = 0; i < c->nfiles && c->mapped; i++) {
+		ret = map_ring(c, &c->files[i], err, errlen);
+		if (ret == -EOPNOTSUPP) {
+			logf_(c, LOG_NOTICE, "overwrite-mode rings cannot be mapped: reading them with AIO");
+			c->mapped = false;
+			unmap_rings(c);
+		} else if (ret) {
+			goto err_files;
+		}
+	}
+	for (i = 0; i < c->nfiles && !c->mapped; i++) {
 		unsigned int k;
 
 		for (k = 0; k < MG_COLLECT_READS; k++) {
@@ -333,6 +475,55 @@ static bool reap(struct mg_collect *c, bool resubmit)
 	return ok;
 }
 
+/*
+ * Mapped: deliver the rings whose read condition holds; poll for the
+ * others (and the control eventfd); past the latency, take what they hold.
+ */
+static enum why run_mapped(struct mg_collect *c)
+{
+	long long latency = c->cfg.latency_ms ? (long long)c->cfg.latency_ms * 1000000 : -1;
+	long long last = (long long)mg_now_ns(CLOCK_MONOTONIC);
+	struct pollfd *p = c->pfd;
+	unsigned int i;
+
+	p[0].fd = c->ctl_efd;
+	p[0].events = POLLIN;
+	for (i = 0; i < c->nfiles; i++) {
+		p[i + 1].fd = c->files[i].fd;
+		p[i + 1].events = POLLIN;
+		p[i + 1].revents = 0;
+	}
+	for (;;) {
+		long long now = (long long)mg_now_ns(CLOCK_MONOTONIC);
+		bool late = latency >= 0 && now - last >= latency;
+		int ms = -1, req;
+		__u64 v;
+
+		for (i = 0; i < c->nfiles; i++)
+			if (!map_drain(c, &c->files[i], late || p[i + 1].revents))
+				return WHY_GONE;
+		if (late)
+			last = now;
+		if (latency >= 0)
+			ms = (int)((last + latency - now) / 1000000) + 1;
+		if (poll(p, c->nfiles + 1, ms) < 0) {
+			if (errno != EINTR) {
+				logf_(c, LOG_ERR, "poll: %s", strerror(errno));
+				return WHY_GONE;
+			}
+			for (i = 0; i <= c->nfiles; i++)
+				p[i].revents = 0;
+		}
+		if (p[0].revents && read(c->ctl_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			return WHY_GONE;
+		req = atomic_load(&c->request);
+		if (req == REQ_STOP)
+			return WHY_STOP;
+		if (req == REQ_RELEASE)
+			return WHY_RELEASE;
+	}
+}
+
 static enum why run(struct mg_collect *c)
 {
 	struct pollfd p[2] = {
@@ -340,6 +531,8 @@ static enum why run(struct mg_collect *c)
 		{ .fd = c->ctl_efd, .events = POLLIN },
 	};
 
+	if (c->mapped)
+		return run_mapped(c);
 	for (;;) {
 		__u64 v;
 		int req;
@@ -402,6 +595,17 @@ static void detach(struct mg_collect *c)
 {
 	__u64 end = mg_now_ns(CLOCK_MONOTONIC) + REAP_NS;
 	unsigned int i;
+
+	if (c->mapped) {
+		/* What the rings hold, delivered and given back. */
+		for (i = 0; i < c->nfiles; i++)
+			if (c->files[i].map)
+				map_drain(c, &c->files[i], true);
+		close_files(c);
+		c->attached = false;
+		atomic_store(&c->up, false);
+		return;
+	}
 
 	for (i = 0; i < c->nfiles; i++) {
 		struct ring_file *f = &c->files[i];
@@ -559,6 +763,12 @@ int mg_collect_start(const struct mg_collect_cfg *cfg, mg_collect_sink sink,
 		snprintf(err, errlen, "out of memory");
 		goto err_free;
 	}
+	c->pfd = calloc(n + 1, sizeof(*c->pfd));
+	if (!c->pfd) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto err_free;
+	}
 	c->nfiles = n;	/* only now: the cleanup walks files[0..nfiles) */
 	for (i = 0; i < n; i++) {
 		unsigned int k;
@@ -649,6 +859,7 @@ void mg_collect_free(struct mg_collect *c)
 			for (k = 0; k < MG_COLLECT_READS; k++)
 				free(c->files[i].slots[k].buf);
 	free(c->files);
+	free(c->pfd);
 	free(c->counts);
 	if (c->aio_efd >= 0)
 		close(c->aio_efd);

@@ -11,6 +11,13 @@
  * the order of its records: the sink must never block (magnetd's queues to
  * the server and the trace writer refuse and count instead).
  *
+ * With cfg.mapped (the default) discard-mode rings are read in place
+ * instead (UAPI header, MAPPED): each is mapped read-only, the thread
+ * polls the rings and the control eventfd, and hands the records on from
+ * the mapping in pieces of at most read_buffer bytes, as the reads would
+ * have, giving them back to the ring once the sink has them: no AIO, no
+ * kworker copy. Overwrite-mode rings cannot be mapped: AIO reads them.
+ *
  * The module's lifetime. An open cpuN file pins the module, so rmmod fails
  * (EBUSY) while the rings are held. mg_collect_release() lets go of them:
  * the thread cancels its reads, delivers what they held, closes the files
@@ -41,6 +48,7 @@ struct mg_collect_cfg {
 	size_t read_buffer;		/* bytes per read, per CPU */
 	size_t watermark;		/* byte watermark (clamped to half a ring) */
 	unsigned int latency_ms;	/* read timeout, 0: none */
+	bool mapped;			/* read discard-mode rings in place */
 };
 
 /* Per CPU, since the daemon started (reads of every load of the module). */

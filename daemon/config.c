@@ -37,6 +37,7 @@ enum ktype {
 	K_FOREGROUND,	/* -f */
 	K_HELP,		/* -h */
 	K_LOG,
+	K_READ,		/* mapped | aio */
 	K_LISTEN,
 	K_ALLOW,
 	K_UINT,		/* unsigned int field */
@@ -113,6 +114,8 @@ static const struct key keys[] = {
 	{ .name = "dir", .short_opt = 'd', .type = K_PATH, FIELD(dir),
 	  .arg = "DIR",
 	  .help = "magnet's debugfs directory (/sys/kernel/debug/magnet)" },
+	{ .name = "read", .type = K_READ, FIELD(read), .arg = "MODE",
+	  .help = "mapped: read the rings in place; aio: copy them with AIO reads (mapped)" },
 	{ .name = "read_buffer", .type = K_SIZE, FIELD(read_buffer),
 	  .min = 2 * MAGNET_RECORD_MAX, .max = GIB,
 	  .why = "a read must hold two of the largest records, 2 * MAGNET_RECORD_MAX",
@@ -729,6 +732,16 @@ static int set_key(struct load *ld, const struct key *k, const char *val,
 	case K_FOREGROUND:
 		c->foreground = true;
 		return 0;
+	case K_READ:
+		if (!strcmp(val, "mapped")) {
+			c->read = MG_READ_MAPPED;
+		} else if (!strcmp(val, "aio")) {
+			c->read = MG_READ_AIO;
+		} else {
+			seterr(why, wlen, "bad read mode '%s' (mapped or aio)", echo(val, e));
+			return -EINVAL;
+		}
+		return 0;
 	case K_LOG:
 		if (!strcmp(val, "auto")) {
 			c->log = MG_LOG_AUTO;
@@ -1183,6 +1196,8 @@ static bool key_changed(const struct mg_config *a, const struct mg_config *b,
 		return false;
 	case K_LOG:
 		return a->log != b->log;
+	case K_READ:
+		return a->read != b->read;
 	case K_ALLOW:
 		return a->nallow != b->nallow ||
 		       memcmp(a->allow, b->allow, a->nallow * sizeof(a->allow[0]));

@@ -37,6 +37,8 @@
 
 /* AUTO: stderr with -f, syslog otherwise. */
 enum mg_log_target { MG_LOG_AUTO, MG_LOG_STDERR, MG_LOG_SYSLOG };
+/* How the rings are read: in place (discard mode), or AIO copies. */
+enum mg_read_mode { MG_READ_MAPPED, MG_READ_AIO };
 
 /* An allow entry; addr holds 4 bytes for AF_INET, 16 for AF_INET6. */
 struct mg_cidr {
@@ -68,6 +70,7 @@ struct mg_config {
 	unsigned int max_clients_per_user;	/* 16, root exempt */
 	unsigned int root_reserve;	/* 4: root's beyond max_clients */
 	char dir[4096];			/* /sys/kernel/debug/magnet */
+	enum mg_read_mode read;		/* mapped */
 	size_t read_buffer;		/* 256K, per CPU, at least 2*MAGNET_RECORD_MAX */
 	size_t watermark;		/* 64K, 0: off */
 	unsigned int latency_ms;	/* 100 (read timeout), 0: off */

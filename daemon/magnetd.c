@@ -458,6 +458,7 @@ int main(int argc, char **argv)
 		.read_buffer = d.cfg.read_buffer,
 		.watermark = d.cfg.watermark,
 		.latency_ms = d.cfg.latency_ms,
+		.mapped = d.cfg.read == MG_READ_MAPPED,
 	};
 	/* The trace is open before the first read. */
 	open_trace(&d);

@@ -51,7 +51,11 @@ static struct mg_ring *mg_ring_alloc(unsigned int cpu, unsigned long size,
 	rb = kzalloc_node(sizeof(*rb), GFP_KERNEL, cpu_to_node(cpu));
 	if (!rb)
 		return NULL;
-	data = vmalloc_node(size, cpu_to_node(cpu));	/* on the CPU's own node */
+	/*
+	 * On the CPU's own node; zeroed, since a reader may map the whole
+	 * array (fs.c), bytes no record has covered yet included.
+	 */
+	data = vzalloc_node(size, cpu_to_node(cpu));
 	if (!data)
 		goto err_data;
 	if (mg_ring_init(rb, data, size, mode, cpu))

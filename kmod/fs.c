@@ -24,6 +24,7 @@
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/kthread.h>
+#include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
@@ -446,6 +447,76 @@ static int mg_fasync(int fd, struct file *filp, int on)
 	return ret;
 }
 
+/* See MAPPED in the UAPI header. */
+static long mg_mmap_advance(struct mg_cpu_buf *buf, struct magnet_mmap_pos __user *upos)
+{
+	struct mg_ring *rb = mg_reader_ring(buf);
+	struct magnet_mmap_pos pos;
+	unsigned long tail;
+	long ret;
+
+	if (copy_from_user(&pos, upos, sizeof(pos)))
+		return -EFAULT;
+	if (pos.flags)
+		return -EINVAL;
+	if (rb->mode != MG_RING_DISCARD)
+		return -EOPNOTSUPP;
+	mutex_lock(&buf->read_lock);
+	ret = mg_ring_advance(rb, pos.tail, pos.release);
+	pos.commit = mg_ring_peek(rb, &tail);
+	mutex_unlock(&buf->read_lock);
+	if (ret < 0)
+		return ret;
+	if (READ_ONCE(buf->fasync))
+		mg_arm(buf, rb, SIZE_MAX, 0);	/* SIGIO again at the next crossing */
+	pos.tail = tail;
+	pos.size = rb->size;
+	return copy_to_user(upos, &pos, sizeof(pos)) ? -EFAULT : 0;
+}
+
+static vm_fault_t mg_mmap_fault(struct vm_fault *vmf)
+{
+	struct mg_cpu_buf *buf = vmf->vma->vm_file->private_data;
+	struct mg_ring *rb = mg_reader_ring(buf);
+	struct page *page;
+
+	if (vmf->pgoff >= rb->size >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	page = vmalloc_to_page(rb->data + (vmf->pgoff << PAGE_SHIFT));
+	if (!page)
+		return VM_FAULT_SIGBUS;
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
+static const struct vm_operations_struct mg_mmap_ops = {
+	.fault = mg_mmap_fault,
+};
+
+/*
+ * The ring's pages, read-only, where writers keep writing: the vma holds
+ * the file, and an open file keeps the ring (no resize with a reader).
+ */
+static int mg_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct mg_cpu_buf *buf = filp->private_data;
+	struct mg_ring *rb = mg_reader_ring(buf);
+
+	if (rb->mode != MG_RING_DISCARD)
+		return -EOPNOTSUPP;
+	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
+		return -EPERM;
+	/* MAP_SHARED: the kernel clears VM_SHARED on a read-only file. */
+	if (!(vma->vm_flags & VM_MAYSHARE) || vma->vm_pgoff ||
+	    vma->vm_end - vma->vm_start > rb->size)
+		return -EINVAL;
+	vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_ops = &mg_mmap_ops;
+	return 0;
+}
+
 static long mg_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct mg_cpu_buf *buf = filp->private_data;
@@ -468,6 +539,8 @@ static long mg_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	case MAGNET_IOC_GET_READ_ATTR:
 		attr = buf->attr;
 		return copy_to_user((void __user *)arg, &attr, sizeof(attr)) ? -EFAULT : 0;
+	case MAGNET_IOC_MMAP_ADVANCE:
+		return mg_mmap_advance(buf, (struct magnet_mmap_pos __user *)arg);
 	default:
 		return -ENOTTY;
 	}
@@ -526,7 +599,8 @@ static const struct file_operations mg_data_fops = {
 	.poll = mg_poll,
 	.fasync = mg_fasync,
 	.unlocked_ioctl = mg_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,	/* struct magnet_read_attr has one layout */
+	.mmap = mg_mmap,
+	.compat_ioctl = compat_ptr_ioctl,	/* the ioctls' structs have one layout */
 	.llseek = no_llseek,
 };
 

@@ -107,6 +107,18 @@
  *   reader: c = commit; smp_rmb(); read records below c; release tail
  *   writer: acquire tail before reusing the bytes below it (discard mode)
  *
+ * IN PLACE
+ * ========
+ *
+ * A discard-mode ring may also be read where it lies (the kernel maps the
+ * array read-only into the reader): mg_ring_peek() gives [tail, commit),
+ * the reader walks it, skipping padding, and mg_ring_advance() moves tail
+ * past what it is done with. Nothing is copied, and nothing changes for
+ * writers: LOST and TASK records are in the stream as usual, and the bytes
+ * below tail are not reused before the reader gives them back. An
+ * overwrite-mode writer may rewrite unread bytes at any time, so only a
+ * copy validated after the fact (OVERWRITE above) is safe there.
+ *
  * WAKE-UPS
  * ========
  *
@@ -718,6 +730,49 @@ retry:
 	if (rd->copy(rd->ctx, dst, lost_len + bytes))
 		return -EFAULT;	/* the records are gone: the caller's buffer was bad */
 	return lost_len + bytes;
+}
+
+unsigned long mg_ring_peek(const struct mg_ring *rb, unsigned long *tail)
+{
+	unsigned long c = local_read(&rb->commit);
+
+	*tail = atomic_long_read(&rb->tail);
+	smp_rmb();	/* records below commit: pairs with rb_end_commit()'s smp_wmb() */
+	return c;
+}
+
+long mg_ring_advance(struct mg_ring *rb, unsigned long from, unsigned long len)
+{
+	unsigned long t = atomic_long_read(&rb->tail);
+	unsigned long c = local_read(&rb->commit);
+	unsigned long pos = t, records = 0;
+
+	if (rb->mode != MG_RING_DISCARD)
+		return -EINVAL;
+	if (len && from != t)
+		return -ESTALE;
+	if (len > c - t)
+		return -EINVAL;
+	smp_rmb();	/* the sizes below commit are final */
+	/* Walk the sizes: a tail inside a record would corrupt the stream. */
+	while (pos - t < len) {
+		const struct magnet_record *rec = rb_at(rb, pos);
+		unsigned int rs = rec->size;
+
+		/* A corrupt ring (must never happen): stop before a bad read. */
+		if (rs < RB_MIN_RECORD || (rs & (MAGNET_RECORD_ALIGN - 1)) ||
+		    rs > c - pos || (pos & rb->mask) + rs > rb->size)
+			return -EIO;
+		records += rb_is_real(rec);
+		pos += rs;
+	}
+	if (pos - t != len)
+		return -EINVAL;
+	/* The reader is done with the bytes: pairs with rb_make_room(). */
+	if (len)
+		atomic_long_set_release(&rb->tail, pos);
+	rb->consumed += records;
+	return records;
 }
 
 long mg_ring_consume(struct mg_ring *rb, struct mg_reader *rd, unsigned long max)

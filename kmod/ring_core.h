@@ -157,6 +157,21 @@ struct mg_reader {
 
 long mg_ring_consume(struct mg_ring *rb, struct mg_reader *rd, unsigned long max);
 
+/*
+ * Zero-copy reading (discard mode only; see IN PLACE in ring_core.c): the
+ * reader looks at the records between *@tail and the returned commit where
+ * they lie, padding included, then gives back the bytes it is done with.
+ * mg_ring_advance() takes exactly @len bytes of whole records (padding
+ * included) from @from, which must be the tail (so a give-back repeated,
+ * or made after another read took the records, takes nothing): it
+ * returns the real records among them; -ESTALE if tail is not @from,
+ * -EINVAL if @len goes past commit or does not end on a record boundary
+ * (nothing consumed either way), -EIO if the ring is corrupt. The caller
+ * serialises it with mg_ring_consume().
+ */
+unsigned long mg_ring_peek(const struct mg_ring *rb, unsigned long *tail);
+long mg_ring_advance(struct mg_ring *rb, unsigned long from, unsigned long len);
+
 /* Committed, unread bytes and records: what wake-ups and poll look at. */
 unsigned long mg_ring_avail_bytes(const struct mg_ring *rb);
 unsigned long mg_ring_avail_records(const struct mg_ring *rb);

@@ -14,6 +14,11 @@
  * io_submit, which the same loop handles, one read at a time (a regular
  * file's next offset depends on the previous read).
  *
+ * With -m the rings are read where they lie (UAPI header, MAPPED): each
+ * is mapped read-only, and its records go from the mapping straight into
+ * the trace file, with no copy into a buffer of ours and no AIO; poll()
+ * waits when every ring is empty.
+ *
  * Opening the rings makes the module forget the threads it named, so a
  * trace holds the TASK records that name each of its records' threads
  * (lib/tasks.h): readers of the file need nothing else.
@@ -31,7 +36,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "record.h"
@@ -65,6 +72,8 @@ struct cpu_file {
 	bool done;		/* EOF, or stopped for good */
 	unsigned int nslots;	/* reads kept outstanding: -r, 1 on regular files */
 	struct read_slot *slots;
+	const unsigned char *map;	/* -m: the ring, mapped read-only */
+	__u64 map_size, tail, commit, held;
 	__u64 offset;		/* input offset of the next read (regular files) */
 	__u64 records;		/* events: LOST, TASK excluded (as the kernel's written) */
 	__u64 tasks;		/* TASK records */
@@ -79,6 +88,7 @@ struct reader {
 	bool out_ok;
 	size_t bufsize;
 	unsigned int reads;		/* -r: reads in flight per ring */
+	bool mapped;			/* -m: read the rings in place */
 	struct magnet_read_attr attr;
 	bool watermark_set;		/* -w given: do not adapt it */
 	long long limit_records;	/* -n, 0 = none */
@@ -106,13 +116,16 @@ __attribute__((noreturn))
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-"usage: " PROG " -o FILE [-d DIR] [-b BYTES] [-r READS] [-w BYTES] [-c RECORDS]\n"
+"usage: " PROG " -o FILE [-d DIR] [-b BYTES] [-r READS | -m] [-w BYTES] [-c RECORDS]\n"
 "                   [-T MS] [-t SECONDS] [-n RECORDS]\n"
 "  -o FILE     trace file to write, \"-\" for stdout\n"
 "  -d DIR      magnet directory (default " MG_SENSOR_DIR ")\n"
 "  -b BYTES    size of one read (default 256K, at least %d)\n"
 "  -r READS    reads in flight per CPU, each of -b bytes (default 4, at\n"
 "              most %d; 1 on files that are no ring)\n"
+"  -m          map each ring read-only and write its records from there:\n"
+"              no AIO, no copy but the write (discard-mode rings only;\n"
+"              -b and -r do not apply)\n"
 "  -w BYTES    read condition: byte watermark (default 64K or half a\n"
 "              smaller ring, 0 = off)\n"
 "  -c RECORDS  read condition: record watermark (default 0 = off)\n"
@@ -284,6 +297,8 @@ static void open_cpus(struct reader *rd)
 				    path);
 			c->nslots = 1;
 		}
+		if (rd->mapped)
+			continue;	/* no read buffers: the ring is mapped */
 		c->slots = calloc(c->nslots, sizeof(*c->slots));
 		if (!c->slots)
 			die("out of memory");
@@ -449,6 +464,166 @@ static void consume(struct reader *rd, struct cpu_file *c,
 }
 
 static bool stop_requested(const struct reader *rd);
+
+/* -m: give back what was written; learn what the ring holds now. */
+static int map_advance(struct reader *rd, struct cpu_file *c)
+{
+	struct magnet_mmap_pos pos = { .release = c->held, .tail = c->tail };
+
+	if (ioctl(c->fd, MAGNET_IOC_MMAP_ADVANCE, &pos)) {
+		if (errno == ENOTTY || errno == EOPNOTSUPP)
+			die("cpu%u: -m: %s", c->cpu, errno == ENOTTY ?
+			    "not a ring of the module (read it without -m)" :
+			    "an overwrite-mode ring cannot be mapped (read it without -m)");
+		msg("cpu%u: giving back %llu bytes: %s", c->cpu,
+		    (unsigned long long)c->held, strerror(errno));
+		c->done = true;
+		rd->failed = true;
+		return -1;
+	}
+	c->tail = pos.tail;
+	c->commit = pos.commit;
+	c->map_size = pos.size;
+	c->held = 0;
+	return 0;
+}
+
+static void map_cpus(struct reader *rd)
+{
+	unsigned int i;
+
+	for (i = 0; i < rd->ncpus; i++) {
+		struct cpu_file *c = &rd->cpus[i];
+		void *m;
+
+		if (map_advance(rd, c))
+			die("cpu%u: cannot read it in place", c->cpu);
+		m = mmap(NULL, c->map_size, PROT_READ, MAP_SHARED, c->fd, 0);
+		if (m == MAP_FAILED)
+			die("cpu%u: mmap of %llu bytes: %s", c->cpu,
+			    (unsigned long long)c->map_size, strerror(errno));
+		c->map = m;
+	}
+}
+
+/*
+ * -m: one span, [tail, commit), from the mapping to the trace; held is
+ * what is in the trace (or padding), to be given back.
+ */
+static void map_write(struct reader *rd, struct cpu_file *c)
+{
+	__u64 mask = c->map_size - 1, pos = c->tail, run = c->tail, kept = c->tail;
+
+	/* One chunk per run of records between padding and the array's end. */
+	while (pos != c->commit) {
+		const struct magnet_record *rec = (const void *)(c->map + (pos & mask));
+
+		if (rec->size < 8 || rec->size % 8 || rec->size > c->commit - pos ||
+		    (pos & mask) + rec->size > c->map_size) {
+			msg("cpu%u: corrupt record at ring position %llu (size %u); no longer reading this CPU",
+			    c->cpu, (unsigned long long)pos, rec->size);
+			c->done = true;
+			rd->corrupt = true;
+			break;
+		}
+		if (rec->event_id == MAGNET_EVENT_PAD || !((pos + rec->size) & mask)) {
+			__u64 end = rec->event_id == MAGNET_EVENT_PAD ? pos : pos + rec->size;
+
+			if (end != run)
+				consume(rd, c, c->map + (run & mask), end - run);
+			if (rd->out_ok)
+				kept = pos + rec->size;
+			run = pos + rec->size;
+		}
+		pos += rec->size;
+	}
+	if (pos != run && !c->done) {
+		consume(rd, c, c->map + (run & mask), pos - run);
+		if (rd->out_ok)
+			kept = pos;
+	}
+	c->held = kept - c->tail;
+}
+
+/*
+ * -m: write what the ring holds if its read condition holds (@all: if it
+ * holds anything), give it back, and again while the condition holds.
+ * What is left is below the condition: poll() waits for it, which the
+ * records still held would satisfy at once, so none are.
+ */
+static void map_drain(struct reader *rd, struct cpu_file *c, bool all)
+{
+	__u64 want = rd->attr.watermark_bytes;
+
+	if (want > c->map_size / 2)
+		want = c->map_size / 2;
+	while (!map_advance(rd, c) && c->commit != c->tail && !c->done &&
+	       (all || c->commit - c->tail >= want) && !stop_requested(rd)) {
+		map_write(rd, c);
+		all = false;
+	}
+}
+
+/*
+ * -m: drain the rings whose read condition holds, poll for the others;
+ * past the timeout (-T), take whatever they hold.
+ */
+static void run_mapped(struct reader *rd)
+{
+	struct pollfd *pfd = calloc(rd->ncpus, sizeof(*pfd));
+	long long timeout_ms = rd->attr.timeout_ns ? (long long)(rd->attr.timeout_ns / 1000000) : -1;
+	long long last = (long long)mg_now_ns(CLOCK_MONOTONIC);
+	unsigned int i;
+
+	if (!pfd)
+		die("out of memory");
+	map_cpus(rd);
+	for (i = 0; i < rd->ncpus; i++) {
+		pfd[i].fd = rd->cpus[i].fd;
+		pfd[i].events = POLLIN;
+	}
+	while (!stop_requested(rd)) {
+		long long now = (long long)mg_now_ns(CLOCK_MONOTONIC);
+		bool late = timeout_ms >= 0 && now - last >= timeout_ms * 1000000;
+		long long ms = WAIT_SLICE_NS / 1000000;
+
+		for (i = 0; i < rd->ncpus && !stop_requested(rd); i++) {
+			if (!rd->cpus[i].done)
+				map_drain(rd, &rd->cpus[i], late || pfd[i].revents);
+			if (rd->cpus[i].done)
+				pfd[i].fd = -1;	/* its records would keep poll() ready */
+		}
+		if (late)
+			last = now;
+		if (timeout_ms >= 0) {
+			long long left = (last + timeout_ms * 1000000 - now) / 1000000;
+
+			if (left < ms)
+				ms = left > 0 ? left : 0;
+		}
+		if (rd->deadline_ns) {
+			long long left = (rd->deadline_ns - now) / 1000000;
+
+			if (left < ms)
+				ms = left > 0 ? left : 0;
+		}
+		if (stop_requested(rd))
+			break;
+		if (poll(pfd, rd->ncpus, ms) < 0) {
+			if (errno != EINTR) {
+				msg("poll: %s", strerror(errno));
+				rd->failed = true;
+			}
+			for (i = 0; i < rd->ncpus; i++)
+				pfd[i].revents = 0;
+		}
+	}
+	/* What was written is given back: no later reader reads it again. */
+	for (i = 0; i < rd->ncpus; i++)
+		if (rd->cpus[i].held)
+			map_advance(rd, &rd->cpus[i]);
+	free(pfd);
+}
 
 /*
  * Handle one completion; resubmit unless stopping. Completions of one CPU
@@ -709,7 +884,9 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int opt, r;
 
-	while ((opt = getopt(argc, argv, "o:d:b:r:w:c:T:t:n:h")) != -1) {
+	bool sized = false;
+
+	while ((opt = getopt(argc, argv, "o:d:b:r:mw:c:T:t:n:h")) != -1) {
 		switch (opt) {
 		case 'o':
 			out = optarg;
@@ -722,11 +899,16 @@ int main(int argc, char **argv)
 			if (parse_size(optarg, &v) || v < MIN_BUF || v > (1ULL << 30))
 				usage(1);
 			rd.bufsize = v;
+			sized = true;
 			break;
 		case 'r':
 			if (parse_size(optarg, &v) || !v || v > MAX_READS)
 				usage(1);
 			rd.reads = v;
+			sized = true;
+			break;
+		case 'm':
+			rd.mapped = true;
 			break;
 		case 'w':
 			if (parse_size(optarg, &v))
@@ -762,6 +944,10 @@ int main(int argc, char **argv)
 	}
 	if (!out || optind != argc)
 		usage(1);
+	if (rd.mapped && sized) {
+		fprintf(stderr, PROG ": -m reads the rings in place: -b and -r do not apply\n");
+		usage(1);
+	}
 
 	scan_dir(&rd);
 	check_version(&rd);
@@ -774,6 +960,15 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);	/* a closed pipe is a write error */
 
+	if (rd.mapped) {
+		write_header(&rd);
+		if (rd.deadline_ns)
+			rd.deadline_ns += (long long)mg_now_ns(CLOCK_MONOTONIC);
+		run_mapped(&rd);
+		finish(&rd);
+		mg_probe_watch_free(rd.names);
+		return rd.failed || rd.corrupt ? 2 : 0;
+	}
 	r = io_setup(rd.ncpus * rd.reads, &rd.ctx);
 	if (r < 0)
 		die("io_setup: %s%s", strerror(-r),

@@ -92,6 +92,37 @@ static long drain(struct mg_ring *rb, void *buf, unsigned long max)
 	return mg_ring_consume(rb, &rd, max);
 }
 
+/* check's ck_assert costs a syscall each: far too slow per payload byte. */
+#define CHEAP(cond) do { if (!(cond)) ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #cond); } while (0)
+
+/*
+ * The same, read in place (mg_ring_peek/mg_ring_advance) as a reader of the
+ * mapped ring does: walk [tail, commit) skipping padding, take whole
+ * records up to @max bytes into @buf, give back exactly the bytes walked.
+ */
+static long drain_in_place(struct mg_ring *rb, void *buf, unsigned long max)
+{
+	unsigned long t, c = mg_ring_peek(rb, &t), pos = t, out = 0;
+	unsigned long real = 0;
+	long got;
+
+	while (pos != c) {
+		const struct magnet_record *rec = (const void *)(rb->data + (pos & rb->mask));
+
+		if (rec->event_id != MAGNET_EVENT_PAD) {
+			if (out + rec->size > max)
+				break;
+			memcpy((unsigned char *)buf + out, rec, rec->size);
+			out += rec->size;
+			real += rec->event_id >= MAGNET_EVENT_FIRST_DYNAMIC;
+		}
+		pos += rec->size;
+	}
+	got = mg_ring_advance(rb, t, pos - t);
+	CHEAP(got == (long)real);
+	return out;
+}
+
 /* Decoded view of a drained buffer. */
 struct seen {
 	unsigned long records, lost_full, lost_too_big, lost_nesting, overwritten;
@@ -103,8 +134,6 @@ struct seen {
 
 #define DUP_BITS	(1UL << 28)
 
-/* check's ck_assert costs a syscall each: far too slow per payload byte. */
-#define CHEAP(cond) do { if (!(cond)) ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #cond); } while (0)
 
 static void check_records(const unsigned char *buf, long len, struct seen *s, int strict_order)
 {
@@ -294,6 +323,79 @@ START_TEST(test_roundtrip_and_wrap)
 	ck_assert_uint_eq(s.lost_full + s.lost_too_big + s.lost_nesting, 0);
 	ck_assert_uint_gt(local_read(&rb->head), 20 * rb->size);	/* it did wrap */
 	ck_assert_int_eq(drain(rb, out, sizeof(out)), 0);
+	ring_free(rb);
+}
+END_TEST
+
+/*
+ * In place: the records, padding and LOST records where the writer put
+ * them, consumed only as far as the reader says, whole records only.
+ */
+START_TEST(test_in_place)
+{
+	struct mg_ring *rb = ring_new(MG_RING_MIN_SIZE, MG_RING_DISCARD);
+	static unsigned char out[1 << 16];
+	struct mg_ring_stats st;
+	struct seen s = { 0 };
+	unsigned long t, c, fired = 0, ok = 0;
+	__u64 seq = 0;
+	int round;
+
+	for (round = 0; round < 2000; round++) {
+		unsigned int n = 1 + round % 13, i;
+		long got;
+
+		for (i = 0; i < n; i++, seq++)
+			ck_assert(put(rb, 0, seq, (seq * 37) % 600));
+		/* Some rounds take a little at a time. */
+		got = drain_in_place(rb, out, round % 3 ? sizeof(out) : 700);
+		check_records(out, got, &s, 1);
+		while ((got = drain_in_place(rb, out, sizeof(out))) > 0)
+			check_records(out, got, &s, 1);
+	}
+	ck_assert_uint_eq(s.records, seq);
+	ck_assert_uint_gt(local_read(&rb->head), 20 * rb->size);	/* it did wrap */
+	ck_assert_uint_eq(mg_ring_avail_records(rb), 0);
+
+	/* Refused, and nothing consumed: past commit, inside a record. */
+	ring_free(rb);
+	rb = ring_new(MG_RING_MIN_SIZE, MG_RING_DISCARD);	/* no padding first */
+	s.have[0] = 0;
+	ck_assert(put(rb, 0, seq++, 100));
+	ck_assert(put(rb, 0, seq++, 100));
+	c = mg_ring_peek(rb, &t);
+	ck_assert_int_eq(mg_ring_advance(rb, t, c - t + 8), -EINVAL);
+	ck_assert_int_eq(mg_ring_advance(rb, t, 8), -EINVAL);
+	ck_assert_int_eq(mg_ring_advance(rb, t, MAGNET_RECORD_HEADER + 104 + 8), -EINVAL);
+	ck_assert_int_eq(mg_ring_advance(rb, t + 144, 144), -ESTALE);
+	ck_assert_uint_eq(mg_ring_avail_bytes(rb), c - t);
+	ck_assert_int_eq(mg_ring_advance(rb, t + 8, 0), 0);	/* a look only */
+	ck_assert_int_eq(mg_ring_advance(rb, t, MAGNET_RECORD_HEADER + 104), 1);
+	s.records++;	/* given back without a look */
+	/* The same give-back again: the tail moved, nothing more is taken. */
+	ck_assert_int_eq(mg_ring_advance(rb, t, MAGNET_RECORD_HEADER + 104), -ESTALE);
+	ck_assert_uint_eq(mg_ring_avail_records(rb), 1);
+	check_records(out, drain_in_place(rb, out, sizeof(out)), &s, 1);
+	ck_assert_uint_eq(s.records, seq);
+
+	/* A full ring: the losses arrive in-band, in front of the next record. */
+	while (fired < 10000) {
+		ok += put(rb, 0, seq + fired, 64);
+		fired++;
+	}
+	check_records(out, drain_in_place(rb, out, sizeof(out)), &s, 1);
+	ck_assert(put(rb, 0, seq + fired, 64));
+	check_records(out, drain_in_place(rb, out, sizeof(out)), &s, 1);
+	mg_ring_stats(rb, &st);
+	ck_assert_uint_eq(s.lost_full, fired - ok);
+	ck_assert_uint_eq(st.lost_full, fired - ok);
+	ck_assert_uint_eq(s.records, seq + ok + 1);
+	ring_free(rb);
+
+	/* An overwriting writer may rewrite unread bytes: no reading in place. */
+	rb = ring_new(MG_RING_MIN_SIZE, MG_RING_OVERWRITE);
+	ck_assert(put(rb, 0, 0, 16));
+	ck_assert_int_eq(mg_ring_advance(rb, 0, MAGNET_RECORD_HEADER + 16), -EINVAL);
 	ring_free(rb);
 }
 END_TEST
@@ -613,6 +715,7 @@ struct stress {
 	unsigned char *out;
 	struct seen seen;
 	unsigned long retries;	/* reads that returned -EAGAIN */
+	int in_place;		/* the reader uses mg_ring_peek/advance */
 };
 
 static struct stress *st_g;
@@ -658,7 +761,8 @@ static void *reader_main(void *arg)
 	for (;;) {
 		int done = st->writer_done;
 
-		got = drain(st->rb, st->out, 1 << 16);
+		got = st->in_place ? drain_in_place(st->rb, st->out, 1 << 16) :
+				     drain(st->rb, st->out, 1 << 16);
 		if (got == -EAGAIN) {	/* pushes voided every try: as the kernel does */
 			st->retries++;
 			sched_yield();
@@ -673,7 +777,7 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-static void run_stress(enum mg_ring_mode mode)
+static void run_stress(enum mg_ring_mode mode, int in_place)
 {
 	struct stress *st = calloc(1, sizeof(*st));
 	struct sigaction sa = { 0 };
@@ -684,6 +788,7 @@ static void run_stress(enum mg_ring_mode mode)
 
 	st_g = st;
 	st->rb = ring_new(MG_RING_MIN_SIZE, mode);
+	st->in_place = in_place;
 	st->out = malloc(1 << 16);
 	for (int i = 0; i < 3; i++)
 		st->seen.dup[i] = calloc(1, DUP_BITS / 8);
@@ -722,8 +827,8 @@ static void run_stress(enum mg_ring_mode mode)
 				  st->fired);
 		ck_assert_uint_eq(st->seen.records + lost_seen + pend, st->fired);
 		ck_assert_uint_eq(st->seen.records, rs.written - rs.overwritten);
-		fprintf(stderr, "  stress %s: fired %lu (irq %llu, nested %llu) read %lu lost %lu\n",
-			mode ? "overwrite" : "discard", st->fired,
+		fprintf(stderr, "  stress %s%s: fired %lu (irq %llu, nested %llu) read %lu lost %lu\n",
+			mode ? "overwrite" : "discard", in_place ? " in place" : "", st->fired,
 			(unsigned long long)st->seq[1], (unsigned long long)st->seq[2],
 			st->seen.records, lost_seen + pend);
 	}
@@ -738,13 +843,19 @@ static void run_stress(enum mg_ring_mode mode)
 
 START_TEST(test_stress_nested_discard)
 {
-	run_stress(MG_RING_DISCARD);
+	run_stress(MG_RING_DISCARD, 0);
+}
+END_TEST
+
+START_TEST(test_stress_nested_in_place)
+{
+	run_stress(MG_RING_DISCARD, 1);
 }
 END_TEST
 
 START_TEST(test_stress_nested_overwrite)
 {
-	run_stress(MG_RING_OVERWRITE);
+	run_stress(MG_RING_OVERWRITE, 0);
 }
 END_TEST
 
@@ -759,6 +870,7 @@ int main(void)
 	tcase_add_test(tc, test_init_rejects);
 	tcase_add_test(tc, test_roundtrip_and_wrap);
 	tcase_add_test(tc, test_exact_fit_at_end);
+	tcase_add_test(tc, test_in_place);
 	tcase_add_test(tc, test_too_big_and_lost_record);
 	tcase_add_test(tc, test_full_discard_accounting);
 	tcase_add_test(tc, test_overwrite_keeps_newest);
@@ -771,6 +883,7 @@ int main(void)
 	tcase_add_test(tc, test_meta_record);
 	tcase_set_timeout(ts, 60);
 	tcase_add_test(ts, test_stress_nested_discard);
+	tcase_add_test(ts, test_stress_nested_in_place);
 	tcase_add_test(ts, test_stress_nested_overwrite);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, ts);

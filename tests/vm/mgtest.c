@@ -12,9 +12,16 @@
  *                                and every loss is reported in the stream
  *   mgtest overwrite N           overwrite mode keeps the newest records
  *   mgtest deliver MODE          block | poll | nonblock | sigio | aio |
- *                                timeout | aio-cancel
+ *                                timeout | aio-cancel | mmap
+ *   mgtest mmap N                every ring read in place (cpu0's mixed
+ *                                with read()) while N getpid fire: each
+ *                                record whole, every hit read or reported
+ *                                lost as the stats say; every misuse of
+ *                                the mapping and the ioctl refused
+ *   mgtest mmap-overwrite        an overwrite-mode ring cannot be mapped
  *   mgtest ebusy                 a second open of a cpu file fails
- *   mgtest hold MODE             block forever in read | poll | aio
+ *   mgtest hold MODE             block forever in read | poll | aio |
+ *                                mmap (the mapping alone, fd closed)
  *   mgtest fire SECONDS          getpid as fast as possible (a load)
  *   mgtest fire-n N              exactly N getpid, nothing else
  *   mgtest sock N                N TCP sends on 127.0.0.1: the sock handler
@@ -74,6 +81,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -495,6 +503,90 @@ static int cmd_overwrite(int n)
 }
 
 /* A child fires @n getpid on CPU 0 after @delay_ms. */
+/* A ring read in place (MAPPED in the UAPI header). */
+struct mapped {
+	int fd;
+	const unsigned char *base;
+	uint64_t size, tail, commit;
+	uint64_t held;		/* walked, to give back at the next advance */
+	int read_since;		/* read() took records: tail moved on its own */
+};
+
+static int mmap_advance_raw(int fd, uint64_t tail, uint64_t release, uint64_t flags,
+			    struct magnet_mmap_pos *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->tail = tail;
+	p->release = release;
+	p->flags = flags;
+	return ioctl(fd, MAGNET_IOC_MMAP_ADVANCE, p);
+}
+
+/* Give back what was walked; learn what is there now. */
+static void map_advance(struct mapped *m)
+{
+	struct magnet_mmap_pos p;
+
+	if (mmap_advance_raw(m->fd, m->tail, m->held, 0, &p))
+		die("MAGNET_IOC_MMAP_ADVANCE(%llu): %s", (unsigned long long)m->held,
+		    strerror(errno));
+	if (p.tail != m->tail + m->held && m->base && !m->read_since)
+		die("tail %llu after giving back %llu from %llu", (unsigned long long)p.tail,
+		    (unsigned long long)m->held, (unsigned long long)m->tail);
+	if (p.commit - p.tail > p.size)
+		die("tail %llu commit %llu in a ring of %llu", (unsigned long long)p.tail,
+		    (unsigned long long)p.commit, (unsigned long long)p.size);
+	m->tail = p.tail;
+	m->commit = p.commit;
+	m->size = p.size;
+	m->held = 0;
+	m->read_since = 0;
+}
+
+static void map_open(struct mapped *m, int fd)
+{
+	memset(m, 0, sizeof(*m));
+	m->fd = fd;
+	map_advance(m);
+	m->base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd, 0);
+	if (m->base == MAP_FAILED)
+		die("mmap of %llu bytes: %s", (unsigned long long)m->size, strerror(errno));
+}
+
+/* The record at a free-running position, checked to lie inside the ring. */
+static const struct magnet_record *map_rec(const struct mapped *m, uint64_t pos)
+{
+	const struct magnet_record *r = (const void *)(m->base + (pos & (m->size - 1)));
+
+	if (r->size < 8 || r->size % 8 || r->size > m->commit - pos ||
+	    (pos & (m->size - 1)) + r->size > m->size)
+		die("mapped record at %llu: size %u (commit %llu)", (unsigned long long)pos,
+		    r->size, (unsigned long long)m->commit);
+	return r;
+}
+
+/* Walk [tail, commit) in place: every record but padding is checked. */
+static void map_walk(struct mapped *m, int cpu, struct seen *s)
+{
+	uint64_t pos = m->tail;
+
+	while (pos != m->commit) {
+		const struct magnet_record *r = map_rec(m, pos);
+
+		if (r->event_id != MAGNET_EVENT_PAD && s)
+			check_chunk(cpu, (const void *)r, r->size, s);
+		pos += r->size;
+	}
+	m->held = pos - m->tail;
+}
+
+static void expect_errno(const char *what, int ret, int want)
+{
+	if (ret != -1 || errno != want)
+		die("%s: %d (%s), want %s", what, ret, ret == -1 ? strerror(errno) : "success",
+		    strerror(want));
+}
+
 static pid_t fire_later(int n, int delay_ms)
 {
 	pid_t pid = fork();
@@ -637,6 +729,32 @@ static int cmd_deliver(const char *mode)
 			die("io_getevents: %d", r);
 		n = (long)ev.res;
 		io_destroy(ctx);
+	} else if (!strcmp(mode, "mmap")) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct mapped m;
+
+		map_open(&m, fd);
+		if (m.commit != m.tail || poll(&p, 1, 0) != 0)
+			die("mmap: an empty ring holds records or is ready");
+		child = fire_later(want, 300);
+		if (poll(&p, 1, 10000) != 1 || !(p.revents & POLLIN))
+			die("poll of a mapped ring did not report readiness");
+		dt = now_ns() - t0;
+		waitpid(child, NULL, 0);
+		if (dt < 250000000ULL)
+			die("poll of a mapped ring returned early");
+		map_advance(&m);
+		/* In place, padding skipped: into buf for the common count below. */
+		for (uint64_t pos = m.tail; pos != m.commit; pos += map_rec(&m, pos)->size) {
+			const struct magnet_record *r = map_rec(&m, pos);
+
+			if (r->event_id != MAGNET_EVENT_PAD) {
+				memcpy(buf + n, r, r->size);
+				n += r->size;
+			}
+		}
+		map_walk(&m, 0, NULL);
+		map_advance(&m);	/* checks the tail moved by what was walked */
 	} else {
 		die("unknown mode %s", mode);
 	}
@@ -646,6 +764,218 @@ static int cmd_deliver(const char *mode)
 		die("%s: got %lu getpid records, want >= %d", mode, count_getpid(buf, n, id), want);
 	printf("deliver %s: %lu records after %llu ms\n", mode, count_getpid(buf, n, id),
 	       (unsigned long long)(now_ns() - t0) / 1000000);
+	return 0;
+}
+
+/* Every way to misuse a mapping is refused, and consumes nothing. */
+static void mmap_refusals(struct mapped *m)
+{
+	struct magnet_mmap_pos p;
+	void *a;
+
+	a = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+	expect_errno("mmap MAP_SHARED PROT_WRITE of a read-only file", a == MAP_FAILED ? -1 : 0,
+		     EACCES);
+	a = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, m->fd, 0);
+	expect_errno("mmap MAP_PRIVATE PROT_WRITE", a == MAP_FAILED ? -1 : 0, EPERM);
+	a = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, m->fd, 0);
+	expect_errno("mmap MAP_PRIVATE", a == MAP_FAILED ? -1 : 0, EINVAL);
+	a = mmap(NULL, m->size, PROT_READ | PROT_EXEC, MAP_SHARED, m->fd, 0);
+	expect_errno("mmap PROT_EXEC", a == MAP_FAILED ? -1 : 0, EPERM);
+	a = mmap(NULL, 2 * m->size, PROT_READ, MAP_SHARED, m->fd, 0);
+	expect_errno("mmap of twice the ring", a == MAP_FAILED ? -1 : 0, EINVAL);
+	a = mmap(NULL, 4096, PROT_READ, MAP_SHARED, m->fd, 4096);
+	expect_errno("mmap at offset 4096", a == MAP_FAILED ? -1 : 0, EINVAL);
+	expect_errno("mprotect PROT_WRITE", mprotect((void *)m->base, m->size, PROT_READ | PROT_WRITE),
+		     EACCES);
+	expect_errno("advance with flags 1", mmap_advance_raw(m->fd, m->tail, 0, 1, &p), EINVAL);
+	/* Not even a debugger's forced write reaches the ring. */
+	{
+		int mem = open("/proc/self/mem", O_RDWR);
+		char x = 0;
+		struct iovec l = { &x, 1 }, r = { (void *)m->base, 1 };
+		ssize_t w;
+
+		if (mem < 0)
+			die("open /proc/self/mem: %s", strerror(errno));
+		expect_errno("pwrite of /proc/self/mem into the mapping",
+			     pwrite(mem, &x, 1, (off_t)(uintptr_t)m->base), EIO);
+		close(mem);
+		/* self: getpid() would fire. ENOSYS: no CROSS_MEMORY_ATTACH. */
+		w = process_vm_writev(self, &l, 1, &r, 1, 0);
+		if (w != -1 || errno != ENOSYS)
+			expect_errno("process_vm_writev into the mapping", w, EFAULT);
+	}
+
+	/* Records to misuse: one past commit, one inside the first. */
+	pin(0);
+	for (int i = 0; i < 3; i++)
+		my_getpid();
+	pin(1 % ncpus);
+	map_advance(m);
+	if (m->commit == m->tail)
+		die("3 getpid on cpu0 and nothing in its ring");
+	expect_errno("giving back past commit",
+		     mmap_advance_raw(m->fd, m->tail, m->commit - m->tail + 8, 0, &p), EINVAL);
+	{
+		uint64_t pos = m->tail;
+
+		while (map_rec(m, pos)->event_id == MAGNET_EVENT_PAD)
+			pos += map_rec(m, pos)->size;
+		expect_errno("giving back half a record",
+			     mmap_advance_raw(m->fd, m->tail, pos - m->tail + 8, 0, &p), EINVAL);
+	}
+	expect_errno("giving back from a tail that is not the ring's",
+		     mmap_advance_raw(m->fd, m->tail + 8, 8, 0, &p), ESTALE);
+	if (mmap_advance_raw(m->fd, m->tail, 0, 0, &p) || p.tail != m->tail || p.commit < m->commit)
+		die("a refusal consumed: tail %llu -> %llu", (unsigned long long)m->tail,
+		    (unsigned long long)p.tail);
+	/*
+	 * read() takes from the same tail: the records the mapped reader
+	 * holds are gone, and giving them back again consumes nothing more.
+	 */
+	map_walk(m, 0, NULL);
+	{
+		uint64_t held = m->held, tail = m->tail;
+		long got = read(m->fd, buf, BUF_SIZE);
+
+		if (got <= 0)
+			die("read() of the records a mapped reader holds: %ld (%s)", got,
+			    got < 0 ? strerror(errno) : "EOF");
+		expect_errno("giving back records read() took",
+			     mmap_advance_raw(m->fd, tail, held, 0, &p), ESTALE);
+		/* read() skips padding: the tail may move by more than it returned. */
+		if (mmap_advance_raw(m->fd, tail, 0, 0, &p) || p.tail < tail + got)
+			die("after read() of %ld bytes, tail %llu -> %llu", got,
+			    (unsigned long long)tail, (unsigned long long)p.tail);
+		m->held = 0;
+		m->read_since = 1;
+		map_advance(m);		/* where read() left the tail */
+	}
+}
+
+/*
+ * mgtest mmap N: every CPU's ring read in place (cpu0's mixed with read()
+ * calls on the same file) while a child fires N getpid on CPU 0 in bursts
+ * the ring cannot always hold: every record whole and in order, every hit
+ * either read or reported lost in the stream, exactly as the stats say.
+ */
+static int cmd_mmap(int n)
+{
+	int id = need_probe("kprobe", "__x64_sys_getpid");
+	struct mapped m[MAX_CPUS];
+	struct seen s = { .event = id };
+	unsigned long hits, rounds = 0, reads = 0, idle;
+	struct stats st;
+	pid_t child;
+	int status;
+
+	open_all(O_NONBLOCK);	/* read() below must not wait */
+	pin(1 % ncpus);
+	for (int c = 0; c < ncpus; c++)
+		map_open(&m[c], fds[c]);
+	for (int c = 0; c < ncpus; c++) {	/* start empty */
+		map_walk(&m[c], c, NULL);
+		map_advance(&m[c]);
+		map_walk(&m[c], c, NULL);
+		map_advance(&m[c]);
+	}
+	mmap_refusals(&m[0]);
+	for (int c = 0; c < ncpus; c++) {	/* empty again: the count starts */
+		map_walk(&m[c], c, NULL);
+		map_advance(&m[c]);
+	}
+	probe_id("kprobe", "__x64_sys_getpid", &hits);
+	read_stats(&st);
+	{
+		unsigned long hits0 = hits, lost0 = st.lost_full + st.lost_too_big + st.lost_nesting;
+
+		child = fork();
+		if (child == 0) {
+			pin(0);
+			for (int i = 0; i < n; i++) {
+				my_getpid();
+				if (i % 5000 == 4999)
+					usleep(2000);
+			}
+			_exit(0);
+		}
+		s.tgid = child;
+		for (idle = 0; idle < 3;) {
+			int any = 0;
+
+			if (child > 0 && waitpid(child, &status, WNOHANG) == child)
+				child = 0;
+
+			for (int c = 0; c < ncpus; c++) {
+				map_advance(&m[c]);
+				if (c == 0 && ++rounds % 4 == 0) {
+					/* read() takes from the same tail, whole records. */
+					long got = read(fds[0], buf, 4096);
+
+					if (got < 0 && errno != EAGAIN)
+						die("read cpu0 between mapped reads: %s", strerror(errno));
+					if (got > 0) {
+						m[0].read_since = 1;
+						check_chunk(0, buf, got, &s);
+						reads++;
+						any = 1;
+					}
+					continue;
+				}
+				any |= m[c].commit != m[c].tail;
+				map_walk(&m[c], c, &s);
+			}
+			if (!child)
+				idle = any ? 0 : idle + 1;
+			if (!any)
+				usleep(1000);
+		}
+		/* One more hit per CPU reports the losses still pending there. */
+		for (int c = 0; c < ncpus; c++) {
+			pin(c);
+			my_getpid();
+		}
+		pin(1 % ncpus);
+		for (int k = 0; k < 2; k++)
+			for (int c = 0; c < ncpus; c++) {
+				map_advance(&m[c]);
+				map_walk(&m[c], c, &s);
+			}
+		for (int c = 0; c < ncpus; c++)
+			map_advance(&m[c]);
+		probe_id("kprobe", "__x64_sys_getpid", &hits);
+		read_stats(&st);
+		hits -= hits0;
+		lost0 = st.lost_full + st.lost_too_big + st.lost_nesting - lost0;
+		if (s.records + s.lost != hits)
+			die("mapped: %lu records + %lu reported lost != %lu hits", s.records, s.lost, hits);
+		if (s.lost != lost0)
+			die("mapped: the stream reports %lu lost, stats %lu", s.lost, lost0);
+		if (s.ours > (unsigned long)n || s.ours + s.lost < (unsigned long)n)
+			die("mapped: %lu of the child's %d getpid read, %lu lost", s.ours, n, s.lost);
+		if (!reads)
+			die("no read() of cpu0 took records between mapped reads");
+		printf("mmap: %lu hits = %lu records read in place or by %lu read()s + %lu reported lost (stats: %lu); %lu of %d ours\n",
+		       hits, s.records, reads, s.lost, lost0, s.ours, n);
+	}
+	return 0;
+}
+
+/* Overwrite mode: its writers rewrite unread bytes, so no mapping. */
+static int cmd_mmap_overwrite(void)
+{
+	struct magnet_mmap_pos p;
+	int fd = open(DIR_PATH "/cpu0", O_RDONLY);
+	void *a;
+
+	if (fd < 0)
+		die("open cpu0: %s", strerror(errno));
+	a = mmap(NULL, 65536, PROT_READ, MAP_SHARED, fd, 0);
+	expect_errno("mmap of an overwrite-mode ring", a == MAP_FAILED ? -1 : 0, EOPNOTSUPP);
+	expect_errno("MAGNET_IOC_MMAP_ADVANCE on an overwrite-mode ring",
+		     mmap_advance_raw(fd, 0, 0, 0, &p), EOPNOTSUPP);
+	printf("mmap-overwrite: mmap and MAGNET_IOC_MMAP_ADVANCE refused with EOPNOTSUPP\n");
 	return 0;
 }
 
@@ -708,6 +1038,13 @@ static int cmd_hold(const char *mode)
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
 		poll(&p, 1, -1);
+	} else if (!strcmp(mode, "mmap")) {
+		struct mapped m;
+
+		map_open(&m, fd);
+		close(fd);	/* the mapping alone holds the file */
+		for (;;)
+			pause();
 	} else if (!strcmp(mode, "aio")) {
 		io_context_t ctx = 0;
 		struct iocb cb, *cbs[1] = { &cb };
@@ -1621,6 +1958,10 @@ int main(int argc, char **argv)
 		return cmd_overwrite(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "deliver"))
 		return cmd_deliver(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "mmap"))
+		return cmd_mmap(atoi(argv[2]));
+	if (argc >= 2 && !strcmp(argv[1], "mmap-overwrite"))
+		return cmd_mmap_overwrite();
 	if (argc >= 2 && !strcmp(argv[1], "ebusy"))
 		return cmd_ebusy();
 	if (argc >= 3 && !strcmp(argv[1], "hold"))
@@ -1645,7 +1986,8 @@ int main(int argc, char **argv)
 		return cmd_aio_order(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "uring"))
 		return cmd_uring(argv[2]);
-	fprintf(stderr, "usage: mgtest getpid|args|account|overwrite|fire-n|capture|sock N | deliver MODE | ebusy | hold MODE | fire SECONDS\n"
+	fprintf(stderr, "usage: mgtest getpid|args|account|overwrite|fire-n|capture|sock|mmap N | deliver MODE | ebusy | hold MODE | fire SECONDS\n"
+		"       mgtest mmap-overwrite\n"
 		"       mgtest halfwake overwrite|discard | attr-limits | aio-sync | aio-cancel2 | aio-order N |\n"
 		"       mgtest uring read|cancel|exit[-async]\n");
 	return 1;

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Unload safety: rmmod while probes fire at full rate succeeds cleanly; while
-# a reader holds a ring (blocked in read, in poll, with AIO pending, or
-# magnet-read draining) it is refused with EBUSY and the reader is
-# unaffected; once readers are gone it succeeds, and no ring memory leaks.
+# a reader holds a ring (blocked in read, in poll, with AIO pending, by a
+# mapping alone, or magnet-read draining) it is refused with EBUSY and the
+# reader is unaffected; once readers are gone it succeeds, and no ring
+# memory leaks.
 . ./lib.sh
 
 vmalloc_count() { wc -l </proc/vmallocinfo; }
@@ -25,7 +26,7 @@ done
 echo "rmmod under full-rate firing: 5 cycles ok"
 
 load probes=kprobe:__x64_sys_getpid
-for mode in read poll aio; do
+for mode in read poll aio mmap; do
 	mgtest hold $mode &
 	holder=$!
 	sleep 1

@@ -3,7 +3,8 @@
 # allowlist rule, one reader per ring, exact accounting through a real
 # subscriber, 50 subscribers and a stalled one, AGG per tgid and cgroup
 # against ground truth, module unload and reload under it, SIGTERM leaving
-# a complete trace.
+# a complete trace; the rings read mapped (the default) until the reload,
+# then, in overwrite mode, with AIO.
 . ./lib.sh
 
 log=/tmp/magnetd.log
@@ -48,6 +49,10 @@ trap 'rc=$?; kill $pid 2>/dev/null; wait $pid 2>/dev/null
 wait_up
 grep -q "module=up" /tmp/hello || fail "HELLO: $(cat /tmp/hello)"
 echo "hello: $(cat /tmp/hello)"
+# read = mapped, the default: every ring mapped into the daemon.
+n=$(grep -c "magnet/cpu[0-9]" /proc/$pid/maps)
+rings=$(set -- $P/cpu[0-9]*; echo $#)
+[ "$n" = "$rings" ] || fail "$n rings mapped: $(grep magnet /proc/$pid/maps)"
 
 # A second daemon, started the background way: its parent reports the
 # child's failure (the rings have one reader) with the reason.
@@ -89,7 +94,9 @@ until rmmod magnet 2>/dev/null; do
 	sleep 0.1
 done
 grep -q "released the rings" $log || fail "no release in the log: $(cat $log)"
-load buf_size=4M
+# Back in overwrite mode: the rings cannot be mapped, AIO reads them
+# (the rest of the test, the trace at SIGTERM included).
+load buf_size=4M mode=overwrite
 magnet-ctl probe add kprobe __x64_sys_getpid >/dev/null || fail "probe add after reload"
 i=0
 until [ "$(stat_of reloads)" = 1 ] && [ "$(stat_of module)" = up ]; do
@@ -98,6 +105,9 @@ until [ "$(stat_of reloads)" = 1 ] && [ "$(stat_of module)" = up ]; do
 	sleep 0.1
 done
 echo "reloaded: $(grep 'reading the rings again' $log)"
+grep -q "overwrite-mode rings cannot be mapped: reading them with AIO" $log ||
+	fail "no AIO fallback for overwrite-mode rings: $(cat $log)"
+grep -q "magnet/cpu[0-9]" /proc/$pid/maps && fail "an overwrite-mode ring mapped: $(grep magnet /proc/$pid/maps)"
 mdtest account 1000 || fail "account after reload"
 
 # A probe added while magnetd writes the trace (its header has the table

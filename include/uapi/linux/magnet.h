@@ -14,7 +14,8 @@
  *                   one; a buffer too small for the next record gets EINVAL
  *                   (a buffer of MAGNET_RECORD_MAX bytes always suffices).
  *                   Supports blocking read, O_NONBLOCK (EAGAIN), poll/epoll,
- *                   SIGIO (O_ASYNC/fcntl F_SETSIG), and true AIO (io_submit
+ *                   SIGIO (O_ASYNC/fcntl F_SETSIG), a read-only mmap of
+ *                   the ring (MAPPED below), and true AIO (io_submit
  *                   returns at once; the request completes when the read
  *                   condition below holds, and is cancellable). io_uring
  *                   reads are served like blocking reads, in io_uring's
@@ -90,6 +91,39 @@
  * requests of one submitting thread thus take consecutive runs of whole
  * records and complete in the order they were submitted (io_getevents
  * returns them so); a cancelled one takes nothing, the next one goes on.
+ *
+ * MAPPED (zero copy): a discard-mode ring can also be read where it lies.
+ * mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0) on an open data file maps
+ * the ring's byte array read-only (len at most the ring's size: take the
+ * size MAGNET_IOC_MMAP_ADVANCE returns, or magnet/buffers'). Positions are
+ * free-running byte counts: the record at position p starts at offset
+ * p & (size - 1) and never crosses the end of the array. Padding records
+ * (event id 0) fill the end of the array and may also stand anywhere
+ * else: skip each by its size. The reader loops:
+ *
+ *     ioctl(fd, MAGNET_IOC_MMAP_ADVANCE, &pos)   in: release, tail
+ *     walk the records from pos.tail to pos.commit where they lie
+ *     pos.release = the bytes walked (whole records, padding included)
+ *
+ * The ioctl gives back release bytes counted from tail, which must be the
+ * ring's tail (the one the last call returned), else ESTALE: so a retried
+ * call, or one made after read() or AIO on the same file took the records
+ * (they take from the same tail), consumes nothing. They must end on a
+ * record boundary at or below commit, else EINVAL, nothing consumed. Then
+ * it returns the new tail and commit (and the ring's size); release 0 just
+ * looks. The bytes in [tail, commit) are whole, final records that no
+ * writer touches until they are given back; LOST and TASK records are in
+ * the stream as read() returns it. Records held count as available: give
+ * them back before polling (or sleeping on SIGIO) for the READ CONDITION.
+ * Nothing is copied; while the reader holds records, writers have that much
+ * less room, which is the reader's own choice of batch. EIO means the ring
+ * is corrupt (a kernel bug). Refused: an overwrite-mode ring (EOPNOTSUPP
+ * for mmap and the ioctl: its writers rewrite unread bytes at any time), a
+ * writable or executable mapping (EPERM; the kernel's mmap itself gives
+ * EACCES for PROT_WRITE with MAP_SHARED on the read-only file), MAP_PRIVATE,
+ * a mapping larger than the ring or at an offset (EINVAL). A mapping holds
+ * the file, and the reader slot, even after close(fd): the ring is neither
+ * resized nor freed under it, and no one else can read it until munmap.
  *
  * LIFETIME: an open data or control file holds a reference on the module,
  * so rmmod fails with EBUSY while any reader (blocked, polling, with AIO
@@ -721,6 +755,15 @@ struct magnet_read_attr {
 	__u64 flags;		/* none defined; must be 0 */
 };
 
+/* MAGNET_IOC_MMAP_ADVANCE; see MAPPED above. */
+struct magnet_mmap_pos {
+	__u64 release;		/* in: bytes given back from tail */
+	__u64 tail;		/* in: the last call's; out: the new tail */
+	__u64 commit;		/* out: records are whole below it */
+	__u64 size;		/* out: the ring's size, the mapping's length */
+	__u64 flags;		/* in: none defined; must be 0 */
+};
+
 /*
  * 0xB8 is free in Documentation/userspace-api/ioctl/ioctl-number.rst (6.1);
  * 0xB4, used up to format 1, is GPIO's. The structure has one layout on
@@ -729,6 +772,7 @@ struct magnet_read_attr {
 #define MAGNET_IOC_MAGIC		0xb8
 #define MAGNET_IOC_SET_READ_ATTR	_IOW(MAGNET_IOC_MAGIC, 1, struct magnet_read_attr)
 #define MAGNET_IOC_GET_READ_ATTR	_IOR(MAGNET_IOC_MAGIC, 2, struct magnet_read_attr)
+#define MAGNET_IOC_MMAP_ADVANCE		_IOWR(MAGNET_IOC_MAGIC, 3, struct magnet_mmap_pos)
 
 #define MAGNET_GENL_NAME		"magnet"
 #define MAGNET_GENL_VERSION		1
