@@ -237,6 +237,8 @@ ftrace_read_counts() { # prefix file
 reader_start() { # tracer output
 	if [ "$1" = magnet ]; then
 		taskset $R magnet-read -o "$2" 2>$TMP/reader.err &
+	elif [ "$1" = magnetm ]; then
+		taskset $R magnet-read -m -o "$2" 2>$TMP/reader.err &
 	else
 		taskset $R ftrace-read -o "$2" 2>$TMP/reader.err &
 	fi
@@ -249,7 +251,7 @@ reader_stop() { # tracer prefix
 	kill -INT "$RPID"
 	wait "$RPID" || { cat $TMP/reader.err; die "$1 reader failed"; }
 	cat $TMP/reader.err
-	if [ "$1" = magnet ]; then
+	if [ "$1" = magnet ] || [ "$1" = magnetm ]; then
 		magnet_read_counts "$2" $TMP/reader.err
 	else
 		ftrace_read_counts "$2" $TMP/reader.err
@@ -451,13 +453,16 @@ fi
 # interleaved (the table takes the median CPU per record: TCG's timings
 # drift with the host's load):
 #   mread   magnet-read -o $TMP/c.trace (tmpfs)
+#   mreadm  magnet-read -m -o $TMP/c.trace: the rings mapped, as magnetd
+#           reads them by default (read = mapped)
 #   mdtrace magnetd -f --trace $TMP/mdtrace (tmpfs), no client: the same
 #           work as magnet-read (drain every ring, write a trace)
 #   mdsub   magnetd -f, no trace, one binary subscriber
 #           (magnet-cat -b > /dev/null, also on CPU 1)
 #   ftrace  ftrace-read -o $TMP/c.trace (tmpfs) on trace_pipe_raw
-# Every consumer keeps its defaults (magnet-read and magnetd both: 4 reads
-# of 256 KiB in flight, 64 KiB watermark, 100 ms latency). CPU: utime+stime of the
+# Every consumer keeps its defaults (64 KiB watermark, 100 ms latency;
+# magnet-read: 4 AIO reads of 256 KiB in flight; magnetd: the rings
+# mapped, handed on 256 KiB at most at a time). CPU: utime+stime of the
 # whole process (all threads) from /proc/PID/stat, in clock ticks
 # (USER_HZ, 100/s), from just before the load starts until the consumer has
 # gone idle after it (its CPU time stopped growing), so start-up and
@@ -559,6 +564,10 @@ consume() { # prefix consumer load...
 		magnet_on kprobe:__x64_sys_getpid:3
 		taskset $R magnet-read -o $TMP/c.trace 2>$TMP/cons.err &
 		CPID=$! ;;
+	mreadm)
+		magnet_on kprobe:__x64_sys_getpid:3
+		taskset $R magnet-read -m -o $TMP/c.trace 2>$TMP/cons.err &
+		CPID=$! ;;
 	mdtrace)
 		magnet_on kprobe:__x64_sys_getpid:3
 		mkdir -p $TMP/mdtrace
@@ -619,7 +628,7 @@ consume() { # prefix consumer load...
 	fi
 	[ -z "$DPID" ] || md_stop
 	case $c in
-	mread)
+	mread | mreadm)
 		magnet_read_counts "$p" $TMP/cons.err ;;
 	mdsub)
 		sed -n 's/^magnet-cat: \([0-9]*\) records, \([0-9]*\) lost.*, \([0-9]*\) dropped.*/\1 \2 \3/p' \
@@ -643,10 +652,10 @@ if want 5; then
 		out cons_hz 100
 		r=1
 		while [ $r -le "$CREPS" ]; do
-			for c in mread mdtrace mdsub ftrace; do
+			for c in mread mreadm mdtrace mdsub ftrace; do
 				consume cons_paced_${c}_$r $c getpid-for "$CDUR" "$RATE"
 			done
-			for c in mread mdtrace mdsub ftrace; do
+			for c in mread mreadm mdtrace mdsub ftrace; do
 				consume cons_flood_${c}_$r $c getpid-for "$CDUR"
 			done
 			r=$((r + 1))
@@ -891,6 +900,8 @@ fi
 # bytes at arg 1:
 #   magnet  kprobe:write_full:3:SIZE@1 (SIZE + 72-byte records), drained by
 #           magnet-read with its defaults (4 AIO reads of 256 KiB in flight)
+#   magnetm the same, drained by magnet-read -m (the ring mapped: records
+#           written to the trace from the mapping, no AIO, no kernel copy)
 #   ftrace  p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring
 #           (SIZE + 52-byte events), drained by ftrace-read on
 #           trace_pipe_raw
@@ -959,9 +970,9 @@ sweep_run() { # prefix tracer size rate
 	rm -rf "${SW:?}"/*
 	dev=/dev/full
 	case $c in
-	magnet)
+	magnet*)
 		magnet_on "kprobe:write_full:3:$s@1"
-		reader_start magnet $SW/s.trace ;;
+		reader_start "$c" $SW/s.trace ;;
 	ftrace)
 		# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax
 		ftrace_on 'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w
@@ -983,15 +994,15 @@ sweep_run() { # prefix tracer size rate
 	fi || die "loadgen write-for $SDUR $s $dev $rate"
 	awk -v p="$p" '{ for (i = 1; i <= NF; i++) if ($i ~ /^(ops|secs)=/) print "bench: " p "_" $i }' \
 		$TMP/load.out
-	[ "$c" != magnet ] || drain_wait
+	case $c in magnet*) drain_wait ;; esac
 	# shellcheck disable=SC2086 # lttng: its consumer's processes
 	settle $rp
 	out "${p}_ticks" $(($(sweep_ticks) - before))
 	out "${p}_kwticks" $(($(kw_ticks) - kw0))
 	case $c in
-	magnet)
+	magnet*)
 		magnet_counts "$p"
-		reader_stop magnet "$p"
+		reader_stop "$c" "$p"
 		magnet_off ;;
 	ftrace)
 		ftrace_counts "$p" w
@@ -1007,7 +1018,7 @@ if want 7; then
 	SW=$TMP/sweep
 	mkdir -p $SW
 	mount -t tmpfs -o size=2g sweep $SW || die "mount tmpfs $SW"
-	SCONF="magnet ftrace"
+	SCONF="magnet magnetm ftrace"
 	[ $LTTNG = 0 ] || SCONF="$SCONF lttngkp lttnglg"
 	# shellcheck disable=SC2086 # split: one size a word
 	out sweep_sizes "$(echo $SSIZES | tr ' ' ,)"
