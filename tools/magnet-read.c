@@ -49,6 +49,8 @@
 #define PROG		"magnet-read"
 #define MIN_BUF		(2 * MAGNET_RECORD_MAX)
 #define MAX_READS	64
+/* -m: the most written from the mapping before it is given back. */
+#define MAP_PIECE	(64 * 1024)
 /* How long one wait may last, so signals and -t are noticed promptly. */
 #define WAIT_SLICE_NS	(100 * 1000000LL)
 /* How long to wait for cancelled reads before giving up on them. */
@@ -507,18 +509,23 @@ static void map_cpus(struct reader *rd)
 }
 
 /*
- * -m: one span, [tail, commit), from the mapping to the trace; held is
- * what is in the trace (or padding), to be given back.
+ * -m: one span, [tail, commit), from the mapping to the trace, in chunks
+ * of at most MAP_PIECE bytes, each given back once written: the writers
+ * get the room back while the rest is written, as they do when AIO
+ * copies a read out. held is what is written (or padding) but not yet
+ * given back.
  */
 static void map_write(struct reader *rd, struct cpu_file *c)
 {
-	__u64 mask = c->map_size - 1, pos = c->tail, run = c->tail, kept = c->tail;
+	__u64 mask = c->map_size - 1, end = c->commit;
+	__u64 pos = c->tail, run = c->tail, kept = c->tail;
 
-	/* One chunk per run of records between padding and the array's end. */
-	while (pos != c->commit) {
+	/* One chunk per run of records between padding, the array's end, MAP_PIECE. */
+	while (pos != end) {
 		const struct magnet_record *rec = (const void *)(c->map + (pos & mask));
+		bool pad = rec->event_id == MAGNET_EVENT_PAD;
 
-		if (rec->size < 8 || rec->size % 8 || rec->size > c->commit - pos ||
+		if (rec->size < 8 || rec->size % 8 || rec->size > end - pos ||
 		    (pos & mask) + rec->size > c->map_size) {
 			msg("cpu%u: corrupt record at ring position %llu (size %u); no longer reading this CPU",
 			    c->cpu, (unsigned long long)pos, rec->size);
@@ -526,16 +533,28 @@ static void map_write(struct reader *rd, struct cpu_file *c)
 			rd->corrupt = true;
 			break;
 		}
-		if (rec->event_id == MAGNET_EVENT_PAD || !((pos + rec->size) & mask)) {
-			__u64 end = rec->event_id == MAGNET_EVENT_PAD ? pos : pos + rec->size;
+		if (!pad && pos != run && pos + rec->size - run > MAP_PIECE) {
+			consume(rd, c, c->map + (run & mask), pos - run);
+			if (rd->out_ok)
+				kept = pos;
+			run = pos;
+		}
+		if (pad || !((pos + rec->size) & mask)) {
+			__u64 stop = pad ? pos : pos + rec->size;
 
-			if (end != run)
-				consume(rd, c, c->map + (run & mask), end - run);
+			if (stop != run)
+				consume(rd, c, c->map + (run & mask), stop - run);
 			if (rd->out_ok)
 				kept = pos + rec->size;
 			run = pos + rec->size;
 		}
 		pos += rec->size;
+		/* A chunk written: its room back to the writers now. */
+		if (kept - c->tail >= MAP_PIECE) {
+			c->held = kept - c->tail;
+			if (map_advance(rd, c))
+				return;
+		}
 	}
 	if (pos != run && !c->done) {
 		consume(rd, c, c->map + (run & mask), pos - run);
