@@ -33,7 +33,7 @@
 #define REAP_NS		(2000 * 1000000ULL)
 
 enum { REQ_NONE, REQ_RELEASE, REQ_STOP };
-enum why { WHY_STOP, WHY_RELEASE, WHY_GONE };
+enum why { WHY_STOP, WHY_RELEASE, WHY_GONE, WHY_NONE };
 
 struct ring_file;
 
@@ -475,6 +475,14 @@ static bool reap(struct mg_collect *c, bool resubmit)
 	return ok;
 }
 
+/* What the other threads asked for: WHY_STOP, WHY_RELEASE or WHY_NONE. */
+static enum why asked(struct mg_collect *c)
+{
+	int req = atomic_load(&c->request);
+
+	return req == REQ_STOP ? WHY_STOP : req == REQ_RELEASE ? WHY_RELEASE : WHY_NONE;
+}
+
 /*
  * Mapped: deliver the rings whose read condition holds; poll for the
  * others (and the control eventfd); past the latency, take what they hold.
@@ -496,7 +504,8 @@ static enum why run_mapped(struct mg_collect *c)
 	for (;;) {
 		long long now = (long long)mg_now_ns(CLOCK_MONOTONIC);
 		bool late = latency >= 0 && now - last >= latency;
-		int ms = -1, req;
+		enum why why;
+		int ms = -1;
 		__u64 v;
 
 		for (i = 0; i < c->nfiles; i++)
@@ -516,11 +525,9 @@ static enum why run_mapped(struct mg_collect *c)
 		}
 		if (p[0].revents && read(c->ctl_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			return WHY_GONE;
-		req = atomic_load(&c->request);
-		if (req == REQ_STOP)
-			return WHY_STOP;
-		if (req == REQ_RELEASE)
-			return WHY_RELEASE;
+		why = asked(c);
+		if (why != WHY_NONE)
+			return why;
 	}
 }
 
@@ -534,8 +541,8 @@ static enum why run(struct mg_collect *c)
 	if (c->mapped)
 		return run_mapped(c);
 	for (;;) {
+		enum why why;
 		__u64 v;
-		int req;
 
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -549,11 +556,9 @@ static enum why run(struct mg_collect *c)
 			if (!reap(c, true))
 				return WHY_GONE;
 		}
-		req = atomic_load(&c->request);
-		if (req == REQ_STOP)
-			return WHY_STOP;
-		if (req == REQ_RELEASE)
-			return WHY_RELEASE;
+		why = asked(c);
+		if (why != WHY_NONE)
+			return why;
 	}
 }
 

@@ -21,3 +21,23 @@ magnetd_up() { # log
 		sleep 0.1
 	done
 }
+
+# Wait (10 s at most) until every ring is empty: the reader took it all.
+rings_empty() { # what failed
+	i=0
+	while [ "$(awk 'NR > 1 { u += $4 } END { print u + 0 }' /sys/kernel/debug/magnet/buffers)" != 0 ]; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "$1: $(cat /sys/kernel/debug/magnet/buffers)"
+		sleep 0.1
+	done
+}
+
+# Wait (10 s at most) until a reader wrote a file's first bytes.
+written() { # file its-log what
+	i=0
+	until [ -s "$1" ]; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "$3: $(cat "$2")"
+		sleep 0.1
+	done
+}

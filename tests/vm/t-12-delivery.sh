@@ -18,25 +18,14 @@ mgtest mmap-overwrite || fail "overwrite-mode rings are not mapped"
 unload
 
 # magnet-read -m: the rings mapped, their records written from there.
-P=/sys/kernel/debug/magnet
 load probes=kprobe:__x64_sys_getpid
 magnet-read -m -o /tmp/m.mgt 2>/tmp/m.err &
 rpid=$!
-i=0
-until [ -s /tmp/m.mgt ]; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "magnet-read -m wrote no header: $(cat /tmp/m.err)"
-	sleep 0.1
-done
+written /tmp/m.mgt /tmp/m.err "magnet-read -m wrote no header"
 mgtest fire-n 20000 >/dev/null &
 fpid=$!
 wait $fpid
-i=0
-while [ "$(awk 'NR > 1 { u += $4 } END { print u + 0 }' $P/buffers)" != 0 ]; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "magnet-read -m left records in the rings: $(cat $P/buffers)"
-	sleep 0.1
-done
+rings_empty "magnet-read -m left records in the rings"
 kill -INT $rpid
 wait $rpid || fail "magnet-read -m: $(cat /tmp/m.err)"
 n=$(magnet-dump -j /tmp/m.mgt | grep -c "\"tgid\":$fpid,")

@@ -143,12 +143,7 @@ grep -q "stopped: read" $log || fail "no stop summary: $(cat $log)"
 magnet-ctl probe del "$rid" || fail "probe del $rid"
 magnet-read -o /tmp/rd.mgt 2>/tmp/rd.err &
 rpid=$!
-i=0
-until [ -s /tmp/rd.mgt ]; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "magnet-read wrote no header: $(cat /tmp/rd.err)"
-	sleep 0.1
-done
+written /tmp/rd.mgt /tmp/rd.err "magnet-read wrote no header"
 magnet-ctl probe add kretprobe __x64_sys_getpid >/dev/null || fail "probe add again"
 rid2=$(awk '$2 == "kretprobe" && $3 == "__x64_sys_getpid" { print $1 }' $P/probes)
 if [ -z "$rid2" ] || [ "$rid2" = "$rid" ]; then fail "kretprobe id '$rid2' after '$rid'"; fi
@@ -157,12 +152,7 @@ fpid=$!
 wait $fpid
 # A signal stops magnet-read with what is still in the rings unread: wait
 # until they are empty (what its reads took is written when it stops).
-i=0
-while [ "$(awk 'NR > 1 { u += $4 } END { print u + 0 }' $P/buffers)" != 0 ]; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "magnet-read left the rings unread: $(cat $P/buffers)"
-	sleep 0.1
-done
+rings_empty "magnet-read left the rings unread"
 kill -INT $rpid
 wait $rpid || fail "magnet-read: $(cat /tmp/rd.err)"
 late=$(magnet-dump -j /tmp/rd.mgt | grep "\"tgid\":$fpid," |
