@@ -556,8 +556,11 @@ static void map_open(struct mapped *m, int fd)
 /* The record at a free-running position, checked to lie inside the ring. */
 static const struct magnet_record *map_rec(const struct mapped *m, uint64_t pos)
 {
-	const struct magnet_record *r = (const void *)(m->base + (pos & (m->size - 1)));
+	const struct magnet_record *r;
 
+	if (!m->base)
+		die("the ring is not mapped");
+	r = (const void *)(m->base + (pos & (m->size - 1)));
 	if (r->size < 8 || r->size % 8 || r->size > m->commit - pos ||
 	    (pos & (m->size - 1)) + r->size > m->size)
 		die("mapped record at %llu: size %u (commit %llu)", (unsigned long long)pos,
@@ -863,9 +866,9 @@ static void mmap_refusals(struct mapped *m)
 static int cmd_mmap(int n)
 {
 	int id = need_probe("kprobe", "__x64_sys_getpid");
-	struct mapped m[MAX_CPUS];
+	struct mapped m[MAX_CPUS] = { 0 };
 	struct seen s = { .event = id };
-	unsigned long hits, rounds = 0, reads = 0, idle;
+	unsigned long hits = 0, rounds = 0, reads = 0, idle;
 	struct stats st;
 	pid_t child;
 	int status;
