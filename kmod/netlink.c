@@ -20,7 +20,7 @@ static const struct nla_policy mg_probe_policy[MAGNET_PROBE_A_MAX + 1] = {
 	[MAGNET_PROBE_A_ID] = NLA_POLICY_MIN(NLA_U16, MAGNET_EVENT_FIRST_DYNAMIC),
 	[MAGNET_PROBE_A_NAME] = { .type = NLA_NUL_STRING, .len = MAGNET_NAME_MAX },
 	[MAGNET_PROBE_A_TYPE] = NLA_POLICY_RANGE(NLA_U8, MAGNET_PROBE_KPROBE,
-						 MAGNET_PROBE_KRETPROBE),
+						 MAGNET_PROBE_FENTRY),
 	[MAGNET_PROBE_A_SYMBOL] = { .type = NLA_NUL_STRING, .len = KSYM_NAME_LEN - 1 },
 	[MAGNET_PROBE_A_OFFSET] = { .type = NLA_U32 },
 	[MAGNET_PROBE_A_NARGS] = NLA_POLICY_MAX(NLA_U8, MAGNET_ARGS_MAX),
@@ -257,6 +257,11 @@ static int mg_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 	s.type = nla_get_u8(tb[MAGNET_PROBE_A_TYPE]);
+	if (s.type == MAGNET_PROBE_CUSTOM) {
+		NL_SET_ERR_MSG_ATTR(info->extack, tb[MAGNET_PROBE_A_TYPE],
+				    "custom events are registered by kernel modules (magnet/kapi.h)");
+		return -EINVAL;
+	}
 	s.symbol = nla_data(tb[MAGNET_PROBE_A_SYMBOL]);
 	s.name = tb[MAGNET_PROBE_A_NAME] ? nla_data(tb[MAGNET_PROBE_A_NAME]) : NULL;
 	s.offset = tb[MAGNET_PROBE_A_OFFSET] ? nla_get_u32(tb[MAGNET_PROBE_A_OFFSET]) : 0;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Probes: kprobes, kretprobes and events of other kernel modules, and the
- * path every hit takes: filters, sampling, the record, the alarm.
+ * Probes: kprobes, kretprobes, fentry probes (ftrace_ops) and events of
+ * other kernel modules, and the path every hit takes: filters, sampling,
+ * the record, the alarm.
  *
  * A probe that does not exist costs nothing: nothing is registered. A
  * disabled probe stays registered but disarmed. Control operations hold
@@ -15,6 +16,8 @@
  *   kprobe:SYMBOL[+OFFSET][:NARGS[:LEN@ARG]]   record at SYMBOL+OFFSET
  *   kretprobe:SYMBOL[:NARGS[:LEN@ARG]]         record at return: retval,
  *                                              latency
+ *   fentry:SYMBOL[:NARGS[:LEN@ARG]]            record at entry, through
+ *                                              ftrace (a kprobe's record)
  *
  * NARGS (0..6, default 0) function arguments are recorded, read from the
  * registers with regs_get_kernel_argument(); they are meaningful at function
@@ -431,9 +434,9 @@ out:
 
 NOKPROBE_SYMBOL(mg_fill_skb);
 
-static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
+/* A hit at function entry (or SYMBOL+OFFSET): kprobes and fentry probes. */
+static void mg_entry_hit(struct mg_probe *p, struct pt_regs *regs)
 {
-	struct mg_probe *p = container_of(kp, struct mg_probe, kp);
 	u64 abstract_id = regs_get_kernel_argument(regs, p->skb_arg);
 	struct magnet_record *rec;
 	struct mg_ring *rb;
@@ -441,11 +444,11 @@ static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 	unsigned int i;
 
 	if (!mg_probe_pass(p, abstract_id))
-		return 0;
+		return;
 	rec = magnet_reserve(&rb, p->id, p->rec_flags, abstract_id, p->payload_len);
 	if (!rec) {
 		this_cpu_inc(p->pc->lost);
-		return 0;
+		return;
 	}
 	if (p->handler == MAGNET_HANDLER_SOCK) {
 		mg_fill_sock((struct magnet_sock *)rec->payload, (const struct sock *)abstract_id,
@@ -464,10 +467,133 @@ static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 				   regs_get_kernel_argument(regs, p->capture_arg));
 	}
 	mg_probe_done(p, rb, rec);
+}
+
+NOKPROBE_SYMBOL(mg_entry_hit);
+
+static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	mg_entry_hit(container_of(kp, struct mg_probe, kp), regs);
 	return 0;
 }
 
 NOKPROBE_SYMBOL(mg_kprobe_pre);
+
+#ifdef CONFIG_DYNAMIC_FTRACE
+/*
+ * fentry: the call to __fentry__ that every traceable function starts
+ * with, patched by ftrace to a trampoline that calls this probe's own
+ * ftrace_ops. A kprobe at function entry goes through the same call site
+ * on x86 (KPROBES_ON_FTRACE), but through kprobes' one shared ops: every
+ * register saved, the kprobe looked up by address, kprobes' per-CPU state
+ * set and cleared. Here the trampoline saves the argument registers and
+ * calls us: the same record for less work.
+ */
+#if defined(CONFIG_X86_64) && defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS)
+/* x86_64's ftrace_caller saves the argument registers in fregs->regs. */
+#define MG_FENTRY_FLAGS		0
+static __always_inline struct pt_regs *mg_fentry_regs(struct ftrace_regs *fregs)
+{
+	return &fregs->regs;
+}
+#else
+#define MG_FENTRY_FLAGS		FTRACE_OPS_FL_SAVE_REGS
+static __always_inline struct pt_regs *mg_fentry_regs(struct ftrace_regs *fregs)
+{
+	return ftrace_get_regs(fregs);
+}
+#endif
+
+static void mg_fentry_hit(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *ops,
+			  struct ftrace_regs *fregs)
+{
+	struct mg_probe *p = container_of(ops, struct mg_probe, fops);
+	int bit;
+
+	/*
+	 * Our own guard (no FTRACE_OPS_FL_RECURSION: that would put ftrace's
+	 * assist function between the trampoline and us). It also disables
+	 * preemption, which the ring and the filter set's RCU need.
+	 */
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0) {
+		this_cpu_inc(p->pc->missed);
+		return;
+	}
+	/* ftrace reaches functions that run where RCU is not watching. */
+	if (likely(rcu_is_watching()))
+		mg_entry_hit(p, mg_fentry_regs(fregs));
+	else
+		this_cpu_inc(p->pc->missed);
+	ftrace_test_recursion_unlock(bit);
+}
+
+NOKPROBE_SYMBOL(mg_fentry_hit);
+
+/* The function, by name: ftrace_set_filter() takes a pattern, ours has none. */
+static int mg_fentry_init(struct mg_probe *p)
+{
+	char *name;
+	int ret;
+
+	name = kstrdup(p->symbol, GFP_KERNEL);
+	if (!name)
+		return -ENOMEM;
+	p->fops.func = mg_fentry_hit;
+	p->fops.flags = MG_FENTRY_FLAGS;
+	ret = ftrace_set_filter(&p->fops, name, strlen(name), 1);
+	kfree(name);
+	if (ret == -EINVAL)
+		return -ENOENT;	/* nothing matched: not a traceable function */
+	return ret;
+}
+
+static int mg_fentry_register(struct mg_probe *p)
+{
+	int ret;
+
+	memset(&p->fops, 0, sizeof(p->fops));
+	ret = mg_fentry_init(p);
+	if (ret)
+		goto err_filter;
+	if (p->flags & MAGNET_PROBE_F_DISABLED)
+		return 0;
+	ret = register_ftrace_function(&p->fops);
+	if (ret)
+		goto err_filter;
+	return 0;
+err_filter:
+	ftrace_free_filter(&p->fops);
+	return ret;
+}
+
+/* Waits for every CPU to leave the trampoline and mg_fentry_hit(). */
+static void mg_fentry_unregister(struct mg_probe *p)
+{
+	if (!(p->flags & MAGNET_PROBE_F_DISABLED))
+		unregister_ftrace_function(&p->fops);
+	ftrace_free_filter(&p->fops);
+}
+
+static int mg_fentry_arm(struct mg_probe *p, bool on)
+{
+	return on ? register_ftrace_function(&p->fops) : unregister_ftrace_function(&p->fops);
+}
+#else
+static int mg_fentry_register(struct mg_probe *p)
+{
+	return -EOPNOTSUPP;
+}
+
+static void mg_fentry_unregister(struct mg_probe *p)
+{
+}
+
+static int mg_fentry_arm(struct mg_probe *p, bool on)
+{
+	return -EOPNOTSUPP;
+}
+#endif
 
 static int mg_kret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -631,11 +757,19 @@ static void mg_probe_free(struct mg_probe *p)
 }
 
 /* NL_SET_ERR_MSG wants a literal: one per case. */
-static void mg_register_extack(struct netlink_ext_ack *extack, int err)
+static void mg_register_extack(struct netlink_ext_ack *extack, u8 type, int err)
 {
+	if (type == MAGNET_PROBE_FENTRY && err == -ENOENT) {
+		NL_SET_ERR_MSG(extack,
+			       "no traceable function of this name (tracefs available_filter_functions)");
+		return;
+	}
 	switch (err) {
 	case -ENOENT:
 		NL_SET_ERR_MSG(extack, "no such symbol");
+		break;
+	case -EOPNOTSUPP:
+		NL_SET_ERR_MSG(extack, "fentry probes need a kernel with CONFIG_DYNAMIC_FTRACE");
 		break;
 	case -EINVAL:
 		NL_SET_ERR_MSG(extack,
@@ -652,11 +786,14 @@ static void mg_register_extack(struct netlink_ext_ack *extack, int err)
 	}
 }
 
-static const char *mg_register_error(int err)
+static const char *mg_register_error(u8 type, int err)
 {
 	switch (err) {
 	case -ENOENT:
-		return "no such symbol";
+		return type == MAGNET_PROBE_FENTRY ? "no traceable function of this name" :
+		       "no such symbol";
+	case -EOPNOTSUPP:
+		return "fentry probes need a kernel with CONFIG_DYNAMIC_FTRACE";
 	case -EINVAL:
 		return "refused by kprobes (blacklisted, or not a probeable address)";
 	case -EILSEQ:
@@ -671,6 +808,8 @@ static const char *mg_register_error(int err)
 /* kprobe structs are consumed by registration: fill them afresh each time. */
 static int mg_probe_register(struct mg_probe *p)
 {
+	if (p->type == MAGNET_PROBE_FENTRY)
+		return mg_fentry_register(p);
 	if (p->type == MAGNET_PROBE_KPROBE) {
 		memset(&p->kp, 0, sizeof(p->kp));
 		p->kp.symbol_name = p->symbol;
@@ -698,6 +837,8 @@ static void mg_probe_unregister(struct mg_probe *p)
 		unregister_kprobe(&p->kp);
 	else if (p->type == MAGNET_PROBE_KRETPROBE)
 		unregister_kretprobe(&p->rp);
+	else if (p->type == MAGNET_PROBE_FENTRY)
+		mg_fentry_unregister(p);
 	else
 		synchronize_rcu();	/* magnet_log() runs with preemption off */
 }
@@ -718,8 +859,9 @@ static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *
 	/* The raw handler is for custom events only, and they have no other. */
 	bool raw = s->handler == MAGNET_HANDLER_RAW;
 	bool custom = s->type == MAGNET_PROBE_CUSTOM;
+	bool entry = s->type == MAGNET_PROBE_KPROBE || s->type == MAGNET_PROBE_FENTRY;
 
-	if (s->type < MAGNET_PROBE_KPROBE || s->type > MAGNET_PROBE_CUSTOM) {
+	if (s->type < MAGNET_PROBE_KPROBE || s->type > MAGNET_PROBE_FENTRY) {
 		NL_SET_ERR_MSG(extack, "unknown probe type");
 		return -EINVAL;
 	}
@@ -736,20 +878,25 @@ static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *
 		NL_SET_ERR_MSG(extack, "an offset needs a kprobe");
 		return -EINVAL;
 	}
+	/* ftrace_set_filter() would take these as a glob or a command. */
+	if (s->type == MAGNET_PROBE_FENTRY && strpbrk(s->symbol, "*?[]!:")) {
+		NL_SET_ERR_MSG(extack, "an fentry probe takes one function name, not a pattern");
+		return -EINVAL;
+	}
 	if (s->capture_arg >= MAGNET_ARGS_MAX) {
 		NL_SET_ERR_MSG(extack, "the capture address must come from argument 0..5");
 		return -EINVAL;
 	}
 	if (s->handler == MAGNET_HANDLER_SOCK &&
-	    (s->type != MAGNET_PROBE_KPROBE || s->nargs || s->capture_len || s->offset)) {
+	    (!entry || s->nargs || s->capture_len || s->offset)) {
 		NL_SET_ERR_MSG(extack,
-			       "handler sock takes a kprobe at function entry without args or capture");
+			       "handler sock takes a kprobe or fentry at function entry without args or capture");
 		return -EINVAL;
 	}
 	if (s->handler == MAGNET_HANDLER_SKB &&
-	    (s->type != MAGNET_PROBE_KPROBE || s->nargs || s->capture_arg || s->offset)) {
+	    (!entry || s->nargs || s->capture_arg || s->offset)) {
 		NL_SET_ERR_MSG(extack,
-			       "handler skb takes a kprobe at function entry, without args or a capture argument (it finds the struct sk_buff * itself)");
+			       "handler skb takes a kprobe or fentry at function entry, without args or a capture argument (it finds the struct sk_buff * itself)");
 		return -EINVAL;
 	}
 	if (s->handler > MAGNET_HANDLER_SKB || raw != custom) {
@@ -835,7 +982,7 @@ struct mg_probe *mg_probe_add(const struct mg_probe_spec *s, struct netlink_ext_
 	if (p->type != MAGNET_PROBE_CUSTOM) {
 		ret = mg_probe_register(p);
 		if (ret) {
-			mg_register_extack(extack, ret);
+			mg_register_extack(extack, p->type, ret);
 			goto err;
 		}
 	}
@@ -861,13 +1008,18 @@ int mg_probe_set_flags(struct mg_probe *p, u32 flags)
 {
 	u32 changed = p->flags ^ flags;
 	struct kprobe *kp = p->type == MAGNET_PROBE_KRETPROBE ? &p->rp.kp : &p->kp;
+	bool off = flags & MAGNET_PROBE_F_DISABLED;
 	int ret = 0;
 
 	lockdep_assert_held(&mg_probes_lock);
 	if (flags & ~__MAGNET_PROBE_F_ALL)
 		return -EINVAL;
-	if ((changed & MAGNET_PROBE_F_DISABLED) && p->type != MAGNET_PROBE_CUSTOM)
-		ret = flags & MAGNET_PROBE_F_DISABLED ? disable_kprobe(kp) : enable_kprobe(kp);
+	if (!(changed & MAGNET_PROBE_F_DISABLED) || p->type == MAGNET_PROBE_CUSTOM)
+		ret = 0;
+	else if (p->type == MAGNET_PROBE_FENTRY)
+		ret = mg_fentry_arm(p, !off);
+	else
+		ret = off ? disable_kprobe(kp) : enable_kprobe(kp);
 	if (ret)
 		return ret;
 	WRITE_ONCE(p->flags, flags);
@@ -889,6 +1041,7 @@ void mg_probe_sum(const struct mg_probe *p, struct mg_probe_pcpu *sum)
 		sum->lost += READ_ONCE(c->lost);
 		sum->alarms += READ_ONCE(c->alarms);
 		sum->alarms_dropped += READ_ONCE(c->alarms_dropped);
+		sum->missed += READ_ONCE(c->missed);
 	}
 	sum->hits = sum->filtered + sum->sampled + sum->recorded + sum->lost;
 }
@@ -899,6 +1052,12 @@ unsigned long mg_probe_missed(const struct mg_probe *p)
 		return p->kp.nmissed;
 	if (p->type == MAGNET_PROBE_KRETPROBE)
 		return p->rp.kp.nmissed + p->rp.nmissed;
+	if (p->type == MAGNET_PROBE_FENTRY) {
+		struct mg_probe_pcpu sum;
+
+		mg_probe_sum(p, &sum);
+		return sum.missed;
+	}
 	return 0;
 }
 
@@ -919,6 +1078,8 @@ static int mg_probe_parse(char *spec, struct mg_probe_spec *s)
 		s->type = MAGNET_PROBE_KPROBE;
 	else if (!strcmp(spec, "kretprobe"))
 		s->type = MAGNET_PROBE_KRETPROBE;
+	else if (!strcmp(spec, "fentry"))
+		s->type = MAGNET_PROBE_FENTRY;
 	else
 		return -EINVAL;
 	colon = strchr(target, ':');
@@ -949,7 +1110,7 @@ static int mg_probe_parse(char *spec, struct mg_probe_spec *s)
 	plus = strchr(target, '+');
 	if (plus) {
 		*plus++ = '\0';
-		if (s->type == MAGNET_PROBE_KRETPROBE || kstrtouint(plus, 0, &s->offset))
+		if (s->type != MAGNET_PROBE_KPROBE || kstrtouint(plus, 0, &s->offset))
 			return -EINVAL;
 	}
 	if (!*target)
@@ -980,7 +1141,7 @@ int mg_probes_add_list(const char *list)
 		strscpy(shown, spec, sizeof(shown));
 		ret = mg_probe_parse(spec, &s);
 		if (ret) {
-			pr_err("probe '%s': bad spec, expected kprobe:SYMBOL[+OFFSET][:NARGS[:LEN@ARG]] or kretprobe:SYMBOL[:NARGS[:LEN@ARG]], NARGS and ARG 0..%d, args and capture within %d bytes\n",
+			pr_err("probe '%s': bad spec, expected kprobe:SYMBOL[+OFFSET][:NARGS[:LEN@ARG]], kretprobe:SYMBOL[:NARGS[:LEN@ARG]] or fentry:SYMBOL[:NARGS[:LEN@ARG]], NARGS and ARG 0..%d, args and capture within %d bytes\n",
 			       shown, MAGNET_ARGS_MAX, MAGNET_PAYLOAD_MAX);
 			goto err;
 		}
@@ -988,7 +1149,8 @@ int mg_probes_add_list(const char *list)
 		if (IS_ERR(p)) {
 			ret = PTR_ERR(p);
 			if (ret != -EEXIST)
-				pr_err("probe '%s': %s (%d)\n", shown, mg_register_error(ret), ret);
+				pr_err("probe '%s': %s (%d)\n", shown,
+				       mg_register_error(s.type, ret), ret);
 			else
 				pr_err("probe '%s': given twice\n", shown);
 			goto err;
@@ -1022,8 +1184,9 @@ void mg_probes_exit(void)
 	rps = kcalloc(n ? n : 1, sizeof(*rps), GFP_KERNEL);
 	list_for_each_entry(p, &mg_probes, node) {
 		WARN_ON_ONCE(p->type == MAGNET_PROBE_CUSTOM);	/* its module pins us */
-		if (!kps || !rps || p->type == MAGNET_PROBE_CUSTOM)
-			mg_probe_unregister(p);	/* no memory for batching */
+		if (!kps || !rps || p->type == MAGNET_PROBE_CUSTOM ||
+		    p->type == MAGNET_PROBE_FENTRY)
+			mg_probe_unregister(p);	/* not kprobes, or no memory for batching */
 		else if (p->type == MAGNET_PROBE_KPROBE)
 			kps[nk++] = &p->kp;
 		else
@@ -1051,6 +1214,8 @@ static const char *mg_type_name(const struct mg_probe *p)
 		return "kprobe";
 	case MAGNET_PROBE_KRETPROBE:
 		return "kretprobe";
+	case MAGNET_PROBE_FENTRY:
+		return "fentry";
 	default:
 		return "custom";
 	}

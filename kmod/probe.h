@@ -2,6 +2,7 @@
 #ifndef _MAGNET_PROBE_H
 #define _MAGNET_PROBE_H
 
+#include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/mutex.h>
 #include <linux/netlink.h>
@@ -39,6 +40,7 @@ struct mg_probe_pcpu {
 	unsigned long alarms;
 	unsigned long alarms_dropped;
 	unsigned long sample_count;
+	unsigned long missed;		/* fentry: calls skipped, never hits */
 };
 
 struct mg_probe {
@@ -68,6 +70,9 @@ struct mg_probe {
 	union {
 		struct kprobe kp;
 		struct kretprobe rp;
+#ifdef CONFIG_DYNAMIC_FTRACE
+		struct ftrace_ops fops;
+#endif
 	};
 };
 

@@ -30,11 +30,13 @@
  *                   "tsc_khz <TSC frequency, 0 if unknown>\n"
  *   magnet/probes   One line per probe, tab-separated:
  *                   id type target nargs hits missed [LEN@ARG]
- *                   (type is kprobe or kretprobe; target is SYMBOL or
- *                   SYMBOL+OFFSET; missed is the kprobes core's count of
- *                   hits it skipped, e.g. by recursion or too many
- *                   kretprobe instances in flight; the last column is there
- *                   only for probes that capture memory).
+ *                   (type is kprobe, kretprobe, fentry or custom; target
+ *                   is SYMBOL or SYMBOL+OFFSET; missed counts calls the
+ *                   probe skipped: the kprobes core's count (recursion, too
+ *                   many kretprobe instances in flight), or an fentry
+ *                   probe's calls made inside a record or where RCU is not
+ *                   watching; the last column is there only for probes
+ *                   that capture memory).
  *   magnet/stats    A header line, then one line per CPU, tab-separated:
  *                   cpu written bytes lost_full lost_too_big lost_nesting
  *                   overwritten discarded
@@ -189,7 +191,8 @@
  * --------
  *
  * Probe records (flags carry the layout, so a decoder needs no probe table):
- *   kprobe:     __u64 args[nargs]
+ *   kprobe, fentry:
+ *               __u64 args[nargs]
  *               [struct magnet_capture; __u8 data[capture length]]
  *   kretprobe:  __s64 retval; __u64 latency_ns; __u64 args[nargs]
  *               [struct magnet_capture; __u8 data[capture length]]
@@ -296,14 +299,14 @@
  *
  * Insert a probe. NLM_F_REQUEST, NLM_F_ACK optional. The request:
  *     MAGNET_A_PROBE: NLA_NESTED
- *         MAGNET_PROBE_A_TYPE: NLA_U8, enum magnet_probe_type, KPROBE or
- *             KRETPROBE (required)
+ *         MAGNET_PROBE_A_TYPE: NLA_U8, enum magnet_probe_type, KPROBE,
+ *             KRETPROBE or FENTRY (required; see PROBE TYPES)
  *         MAGNET_PROBE_A_SYMBOL: NLA_NUL_STRING, maxlen KSYM_NAME_LEN - 1,
  *             the function (required)
  *         MAGNET_PROBE_A_OFFSET: NLA_U32, kprobes only, default 0
  *         MAGNET_PROBE_A_NAME: NLA_NUL_STRING, 1 to MAGNET_NAME_MAX bytes,
  *             unique; default "SYMBOL[+OFF]" for a kprobe,
- *             "SYMBOL%return" for a kretprobe
+ *             "SYMBOL%return" for a kretprobe, "SYMBOL" for an fentry
  *         MAGNET_PROBE_A_NARGS: NLA_U8, 0..MAGNET_ARGS_MAX (6): arguments
  *             to record, default 0
  *         MAGNET_PROBE_A_CAPTURE_LEN: NLA_U16, 1..MAGNET_PAYLOAD_MAX: bytes
@@ -320,10 +323,12 @@
  *     MAGNET_A_PROBE: NLA_NESTED
  *         MAGNET_PROBE_A_ID: NLA_U16, the event id of its records
  *         MAGNET_PROBE_A_NAME: NLA_NUL_STRING
- * Errors: ENOENT no such symbol; EINVAL refused by kprobes or a bad
- * combination (the message says which: MAGNET_A_PROBE, TYPE or SYMBOL
- * missing, an offset on a kretprobe, arguments and capture that do not fit
- * one record, ...);
+ * Errors: ENOENT no such symbol (fentry: no traceable function of that
+ * name); EINVAL refused by kprobes or a bad combination (the message says
+ * which: MAGNET_A_PROBE, TYPE or SYMBOL missing, an offset on a kretprobe
+ * or an fentry, a glob in an fentry's symbol, arguments and capture that
+ * do not fit one record, ...); EOPNOTSUPP an fentry on a kernel without
+ * CONFIG_DYNAMIC_FTRACE;
  * EILSEQ the offset is not on an instruction boundary; EBUSY the address
  * has another kind of probe; EEXIST name taken; ENOSPC no event id left.
  *
@@ -397,10 +402,11 @@
  *         ID or NAME
  *         MAGNET_PROBE_A_FLAGS: NLA_U32, MAGNET_PROBE_F_* (required)
  * FLAGS replaces the whole word (read it with PROBE_GET to change one
- * bit). MAGNET_PROBE_F_DISABLED keeps the probe registered but disarmed;
+ * bit). MAGNET_PROBE_F_DISABLED keeps the probe registered but disarmed
+ * (an fentry probe keeps its function but leaves ftrace: nothing runs);
  * MAGNET_PROBE_F_NOTIFY sends alarms. No reply but the ACK. Errors:
- * EINVAL without FLAGS; ENOENT; the kprobes core's, if it cannot arm or
- * disarm the probe.
+ * EINVAL without FLAGS; ENOENT; the kprobes core's or ftrace's, if it
+ * cannot arm or disarm the probe.
  *
  * MAGNET_CMD_FILTER_ADD
  * ---------------------
@@ -517,13 +523,33 @@
  *         MAGNET_ALARM_A_TIMESTAMP: NLA_U64, the record clock
  *         MAGNET_ALARM_A_ABSTRACT_ID: NLA_U64
  *
+ * PROBE TYPES
+ * -----------
+ *
+ * KPROBE: a kprobe at SYMBOL+OFFSET; any instruction kprobes accepts.
+ * KRETPROBE: at the function's return (entry arguments, retval, latency).
+ * FENTRY: at function entry through ftrace's own call site in the
+ *   function, with an ftrace_ops of the probe's own (as the kernel's fprobe
+ *   does): the records are a kprobe's at offset 0, for less work per hit
+ *   (no kprobe lookup, only the argument registers saved on x86_64). Only
+ *   functions ftrace can trace (tracefs available_filter_functions; ENOENT
+ *   otherwise); no offset; the symbol is a name, never a glob (EINVAL).
+ *   A name that several static functions share covers all of them, as
+ *   ftrace's set_ftrace_filter does. A call made while the same CPU is
+ *   inside this probe in the same context (the function is used by the
+ *   record path itself), or where RCU is not watching (idle, early entry
+ *   code), is not recorded and counts as missed.
+ * CUSTOM: an event a kernel module registers (include/magnet/kapi.h); not
+ *   created over netlink.
+ *
  * HANDLERS
  * --------
  *
  * "generic": the record layout of PAYLOADS above.
  * "raw": not selectable; events of kernel modules (include/magnet/kapi.h)
  *   carry struct magnet_raw, MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_RAW.
- * "sock": kprobes at function entry only, for functions whose first
+ * "sock": function entry only (a kprobe without offset, or an fentry), for
+ *   functions whose first
  *   argument is a struct sock * (e.g. tcp_sendmsg, udp_sendmsg,
  *   tcp_cleanup_rbuf): the payload is struct magnet_sock,
  *   MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_SOCK, and the abstract id
@@ -533,8 +559,9 @@
  *   sock *, EOPNOTSUPP on a kernel without BTF. magnet_sock.size is the
  *   third argument where BTF says it is an integer, else 0. The socket is
  *   read without faulting: one that cannot be read gives family 0.
- * "skb": kprobes at function entry only (EINVAL for a kretprobe or an
- *   offset), for functions that take a struct sk_buff *: one record per
+ * "skb": function entry only (a kprobe without offset, or an fentry;
+ *   EINVAL for a kretprobe or an offset), for functions that take a
+ *   struct sk_buff *: one record per
  *   packet as the function sees it, payload struct magnet_skb,
  *   MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_SKB (no other flag but
  *   MAGNET_REC_INTR). PROBE_ADD finds the FIRST parameter whose type is
@@ -829,6 +856,7 @@ enum magnet_probe_type {
 	MAGNET_PROBE_KPROBE = 1,
 	MAGNET_PROBE_KRETPROBE = 2,
 	MAGNET_PROBE_CUSTOM = 3,	/* registered by a kernel module */
+	MAGNET_PROBE_FENTRY = 4,
 };
 
 enum magnet_probe_flag {
@@ -901,7 +929,7 @@ enum magnet_pstat_attr {
 	MAGNET_PSTAT_A_SAMPLED,		/* dropped by sampling, before the ring */
 	MAGNET_PSTAT_A_RECORDED,
 	MAGNET_PSTAT_A_LOST,		/* the ring had no room (see stats) */
-	MAGNET_PSTAT_A_MISSED,		/* skipped by the kprobes core */
+	MAGNET_PSTAT_A_MISSED,		/* skipped: kprobes core, fentry recursion */
 	MAGNET_PSTAT_A_ALARMS,
 	MAGNET_PSTAT_A_ALARMS_DROPPED,
 	MAGNET_PSTAT_A_PAD,
