@@ -40,7 +40,7 @@ static const struct var node_vars[] = {
 static const struct var probe_vars[] = {
 	{ "id", "u32", "label", "the probe's event id" },
 	{ "name", "string", "label", "its target function, or the custom event's name" },
-	{ "type", "symbol", "label", "kprobe, kretprobe, custom (unknown: removed before magnetd saw it)" },
+	{ "type", "symbol", "label", "kprobe, kretprobe, fentry, custom (unknown: removed before magnetd saw it)" },
 	{ "loaded", "u32", "gauge", "1 while the probe is in magnet/probes" },
 	{ "events", "u64", "counter", "records of the probe" },
 	{ "sock_bytes", "u64", "counter", "sum of the size argument of its sock-handler records (bytes sent or received)" },

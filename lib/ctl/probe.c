@@ -18,6 +18,8 @@ const char *ctl_probe_type_name(__u8 type)
 		return "kretprobe";
 	case MAGNET_PROBE_CUSTOM:
 		return "custom";
+	case MAGNET_PROBE_FENTRY:
+		return "fentry";
 	}
 	return "unknown";
 }
@@ -57,7 +59,10 @@ static int parse_add_set(struct ctl_args *a)
 
 static int parse_add(struct ctl_args *a)
 {
-	static const char *const types[] = { "kprobe", "kretprobe", "set", NULL };
+	static const char *const types[] = { "kprobe", "kretprobe", "fentry", "set", NULL };
+	static const __u8 type_of[] = {
+		MAGNET_PROBE_KPROBE, MAGNET_PROBE_KRETPROBE, MAGNET_PROBE_FENTRY
+	};
 	static const char *const keys[] = {
 		"args", "capture", "name", "handler", "notify", "disabled", NULL
 	};
@@ -68,15 +73,15 @@ static int parse_add(struct ctl_args *a)
 	int k, ret;
 
 	r->genl_cmd = MAGNET_CMD_PROBE_ADD;
-	w = ctl_next(a, "kprobe|kretprobe");
+	w = ctl_next(a, "kprobe|kretprobe|fentry|set");
 	if (!w)
 		return -1;
 	k = ctl_keyword(a, w, types, "probe type");
 	if (k < 0)
 		return -1;
-	if (k == 2)
+	if (k == 3)
 		return parse_add_set(a);
-	r->type = k ? MAGNET_PROBE_KRETPROBE : MAGNET_PROBE_KPROBE;
+	r->type = type_of[k];
 	r->probe_attrs |= CTL_BIT(MAGNET_PROBE_A_TYPE);
 
 	target = ctl_next(a, "SYMBOL");
@@ -92,9 +97,9 @@ static int parse_add(struct ctl_args *a)
 	if (ret)
 		return ctl_usage_error(a, "bad target '%s' (expected SYMBOL[+OFFSET])",
 				       target);
-	if (has_off && r->type == MAGNET_PROBE_KRETPROBE)
-		return ctl_usage_error(a, "a kretprobe takes no +OFFSET ('%s')",
-				       target);
+	if (has_off && r->type != MAGNET_PROBE_KPROBE)
+		return ctl_usage_error(a, "%s takes no +OFFSET ('%s')",
+				       k == 1 ? "a kretprobe" : "an fentry probe", target);
 	r->symbol = r->sym_buf;
 	r->probe_attrs |= CTL_BIT(MAGNET_PROBE_A_SYMBOL);
 	if (has_off)
@@ -646,7 +651,7 @@ static int run_flags(struct ctl_nl *nl, struct ctl_req *r)
 }
 
 static const struct ctl_cmd probe_cmds[] = {
-	{ "add", "kprobe|kretprobe SYMBOL[+OFFSET] [args N] [capture LEN[@ARG]]\n"
+	{ "add", "kprobe|kretprobe|fentry SYMBOL[+OFFSET] [args N] [capture LEN[@ARG]]\n"
 		 "                            [name NAME] [handler generic|sock|skb] [notify] [disabled]\n"
 		 "                  set SET [capture LEN]",
 	  parse_add, run_add },
@@ -662,13 +667,16 @@ static const struct ctl_cmd probe_cmds[] = {
 
 const struct ctl_object ctl_probe_object = {
 	.name = "probe",
-	.summary = "kprobes and kretprobes: add, del, list, show, enable, disable, notify",
+	.summary = "kprobes, kretprobes, fentry probes: add, del, list, show, enable, disable, notify",
 	.cmds = probe_cmds,
 	.dflt = "list",
 	.notes =
 "A probe is named by its id (a number) or its name. \"probe add\" prints the\n"
 "new probe's id and name; the default name is SYMBOL[+OFFSET] for a kprobe,\n"
-"SYMBOL%return for a kretprobe. args N: record the first N (0..6) arguments.\n"
+"SYMBOL%return for a kretprobe, SYMBOL for an fentry probe. fentry: at\n"
+"function entry through ftrace (a kprobe's record, at less cost per hit;\n"
+"functions in tracefs available_filter_functions only, no +OFFSET).\n"
+"args N: record the first N (0..6) arguments.\n"
 "capture LEN[@ARG]: copy LEN bytes from the address in argument ARG (0..5,\n"
 "default 0); args and capture must fit one record (4096 bytes of payload).\n"
 "handler skb: capture LEN (no @ARG) bytes of the packet in the sk_buff *.\n"

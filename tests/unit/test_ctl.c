@@ -766,7 +766,7 @@ START_TEST(help_forms)
 	cap_begin();
 	magnet_ctl_main(argc, argv_buf);
 	cap_end();
-	ck_assert(strstr(out_buf, "magnet-ctl probe add kprobe|kretprobe SYMBOL[+OFFSET]"));
+	ck_assert(strstr(out_buf, "magnet-ctl probe add kprobe|kretprobe|fentry SYMBOL[+OFFSET]"));
 	ck_assert(strstr(out_buf, "magnet-ctl filter add PROBE [include|exclude] tgid PID"));
 	ck_assert(strstr(out_buf, "magnet-ctl sample set PROBE [every N] [interval DURATION]"));
 	ck_assert(strstr(out_buf, "magnet-ctl buffer set [size SIZE] [mode discard|overwrite]"));
@@ -822,7 +822,7 @@ static const struct {
 	{ "probe list junk -h", "unexpected 'junk'" },	/* the error first */
 	{ "probe frob", "unknown command 'frob'" },
 	{ "probe d 16", "ambiguous command 'd': del, disable" },
-	{ "probe add", "missing kprobe|kretprobe" },
+	{ "probe add", "missing kprobe|kretprobe|fentry|set" },
 	{ "probe add uprobe vfs_read", "unknown probe type 'uprobe'" },
 	{ "probe add k vfs_read", "ambiguous probe type 'k': kprobe, kretprobe" },
 	{ "probe add kprobe", "missing SYMBOL" },
@@ -832,6 +832,7 @@ static const struct {
 	{ "probe add kprobe vfs_read+-4", "bad target" },
 	{ "probe add kprobe vfs_read+4294967296", "offset in 'vfs_read+4294967296' out of range" },
 	{ "probe add kretprobe vfs_read+4", "a kretprobe takes no +OFFSET" },
+	{ "probe add fentry vfs_read+4", "an fentry probe takes no +OFFSET" },
 	{ "probe add kprobe vfs_read args", "missing the number of arguments" },
 	{ "probe add kprobe vfs_read args 7", "args 7: out of range (0..6)" },
 	{ "probe add kprobe vfs_read args -1", "args -1: not a number" },
@@ -933,7 +934,7 @@ END_TEST
 /* The usage line printed is the failing command's own. */
 START_TEST(usage_lines)
 {
-	usage_error("probe add kprobe vfs_read args 7", "usage: magnet-ctl probe add kprobe|kretprobe");
+	usage_error("probe add kprobe vfs_read args 7", "usage: magnet-ctl probe add kprobe|kretprobe|fentry");
 	ck_assert(!strstr(err_buf, "probe del"));
 	usage_error("filter add 16 cpu 99999", "usage: magnet-ctl filter add PROBE");
 	usage_error("probe bogus", "       magnet-ctl probe del ID|NAME | set SET\n");
