@@ -11,6 +11,13 @@ unload() {
 	rmmod magnet || fail "rmmod magnet"
 }
 
+# One counter of probe $1 (hits, recorded, missed, ...), from the text of
+# magnet-ctl's 'probe show'.
+# shellcheck disable=SC2020 # both blanks become newlines, position by position
+counter() { # probe name
+	magnet-ctl probe show "$1" | tr ' \t' '\n\n' | awk -v k="$2" 'p { print; exit } $0 == k { p = 1 }'
+}
+
 # Wait until the magnetd on MDTEST_ADDR (default 127.0.0.1:8650) answers;
 # its log file $1 goes into the failure.
 magnetd_up() { # log

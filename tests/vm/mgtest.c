@@ -151,6 +151,25 @@ static int probe_id(const char *type, const char *sym, unsigned long *hits)
 	return -1;
 }
 
+/*
+ * The type of the entry probes getpid, args and sock look for, and
+ * getpid's function (t-27: fentry, on __do_sys_getpid: Debian's syscall
+ * wrappers have no ftrace call site).
+ */
+static const char *entry_type(void)
+{
+	const char *t = getenv("MGTEST_ENTRY");
+
+	return t && *t ? t : "kprobe";
+}
+
+static const char *getpid_symbol(void)
+{
+	const char *t = getenv("MGTEST_GETPID");
+
+	return t && *t ? t : "__x64_sys_getpid";
+}
+
 static int need_probe(const char *type, const char *sym)
 {
 	int id = probe_id(type, sym, NULL);
@@ -331,7 +350,7 @@ static void ck_pid(const struct magnet_record *rec, void *ctx)
 
 static int cmd_getpid(int n)
 {
-	struct seen s = { .event = need_probe("kprobe", "__x64_sys_getpid"), .tgid = getpid(),
+	struct seen s = { .event = need_probe(entry_type(), getpid_symbol()), .tgid = getpid(),
 			  .each = ck_pid };
 
 	open_all(0);
@@ -397,7 +416,7 @@ static int cmd_args(int n)
 	static char rbuf[8192];
 	struct args_ctx a = { .buf = (uintptr_t)rbuf, .next_size = 100 };
 	struct seen s = { .tgid = getpid(), .each = each_args, .ctx = &a };
-	int kp = need_probe("kprobe", "vfs_read"), kr = need_probe("kretprobe", "vfs_read");
+	int kp = need_probe(entry_type(), "vfs_read"), kr = need_probe("kretprobe", "vfs_read");
 	int zero = open("/dev/zero", O_RDONLY);
 
 	pin(0);
@@ -1171,7 +1190,7 @@ static int cmd_sock(int n)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct sock_ctx c = { 0 };
-	struct seen s = { .event = need_probe("kprobe", "tcp_sendmsg"), .tgid = getpid(),
+	struct seen s = { .event = need_probe(entry_type(), "tcp_sendmsg"), .tgid = getpid(),
 			  .each = each_sock, .ctx = &c };
 	socklen_t len = sizeof(sa);
 	int lfd, cfd, afd;

@@ -661,6 +661,15 @@ static int cmd_errors(void)
 		   "7 arguments");
 	expect_err(probe_add(MAGNET_PROBE_KPROBE, "vfs_read", 0, 0x80, NULL), EINVAL, "",
 		   "unknown flag");
+	expect_err(probe_add(MAGNET_PROBE_CUSTOM, "vfs_read", 0, 0, NULL), EINVAL,
+		   "kernel modules", "type custom");
+	expect_err(probe_add(MAGNET_PROBE_FENTRY + 1, "vfs_read", 0, 0, NULL), ERANGE, "range",
+		   "unknown type");
+	expect_err(probe_add(MAGNET_PROBE_FENTRY, "vfs_*", 0, 0, NULL), EINVAL, "not a pattern",
+		   "fentry glob");
+	/* Debian's syscall wrappers have no ftrace call site (kprobes take them). */
+	expect_err(probe_add(MAGNET_PROBE_FENTRY, "__x64_sys_getpid", 0, 0, NULL), ENOENT,
+		   "no traceable function", "fentry on a function without ftrace call site");
 	id = must_add(MAGNET_PROBE_KPROBE, "vfs_read", 0, 0);
 	expect_err(probe_add(MAGNET_PROBE_KPROBE, "vfs_read", 0, 0, NULL), EEXIST, "exists",
 		   "duplicate name");

@@ -4,12 +4,6 @@
 # sampling, enable/disable, notify + monitor, buffer settings.
 . ./lib.sh
 
-# The hit counters of probe $1, from the text of 'probe show'.
-# shellcheck disable=SC2020 # both blanks become newlines, position by position
-counter() { # probe name
-	magnet-ctl probe show "$1" | tr ' \t' '\n\n' | awk -v k="$2" 'p { print; exit } $0 == k { p = 1 }'
-}
-
 magnet-ctl probe list >/dev/null 2>/tmp/err
 [ $? = 2 ] || fail "no module: want exit 2"
 grep -q "not loaded" /tmp/err || fail "no module: $(cat /tmp/err)"
