@@ -17,8 +17,15 @@
 #    (a) no probe, (b) magnet (kprobe:__x64_sys_getpid, 40-byte records)
 #    drained by magnet-read to /dev/null, (c) ftrace (p:getpid
 #    __x64_sys_getpid, no args: 20-byte events) drained by ftrace-read to
-#    /dev/null. $BENCH_REPS rounds of a, b, c interleaved, so drift of the
-#    host hits all three alike; the table takes the medians.
+#    /dev/null, (d) magnet's fentry probe (fentry:__do_sys_getpid, what
+#    __x64_sys_getpid calls: the wrapper has no ftrace call site), the same
+#    40-byte records. $BENCH_REPS rounds of a, b, c, d interleaved, so
+#    drift of the host hits all alike; the table takes the medians. The
+#    guest's clocksource is the TSC, as on a hardware node (bench/run
+#    boots it with tsc=reliable; QEMU's emulated HPET, which the guest
+#    picks otherwise, costs ~0.5 us a read, an exit to the device model,
+#    and both tracers read the clock once a record): then the same rounds
+#    again on the HPET, to show what that does (cost_*_hpet).
 # 3. Drain rate: a flood for $BENCH_DUR seconds on CPU 0, drained by each
 #    tracer's reader on CPU 1 into /dev/null:
 #      small: getpid with 3 args: magnet kprobe:__x64_sys_getpid:3 (64-byte
@@ -264,30 +271,45 @@ getpid_ns() {
 	taskset $W loadgen getpid "$ITER" | sed -n 's/.*ns_per_op=//p'
 }
 
+# One magnet probe's cost, drained by magnet-read: prints the ns per call.
+magnet_cost() { # prefix probe
+	magnet_on "$2"
+	reader_start magnet /dev/null
+	v=$(getpid_ns)
+	out "$1" "$v"
+	sleep 0.5
+	reader_stop magnet "$1"
+	magnet_counts "$1"
+	magnet_off
+	echo "$v" >$TMP/cost
+}
+
+ftrace_cost() { # prefix
+	ftrace_on 'p:getpid __x64_sys_getpid' getpid
+	reader_start ftrace /dev/null
+	v=$(getpid_ns)
+	out "$1" "$v"
+	sleep 0.5
+	reader_stop ftrace "$1"
+	ftrace_counts "$1" getpid
+	ftrace_off getpid
+	echo "$v" >$TMP/cost
+}
+
+CS=/sys/devices/system/clocksource/clocksource0
 if want 2; then
-	none_runs='' magnet_runs='' ftrace_runs='' lttng_runs=''
+	out clocksource "$(cat $CS/current_clocksource)"
+	none_runs='' magnet_runs='' magnetf_runs='' ftrace_runs='' lttng_runs=''
 	r=1
 	while [ $r -le "$REPS" ]; do
 		v=$(getpid_ns); none_runs="$none_runs $v"
 		out cost_none_$r "$v"
-
-		magnet_on kprobe:__x64_sys_getpid
-		reader_start magnet /dev/null
-		v=$(getpid_ns); magnet_runs="$magnet_runs $v"
-		out cost_magnet_$r "$v"
-		sleep 0.5
-		reader_stop magnet cost_magnet_$r
-		magnet_counts cost_magnet_$r
-		magnet_off
-
-		ftrace_on 'p:getpid __x64_sys_getpid' getpid
-		reader_start ftrace /dev/null
-		v=$(getpid_ns); ftrace_runs="$ftrace_runs $v"
-		out cost_ftrace_$r "$v"
-		sleep 0.5
-		reader_stop ftrace cost_ftrace_$r
-		ftrace_counts cost_ftrace_$r getpid
-		ftrace_off getpid
+		magnet_cost cost_magnet_$r kprobe:__x64_sys_getpid
+		magnet_runs="$magnet_runs $(cat $TMP/cost)"
+		magnet_cost cost_magnetf_$r fentry:__do_sys_getpid
+		magnetf_runs="$magnetf_runs $(cat $TMP/cost)"
+		ftrace_cost cost_ftrace_$r
+		ftrace_runs="$ftrace_runs $(cat $TMP/cost)"
 
 		if [ $LTTNG = 1 ]; then
 			lttng_start $TMP/lt kprobe:__x64_sys_getpid
@@ -307,7 +329,37 @@ if want 2; then
 	# shellcheck disable=SC2086
 	out cost_magnet "$(median $magnet_runs)"
 	# shellcheck disable=SC2086
+	out cost_magnetf "$(median $magnetf_runs)"
+	# shellcheck disable=SC2086
 	out cost_ftrace "$(median $ftrace_runs)"
+
+	# The same on the HPET, where the guest has one and is not on it.
+	cs=$(cat $CS/current_clocksource)
+	if [ "$cs" != hpet ] && grep -qw hpet $CS/available_clocksource; then
+		echo hpet >$CS/current_clocksource || die "clocksource hpet"
+		none_runs='' magnet_runs='' magnetf_runs='' ftrace_runs=''
+		r=1
+		while [ $r -le "$REPS" ]; do
+			v=$(getpid_ns); none_runs="$none_runs $v"
+			out cost_none_hpet_$r "$v"
+			magnet_cost cost_magnet_hpet_$r kprobe:__x64_sys_getpid
+			magnet_runs="$magnet_runs $(cat $TMP/cost)"
+			magnet_cost cost_magnetf_hpet_$r fentry:__do_sys_getpid
+			magnetf_runs="$magnetf_runs $(cat $TMP/cost)"
+			ftrace_cost cost_ftrace_hpet_$r
+			ftrace_runs="$ftrace_runs $(cat $TMP/cost)"
+			r=$((r + 1))
+		done
+		echo "$cs" >$CS/current_clocksource || die "clocksource $cs"
+		# shellcheck disable=SC2086
+		out cost_none_hpet "$(median $none_runs)"
+		# shellcheck disable=SC2086
+		out cost_magnet_hpet "$(median $magnet_runs)"
+		# shellcheck disable=SC2086
+		out cost_magnetf_hpet "$(median $magnetf_runs)"
+		# shellcheck disable=SC2086
+		out cost_ftrace_hpet "$(median $ftrace_runs)"
+	fi
 fi
 
 # ---- 3. drain rate --------------------------------------------------------
