@@ -248,7 +248,10 @@ fi
 # into the ring once there is room again say the same but miss the
 # losses at the very end (their number, lost_records, is printed beside).
 # drained_bytes: the size of perf.data (its records as stored, with
-# perf's header and the few records it synthesizes).
+# perf's header and the few records it synthesizes). unaccounted = hits -
+# drained - lost: 0 in single-threaded TCG, losses or not; in MTTCG
+# perf.data held a few more samples than the probe fired (up to 0.15%,
+# every one from the load's thread: the probe's hits == loadgen's calls).
 PD=$TMP/perf
 PERF=0
 perf_up() {
