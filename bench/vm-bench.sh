@@ -334,8 +334,9 @@ perf_stop() { # prefix event
 	# latter: the sum of the lost counts); "LOST events" above it: the
 	# number of PERF_RECORD_LOST records
 	sed 's/^/perf: /' $TMP/perf.stats
-	awk -v p="$1" -v e="kprobes:$2" -v h="$h" '$2 == "stats:" { on = $1 == e; ag = 0; next }
-		/^Aggregated/ { ag = 1 } ag && $1 == "LOST" && $2 == "events:" { r = $3; ag = 0 }
+	awk -v p="$1" -v e="kprobes:$2" -v h="$h" '$1 == "Aggregated" { ag = 1; on = 0; next }
+		$2 == "stats:" { on = $1 == e; ag = 0; next }
+		ag && $1 == "LOST" && $2 == "events:" { r = $3 }
 		on && $1 == "SAMPLE" { s = $3 } on && $1 == "LOST_SAMPLES" { l = $3 }
 		END { printf "bench: %s_drained=%.0f\nbench: %s_lost=%.0f\nbench: %s_lost_records=%.0f\n",
 			p, s, p, l, p, r
