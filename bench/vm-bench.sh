@@ -249,9 +249,10 @@ fi
 # losses at the very end (their number, lost_records, is printed beside).
 # drained_bytes: the size of perf.data (its records as stored, with
 # perf's header and the few records it synthesizes). unaccounted = hits -
-# drained - lost: 0 in single-threaded TCG, losses or not; in MTTCG
-# perf.data held a few more samples than the probe fired (up to 0.15%,
-# every one from the load's thread: the probe's hits == loadgen's calls).
+# drained - lost: 0 in 13 of 14 runs in single-threaded TCG, losses or
+# not (the 14th: -134); in MTTCG always below 0: perf.data held a few more
+# samples than the probe fired (up to 0.16%, all from the load's thread,
+# and the probe's hits == loadgen's calls), never fewer.
 PD=$TMP/perf
 PERF=0
 perf_up() {
