@@ -250,7 +250,7 @@ fi
 # drained_bytes: the size of perf.data (its records as stored, with
 # perf's header and the few records it synthesizes). unaccounted = hits -
 # drained - lost: 0 in 13 of 14 runs in single-threaded TCG, losses or
-# not (the 14th: -134); in MTTCG always below 0: perf.data held a few more
+# not (the 14th: -134); in MTTCG below 0 in 18 of 19: perf.data held more
 # samples than the probe fired (up to 0.16%, all from the load's thread,
 # and the probe's hits == loadgen's calls), never fewer.
 PD=$TMP/perf
