@@ -46,6 +46,9 @@
 #    probe lets the load reach), then paced at one rate for both tracers
 #    (90% of the slower unpaced rate), so their losses compare at the same
 #    offered load.
+#    Rows 2 and 3 also run perf where bench/run staged it (see "perf"
+#    below): perf record on the very ftrace kprobe event (the same args and
+#    bytes), writing perf.data to a tmpfs; paced at the same rate.
 #    Rows 2 and 3 also run LTTng where bench/run staged it (see "LTTng"
 #    below): a kprobe event on the same symbol, lttng-consumerd writing to a
 #    tmpfs directory; its records hold the address only (no args, no
@@ -230,6 +233,137 @@ if want 2 || want 3 || want 7; then
 	fi
 fi
 
+# perf (rows 2 and 3, where bench/run staged the host's perf at
+# /magnet/bin/perf): perf record -a on the same kprobe event ftrace's runs
+# define in kprobe_events (args and fetched bytes included: perf records a
+# tracepoint's raw data by default), on the readers' CPU, with the same ring
+# per CPU (-m BUF/4096 pages), writing perf.data to a tmpfs of its own (-B
+# -N: no build-id pass over the file at the end, no ~/.debug cache).
+# perf prints nothing once it records, so it starts with its events
+# disabled (-D -1) and is told "enable" on its control fifo; its "ack"
+# means they are on (in TCG perf takes seconds to start: a fixed sleep
+# lost the first half of a load). The probe's hits (kprobe_profile) are
+# read just before "enable" (after a "ping": perf has opened its events,
+# which arms the kprobe, and synthesized the threads) and just after
+# "disable".
+# Counts, from perf report --stats (seconds, where perf script takes a
+# minute and perf report -D eight for 2M samples in TCG): drained = the
+# SAMPLE records in the file; lost = the sum of its LOST_SAMPLES records:
+# at its end perf record reads each event's lost count (PERF_FORMAT_LOST:
+# the kernel's count of samples it could not write, ring full), which
+# --stats sums per event; the PERF_RECORD_LOST records the kernel writes
+# into the ring once there is room again say the same but miss the
+# losses at the very end (their number, lost_records, is printed beside).
+# drained_bytes: the size of perf.data (its records as stored, with
+# perf's header and the few records it synthesizes). unaccounted = hits -
+# drained - lost: 0 in 13 of 14 runs in single-threaded TCG, losses or
+# not (the 14th: -134); in MTTCG below 0 in 18 of 19: perf.data held more
+# samples than the probe fired (up to 0.16%, all from the load's thread,
+# and the probe's hits == loadgen's calls), never fewer.
+PD=$TMP/perf
+PERF=0
+perf_up() {
+	command -v perf >/dev/null && perf --version || return 1
+	echo -1 >/proc/sys/kernel/perf_event_paranoid || return 1
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	export HOME=/root
+	mkdir -p /root $PD
+	mount -t tmpfs -o size=2g perfdata $PD || return 1
+	rm -f $TMP/perf.ctl $TMP/perf.ack
+	mkfifo $TMP/perf.ctl $TMP/perf.ack
+}
+
+if want 2 || want 3; then
+	if perf_up >$TMP/perf.v 2>&1; then
+		cat $TMP/perf.v
+		PERF=1
+		out perf "$(tail -n 1 $TMP/perf.v | sed 's/^perf version //')"
+	else
+		cat $TMP/perf.v
+		echo "vm-bench: no perf in the guest (bench/run stages the host's /usr/bin/perf): rows 2 and 3 without it"
+		out perf none
+	fi
+fi
+
+# The probe's hits so far (kprobe_profile).
+kp_hits() { # event
+	awk -v e="$1" '$1 == e { print $2 }' $T/kprobe_profile
+}
+
+# Send perf a control command and wait for its ack (at most 60 s).
+perf_ctl() { # command
+	echo "$1" >&3
+	i=0
+	# shellcheck disable=SC3045 # busybox ash's read has -t
+	until read -r -t 1 a <&4; do
+		i=$((i + 1))
+		{ [ $i -lt 60 ] && kill -0 "$PPID_" 2>/dev/null; } ||
+			{ cat $TMP/perf.err; die "perf: no ack to $1"; }
+	done
+	[ "$a" = ack ] || die "perf: $1: $a"
+}
+
+perf_start() { # kprobe_events line, event name
+	echo "$1" >$T/kprobe_events || die "kprobe_events: $1"
+	rm -f $PD/perf.data
+	# Both fifos opened read-write: neither open blocks, nor perf's.
+	exec 3<>$TMP/perf.ctl 4<>$TMP/perf.ack
+	taskset $R perf record -a -e "kprobes:$2" -m $((BUF / 4096)) -B -N -D -1 \
+		--control fifo:$TMP/perf.ctl,$TMP/perf.ack -o $PD/perf.data >$TMP/perf.err 2>&1 3>&- 4>&- &
+	PPID_=$!
+	# ping: perf has opened its events (the kprobe fires from then on)
+	# and synthesized the threads; then the hits so far, then enable
+	perf_ctl ping
+	PH0=$(kp_hits "$2")
+	perf_ctl enable
+}
+
+# Disable, read the hits, stop perf (it writes what is left in its rings),
+# and count its file.
+perf_stop() { # prefix event
+	perf_ctl disable
+	h=$(($(kp_hits "$2") - PH0))
+	kill -INT "$PPID_"
+	wait "$PPID_"
+	rc=$?
+	exec 3>&- 4>&-
+	# SIGINT is how perf record is stopped: it exits 130 or 0
+	[ $rc = 0 ] || [ $rc = 130 ] || { cat $TMP/perf.err; die "perf record failed ($rc)"; }
+	sed 's/^/perf: /' $TMP/perf.err
+	echo >$T/kprobe_events || die "cannot remove the kprobe event"
+	out "${1}_hits" "$h"
+	out "${1}_drained_bytes" "$(wc -c <$PD/perf.data)"
+	t0=$(cut -d ' ' -f 1 /proc/uptime)
+	perf report -i $PD/perf.data --stats >$TMP/perf.stats 2>&1 ||
+		{ cat $TMP/perf.stats; die "perf report --stats"; }
+	t1=$(cut -d ' ' -f 1 /proc/uptime)
+	out "${1}_report_secs" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+	# "kprobes:NAME stats:" then its SAMPLE and LOST_SAMPLES lines (the
+	# latter: the sum of the lost counts); "LOST events" above it: the
+	# number of PERF_RECORD_LOST records
+	sed 's/^/perf: /' $TMP/perf.stats
+	awk -v p="$1" -v e="kprobes:$2" -v h="$h" '$1 == "Aggregated" { ag = 1; on = 0; next }
+		$2 == "stats:" { on = $1 == e; ag = 0; next }
+		ag && $1 == "LOST" && $2 == "events:" { r = $3 }
+		on && $1 == "SAMPLE" { s = $3 } on && $1 == "LOST_SAMPLES" { l = $3 }
+		END { printf "bench: %s_drained=%.0f\nbench: %s_lost=%.0f\nbench: %s_lost_records=%.0f\n",
+			p, s, p, l, p, r
+			printf "bench: %s_unaccounted=%.0f\n", p, h - s - l }' $TMP/perf.stats
+	rm -f $PD/perf.data
+}
+
+# perf's flood: as flood(), perf record in place of the reader.
+perf_flood() { # prefix kprobe_events-line event load...
+	prefix=$1 pev=$2 pname=$3
+	shift 3
+	perf_start "$pev" "$pname"
+	taskset $W loadgen "$@" >$TMP/load.out || die "loadgen $*"
+	awk -v p="$prefix" '{ for (i = 1; i <= NF; i++) if ($i ~ /^(ops|secs)=/) print "bench: " p "_" $i }' \
+		$TMP/load.out
+	sleep 1
+	perf_stop "$prefix" "$pname"
+}
+
 # magnet-read's per-CPU summary lines on stderr: records and bytes read.
 magnet_read_counts() { # prefix file
 	awk -v p="$1" '/^cpu[0-9]+: records/ { r += $3; b += $5 }
@@ -299,7 +433,7 @@ ftrace_cost() { # prefix
 CS=/sys/devices/system/clocksource/clocksource0
 if want 2; then
 	out clocksource "$(cat $CS/current_clocksource)"
-	none_runs='' magnet_runs='' magnetf_runs='' ftrace_runs='' lttng_runs=''
+	none_runs='' magnet_runs='' magnetf_runs='' ftrace_runs='' lttng_runs='' perf_runs=''
 	r=1
 	while [ $r -le "$REPS" ]; do
 		v=$(getpid_ns); none_runs="$none_runs $v"
@@ -310,6 +444,14 @@ if want 2; then
 		magnetf_runs="$magnetf_runs $(cat $TMP/cost)"
 		ftrace_cost cost_ftrace_$r
 		ftrace_runs="$ftrace_runs $(cat $TMP/cost)"
+
+		if [ $PERF = 1 ]; then
+			perf_start 'p:getpid __x64_sys_getpid' getpid
+			v=$(getpid_ns); perf_runs="$perf_runs $v"
+			out cost_perf_$r "$v"
+			sleep 0.5
+			perf_stop cost_perf_$r getpid
+		fi
 
 		if [ $LTTNG = 1 ]; then
 			lttng_start $TMP/lt kprobe:__x64_sys_getpid
@@ -323,6 +465,10 @@ if want 2; then
 	if [ $LTTNG = 1 ]; then
 		# shellcheck disable=SC2086
 		out cost_lttng "$(median $lttng_runs)"
+	fi
+	if [ $PERF = 1 ]; then
+		# shellcheck disable=SC2086
+		out cost_perf "$(median $perf_runs)"
 	fi
 	# shellcheck disable=SC2086
 	out cost_none "$(median $none_runs)"
@@ -413,6 +559,7 @@ compare() { # size magnet-probes ftrace-event ftrace-name lttng-symbol load...
 	ftrace_off "$fname"
 	frate=$(load_rate)
 
+	[ $PERF = 0 ] || perf_flood "${size}_perf" "$fevent" "$fname" "$@"
 	[ $LTTNG = 0 ] || lttng_flood "${size}_lttng" "$lsym" "$@"
 
 	rate=$(( (mrate < frate ? mrate : frate) * 9 / 10 ))
@@ -428,6 +575,7 @@ compare() { # size magnet-probes ftrace-event ftrace-name lttng-symbol load...
 	ftrace_counts "${size}_paced_ftrace" "$fname"
 	ftrace_off "$fname"
 
+	[ $PERF = 0 ] || perf_flood "${size}_paced_perf" "$fevent" "$fname" "$@" $rate
 	[ $LTTNG = 0 ] || lttng_flood "${size}_paced_lttng" "$lsym" "$@" $rate
 }
 
@@ -1111,4 +1259,5 @@ if want 7; then
 fi
 
 [ $LTTNG = 0 ] || { kill "$SDPID"; sleep 1; }
+[ $PERF = 0 ] || umount $PD
 out 'done' 1
