@@ -430,21 +430,34 @@ ftrace_cost() { # prefix
 	echo "$v" >$TMP/cost
 }
 
+# One round of no probe, magnet's kprobe and fentry probe, and ftrace:
+# keys cost_WHAT_INFIXROUND, values appended to $none_runs etc.
+cost_round() { # infix ("" or "hpet_") round
+	v=$(getpid_ns); none_runs="$none_runs $v"
+	out "cost_none_$1$2" "$v"
+	magnet_cost "cost_magnet_$1$2" kprobe:__x64_sys_getpid
+	magnet_runs="$magnet_runs $(cat $TMP/cost)"
+	magnet_cost "cost_magnetf_$1$2" fentry:__do_sys_getpid
+	magnetf_runs="$magnetf_runs $(cat $TMP/cost)"
+	ftrace_cost "cost_ftrace_$1$2"
+	ftrace_runs="$ftrace_runs $(cat $TMP/cost)"
+}
+
+# shellcheck disable=SC2086 # the runs are words
+cost_medians() { # suffix ("" or "_hpet")
+	out "cost_none$1" "$(median $none_runs)"
+	out "cost_magnet$1" "$(median $magnet_runs)"
+	out "cost_magnetf$1" "$(median $magnetf_runs)"
+	out "cost_ftrace$1" "$(median $ftrace_runs)"
+}
+
 CS=/sys/devices/system/clocksource/clocksource0
 if want 2; then
 	out clocksource "$(cat $CS/current_clocksource)"
 	none_runs='' magnet_runs='' magnetf_runs='' ftrace_runs='' lttng_runs='' perf_runs=''
 	r=1
 	while [ $r -le "$REPS" ]; do
-		v=$(getpid_ns); none_runs="$none_runs $v"
-		out cost_none_$r "$v"
-		magnet_cost cost_magnet_$r kprobe:__x64_sys_getpid
-		magnet_runs="$magnet_runs $(cat $TMP/cost)"
-		magnet_cost cost_magnetf_$r fentry:__do_sys_getpid
-		magnetf_runs="$magnetf_runs $(cat $TMP/cost)"
-		ftrace_cost cost_ftrace_$r
-		ftrace_runs="$ftrace_runs $(cat $TMP/cost)"
-
+		cost_round "" $r
 		if [ $PERF = 1 ]; then
 			perf_start 'p:getpid __x64_sys_getpid' getpid
 			v=$(getpid_ns); perf_runs="$perf_runs $v"
@@ -470,14 +483,7 @@ if want 2; then
 		# shellcheck disable=SC2086
 		out cost_perf "$(median $perf_runs)"
 	fi
-	# shellcheck disable=SC2086
-	out cost_none "$(median $none_runs)"
-	# shellcheck disable=SC2086
-	out cost_magnet "$(median $magnet_runs)"
-	# shellcheck disable=SC2086
-	out cost_magnetf "$(median $magnetf_runs)"
-	# shellcheck disable=SC2086
-	out cost_ftrace "$(median $ftrace_runs)"
+	cost_medians ""
 
 	# The same on the HPET, where the guest has one and is not on it.
 	cs=$(cat $CS/current_clocksource)
@@ -486,25 +492,11 @@ if want 2; then
 		none_runs='' magnet_runs='' magnetf_runs='' ftrace_runs=''
 		r=1
 		while [ $r -le "$REPS" ]; do
-			v=$(getpid_ns); none_runs="$none_runs $v"
-			out cost_none_hpet_$r "$v"
-			magnet_cost cost_magnet_hpet_$r kprobe:__x64_sys_getpid
-			magnet_runs="$magnet_runs $(cat $TMP/cost)"
-			magnet_cost cost_magnetf_hpet_$r fentry:__do_sys_getpid
-			magnetf_runs="$magnetf_runs $(cat $TMP/cost)"
-			ftrace_cost cost_ftrace_hpet_$r
-			ftrace_runs="$ftrace_runs $(cat $TMP/cost)"
+			cost_round hpet_ $r
 			r=$((r + 1))
 		done
 		echo "$cs" >$CS/current_clocksource || die "clocksource $cs"
-		# shellcheck disable=SC2086
-		out cost_none_hpet "$(median $none_runs)"
-		# shellcheck disable=SC2086
-		out cost_magnet_hpet "$(median $magnet_runs)"
-		# shellcheck disable=SC2086
-		out cost_magnetf_hpet "$(median $magnetf_runs)"
-		# shellcheck disable=SC2086
-		out cost_ftrace_hpet "$(median $ftrace_runs)"
+		cost_medians _hpet
 	fi
 fi
 

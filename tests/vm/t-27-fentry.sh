@@ -30,25 +30,20 @@ load
 # The control plane: type fentry, its refusals, each with its message.
 magnet-ctl probe add fentry __do_sys_getpid args 1 >/dev/null || fail "probe add fentry"
 magnet-ctl -j probe list | grep -q '"type":"fentry"' || fail "JSON list: $(magnet-ctl -j probe list)"
-magnet-ctl probe add fentry vfs_read+4 2>/tmp/err
-[ $? = 1 ] || fail "fentry with an offset is not a usage error"
-grep -q "takes no +OFFSET" /tmp/err || fail "offset: $(cat /tmp/err)"
-magnet-ctl probe add fentry 'vfs_*' 2>/tmp/err
-[ $? = 2 ] || fail "a glob is not a kernel refusal"
-grep -q "not a pattern" /tmp/err || fail "glob: $(cat /tmp/err)"
-magnet-ctl probe add fentry no_such_function_xyz 2>/tmp/err
-[ $? = 2 ] || fail "an unknown function is not a kernel refusal"
-grep -q "no traceable function" /tmp/err || fail "unknown: $(cat /tmp/err)"
-# magnet's own record path is built without ftrace's call sites.
-magnet-ctl probe add fentry mg_probe_pass 2>/tmp/err
-[ $? = 2 ] || fail "fentry on magnet's own record path was accepted"
-grep -q "no traceable function" /tmp/err || fail "mg_probe_pass: $(cat /tmp/err)"
-magnet-ctl probe add fentry __x64_sys_getpid 2>/tmp/err
-[ $? = 2 ] || fail "fentry on a function without an ftrace call site was accepted"
-grep -q "no traceable function" /tmp/err || fail "__x64_sys_getpid: $(cat /tmp/err)"
-magnet-ctl probe add fentry __do_sys_getpid 2>/tmp/err
-[ $? = 2 ] || fail "a second probe of the same default name was accepted"
-grep -q "name exists" /tmp/err || fail "same name: $(cat /tmp/err)"
+# refused STATUS MESSAGE FUNCTION: "probe add fentry FUNCTION" exits with
+# STATUS (1 usage, 2 the kernel's refusal) and says MESSAGE.
+refused() {
+	magnet-ctl probe add fentry "$3" 2>/tmp/err
+	rc=$?
+	[ $rc = "$1" ] || fail "probe add fentry $3: exit $rc, want $1"
+	grep -q "$2" /tmp/err || fail "probe add fentry $3: $(cat /tmp/err), want '$2'"
+}
+refused 1 "takes no +OFFSET" vfs_read+4
+refused 2 "not a pattern" 'vfs_*'
+refused 2 "no traceable function" no_such_function_xyz
+refused 2 "no traceable function" mg_probe_pass	# magnet's record path: no call sites
+refused 2 "no traceable function" __x64_sys_getpid	# nor have Debian's syscall wrappers
+refused 2 "name exists" __do_sys_getpid
 
 # Next to a kprobe on the same function, both see every call of a job
 # (magnet-ctl's libnl calls getpid too: the filters leave it out).
