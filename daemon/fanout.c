@@ -384,12 +384,14 @@ static int index_chunk(struct mg_server *s, const void *data, size_t len)
 	size_t off = 0;
 
 	s->nrecs = 0;
-	while (mg_record_next(data, len, &off, &r) == 1) {
+	/* The collection thread checked every record (collect.c, deliver). */
+	while ((r = mg_record_step(data, len, &off))) {
 		if (s->nrecs == s->maxrecs)
 			return -E2BIG;	/* cannot happen: sized for the buffer */
 		t = NULL;
 		if (mg_record_is_task(r)) {
-			mg_tasks_feed(s->tasks, r);	/* ENOMEM: unnamed */
+			if (!mg_record_check(data, len, off - r->size))
+				mg_tasks_feed(s->tasks, r);	/* ENOMEM: unnamed */
 			src = NULL;
 		} else if (!mg_record_is_meta(r)) {
 			t = mg_tasks_of(s->tasks, r);

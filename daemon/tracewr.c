@@ -53,6 +53,7 @@ static const char *const op_name[OP_NR] = {
 struct walk {
 	__u64 records;		/* all of them */
 	__u64 events;		/* LOST and TASK records excluded */
+	__u64 tasks;		/* TASK records */
 	struct magnet_lost lost;
 	__u64 max_ts;
 	bool any;
@@ -69,6 +70,7 @@ struct mg_tracewr {
 
 	/* Shared, read-mostly. */
 	alignas(64) struct mg_chunkq *q;
+	size_t gather;		/* bytes that end a batch early */
 	_Atomic int stop;
 	_Atomic int hold;
 
@@ -167,7 +169,9 @@ static __u64 walk(const unsigned char *data, size_t len, struct walk *out)
 
 				memcpy(&l, r + MAGNET_RECORD_HEADER, sizeof(l));
 				mg_lost_add(&out->lost, &l);
-			} else if (id != MAGNET_EVENT_TASK) {
+			} else if (id == MAGNET_EVENT_TASK) {
+				out->tasks++;
+			} else {
 				out->events++;
 			}
 			if (!out->any || ts > out->max_ts)
@@ -439,15 +443,18 @@ static int write_replay(struct mg_tracewr *w)
 
 /* Feed the mirror a chunk of the stream, in order. */
 static void feed_tasks(struct mg_tracewr *w, __u32 cpu,
-		       const unsigned char *data, size_t len, __u64 max_ts)
+		       const unsigned char *data, size_t len,
+		       const struct walk *wk)
 {
 	const struct magnet_record *r;
 	size_t off = 0;
 
-	if (max_ts > w->cpu_ts[cpu])
-		w->cpu_ts[cpu] = max_ts;
-	while (mg_record_next(data, len, &off, &r) == 1)
-		if (mg_record_is_task(r))
+	if (wk->max_ts > w->cpu_ts[cpu])
+		w->cpu_ts[cpu] = wk->max_ts;
+	if (!wk->tasks)
+		return;
+	while ((r = mg_record_step(data, len, &off)))
+		if (mg_record_is_task(r) && !mg_record_check(data, len, off - r->size))
 			mg_tasks_feed(w->tasks, r);	/* ENOMEM: unnamed */
 }
 
@@ -511,7 +518,7 @@ static void write_chunk(struct mg_tracewr *w, __u32 cpu,
 		finish_file(w, NULL);
 	if (w->fd < 0 && open_file(w)) {
 		drop_err(w, len, wk.records);
-		feed_tasks(w, cpu, data, len, wk.max_ts);
+		feed_tasks(w, cpu, data, len, &wk);
 		return;
 	}
 	/* Failing, the chunk goes on without; the next one tries again. */
@@ -519,7 +526,7 @@ static void write_chunk(struct mg_tracewr *w, __u32 cpu,
 		cut_back(w);
 		if (w->fd < 0) {
 			drop_err(w, len, wk.records);
-			feed_tasks(w, cpu, data, len, wk.max_ts);
+			feed_tasks(w, cpu, data, len, &wk);
 			return;
 		}
 	}
@@ -529,7 +536,7 @@ static void write_chunk(struct mg_tracewr *w, __u32 cpu,
 		cut_back(w);
 	}
 	/* Written or not, the stream named its threads. */
-	feed_tasks(w, cpu, data, len, wk.max_ts);
+	feed_tasks(w, cpu, data, len, &wk);
 }
 
 /* Test hook: wait while held (close ends it). */
@@ -558,9 +565,26 @@ static void sleep_on_empty(struct mg_tracewr *w)
 		;
 }
 
+/*
+ * Woken by a chunk: let more come (tracewr.h, Batches). A stop or hold
+ * wakes it at once.
+ */
+static void gather(struct mg_tracewr *w)
+{
+	struct pollfd p = { .fd = mg_chunkq_fd(w->q), .events = POLLIN };
+
+	if (!mg_chunkq_arm_batch(w->q, w->gather))
+		return;
+	if (atomic_load(&w->stop) || atomic_load(&w->hold))
+		return;
+	while (poll(&p, 1, MG_TRACEWR_GATHER_MS) < 0 && errno == EINTR)
+		;
+}
+
 static void *writer_main(void *arg)
 {
 	struct mg_tracewr *w = arg;
+	bool slept = false;
 
 	for (;;) {
 		const void *data;
@@ -576,7 +600,12 @@ static void *writer_main(void *arg)
 			if (stopping)
 				break;
 			sleep_on_empty(w);
+			slept = true;
 			continue;
+		}
+		if (slept && !stopping) {
+			slept = false;
+			gather(w);
 		}
 		write_chunk(w, cpu, data, len);
 		mg_chunkq_pop(w->q);
@@ -665,6 +694,9 @@ int mg_tracewr_open(const char *dir, const char *prefix, size_t max_file_bytes,
 		destroy(w);
 		return err;
 	}
+	w->gather = mg_chunkq_size(w->q) / 8;
+	if (w->gather > (1U << 20))
+		w->gather = 1U << 20;
 	/* The writer takes no signals (SIGXFSZ stays with its write). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
