@@ -654,12 +654,12 @@ fi
 #   ftrace  ftrace-read -o $TMP/c.trace (tmpfs) on trace_pipe_raw
 # Every consumer keeps its defaults (64 KiB watermark, 100 ms latency;
 # magnet-read: 4 AIO reads of 256 KiB in flight; magnetd: the rings
-# mapped, handed on 256 KiB at most at a time). CPU: utime+stime of the
-# whole process (all threads) from /proc/PID/stat, in clock ticks
-# (USER_HZ, 100/s), from just before the load starts until the consumer has
-# gone idle after it (its CPU time stopped growing), so start-up and
-# shut-down are not counted; the sum of the threads' /proc/PID/task/*/
-# schedstat run times (ns) is kept as a cross-check. Delivered: magnet-read's
+# mapped, handed on 256 KiB at most at a time). CPU: the sum of the
+# threads' run times in /proc/PID/task/*/schedstat (ns; the table's), and
+# utime+stime of the whole process from /proc/PID/stat in clock ticks
+# (USER_HZ, 100/s: a few tens a run, too coarse alone), from just before
+# the load starts until the consumer has gone idle after it (its CPU time
+# stopped growing), so start-up and shut-down are not counted. Delivered: magnet-read's
 # summary records; magnetd's STATS read - trace_dropped (records handed to
 # the trace); magnet-cat's summary records; ftrace-read's events. Lost: the
 # kernel's (magnet stats lost_*, or ftrace dropped events + overrun) and the

@@ -26,6 +26,7 @@ struct mg_chunkq {
 	_Atomic size_t peak;
 	alignas(64) _Atomic __u64 head;		/* the consumer's */
 	_Atomic int sleeping;
+	_Atomic size_t wake_bytes;	/* wake the sleeper at this many used */
 	alignas(64) unsigned char *ring;
 	size_t size;
 	size_t max_need;	/* framing included: half the ring, or all */
@@ -116,7 +117,10 @@ int mg_chunkq_put(struct mg_chunkq *q, __u32 cpu, const void *data,
 	if (used > atomic_load_explicit(&q->peak, memory_order_relaxed))
 		atomic_store_explicit(&q->peak, used, memory_order_relaxed);
 	atomic_store(&q->tail, tail);			/* seq_cst: see chunkq.h */
-	if (atomic_load(&q->sleeping) && atomic_exchange(&q->sleeping, 0))
+	/* used may be stale high (an old head): then it wakes early, no harm. */
+	if (atomic_load(&q->sleeping) &&
+	    used >= atomic_load_explicit(&q->wake_bytes, memory_order_relaxed) &&
+	    atomic_exchange(&q->sleeping, 0))
 		mg_chunkq_wake(q);
 	return 0;
 }
@@ -173,13 +177,21 @@ void mg_chunkq_wake(struct mg_chunkq *q)
 
 bool mg_chunkq_arm(struct mg_chunkq *q)
 {
+	return mg_chunkq_arm_batch(q, 0);
+}
+
+bool mg_chunkq_arm_batch(struct mg_chunkq *q, size_t bytes)
+{
+	size_t want = bytes ? bytes : 1;
 	__u64 v;
 
 	/* Reset the counter first: a wakeup after this point stays readable. */
 	if (read(q->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return false;
+	/* Relaxed: the seq_cst store of sleeping publishes it. */
+	atomic_store_explicit(&q->wake_bytes, want, memory_order_relaxed);
 	atomic_store(&q->sleeping, 1);
-	if (atomic_load(&q->tail) != atomic_load(&q->head)) {
+	if (atomic_load(&q->tail) - atomic_load(&q->head) >= want) {
 		atomic_store(&q->sleeping, 0);
 		return false;
 	}

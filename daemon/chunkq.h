@@ -71,6 +71,15 @@ int mg_chunkq_fd(const struct mg_chunkq *q);
 bool mg_chunkq_arm(struct mg_chunkq *q);
 
 /*
+ * mg_chunkq_arm for a consumer that takes chunks in batches: the next put
+ * that leaves at least @bytes queued (framing included; 0: any put) makes
+ * the fd readable; false when that many are queued already. The consumer
+ * then sleeps with a timeout of its own, and takes what is queued when it
+ * wakes, however little: fewer wakeups, larger batches.
+ */
+bool mg_chunkq_arm_batch(struct mg_chunkq *q, size_t bytes);
+
+/*
  * Any thread: make the fd readable now, for a consumer that also sleeps on
  * conditions of its own. Store the condition first; the consumer checks
  * it after mg_chunkq_arm, so either it sees the condition or its poll sees

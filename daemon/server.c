@@ -46,6 +46,16 @@
 #define MAX_EVENTS		64
 /* Chunks handled between two looks at the sockets and timers. */
 #define BATCH_CHUNKS		16
+/*
+ * With no subscriber and no aggregating client, only the totals want the
+ * records, and nobody sees them before asking (TOTALS, /metrics, a
+ * Supermon sample: a client's request, which first takes in all that is
+ * queued). So a chunk that wakes the server waits up to GATHER_NS, or
+ * until GATHER_BYTES are queued, for the ones after it: a few wakeups a
+ * second under a steady stream, not one per read.
+ */
+#define GATHER_NS		(100 * 1000000ULL)
+#define GATHER_BYTES		((size_t)1 << 20)
 
 static struct ev_src src_queue = { TAG_QUEUE }, src_timer = { TAG_TIMER },
 	src_signal = { TAG_SIGNAL };
@@ -313,6 +323,50 @@ static void flush_all(struct mg_server *s)
 			mg_client_flush(s, s->clients[k]);
 }
 
+/* Only the totals want records now: chunks may wait (GATHER_NS). */
+static bool totals_only(const struct mg_server *s)
+{
+	return !s->nsubs && !s->naggs;
+}
+
+/*
+ * Whether to leave the queued chunks for now: a batch began (the first
+ * chunk after the queue was empty) less than GATHER_NS ago, and is small.
+ */
+static bool gathering(struct mg_server *s)
+{
+	__u64 now;
+
+	if (!totals_only(s) || !mg_chunkq_used(s->env.queue)) {
+		s->gather_until = 0;
+		return false;
+	}
+	now = mg_now_ns(CLOCK_MONOTONIC);
+	if (!s->gather_until)
+		s->gather_until = now + GATHER_NS;
+	return now < s->gather_until &&
+	       mg_chunkq_used(s->env.queue) < GATHER_BYTES;
+}
+
+/* epoll's timeout while gathering: the batch's end, or 0 if it is full. */
+static int gather_ms(struct mg_server *s)
+{
+	__u64 now = mg_now_ns(CLOCK_MONOTONIC);
+
+	if (!mg_chunkq_arm_batch(s->env.queue, GATHER_BYTES) ||
+	    now >= s->gather_until)
+		return 0;
+	return (int)((s->gather_until - now + 999999) / 1000000);
+}
+
+/* Before a client's request: take in every chunk queued. */
+static void catch_up(struct mg_server *s)
+{
+	while (mg_fanout_drain(s, BATCH_CHUNKS))
+		;
+	s->gather_until = 0;
+}
+
 int mg_server_run(struct mg_server *s, int sigfd, mg_server_signal_fn fn,
 		  void *arg)
 {
@@ -322,15 +376,21 @@ int mg_server_run(struct mg_server *s, int sigfd, mg_server_signal_fn fn,
 		return -errno;
 	while (!s->quit) {
 		struct epoll_event evs[MAX_EVENTS];
-		int n, i;
+		int n, i, ms;
 
-		/* Never sleep with chunks queued; look at the sockets anyway. */
-		bool more = mg_fanout_drain(s, BATCH_CHUNKS);
+		if (gathering(s)) {
+			ms = gather_ms(s);
+		} else {
+			/* Never sleep with chunks queued; look at the sockets anyway. */
+			bool more = mg_fanout_drain(s, BATCH_CHUNKS);
 
+			if (!more)
+				s->gather_until = 0;
+			ms = more || !mg_chunkq_arm(s->env.queue) ? 0 : -1;
+		}
 		flush_all(s);
 		arm_timer(s, timers(s));
-		n = epoll_wait(s->epfd, evs, MAX_EVENTS,
-			       more || !mg_chunkq_arm(s->env.queue) ? 0 : -1);
+		n = epoll_wait(s->epfd, evs, MAX_EVENTS, ms);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -373,8 +433,10 @@ int mg_server_run(struct mg_server *s, int sigfd, mg_server_signal_fn fn,
 				}
 				if (evs[i].events & EPOLLOUT && !mg_client_flush(s, c))
 					break;
-				if (evs[i].events & EPOLLIN)
+				if (evs[i].events & EPOLLIN) {
+					catch_up(s);	/* it sees every record read */
 					mg_client_read(s, c);
+				}
 				break;
 			default:
 				break;	/* TAG_QUEUE: drained at the top */

@@ -45,6 +45,8 @@ struct mg_server {
 	struct client **clients;
 	unsigned int nclients, cap, nsubs, naggs;
 	struct client *dead;
+	/* Only the totals want the records: batch them until then (server.c). */
+	__u64 gather_until;
 
 	/* The probe table, for filters, JSON names and AGG labels. */
 	struct mg_probe_table probes;

@@ -13,6 +13,11 @@
  * system call only to wake a writer that sleeps on an empty ring (one
  * eventfd write).
  *
+ * Batches. Woken by a chunk, the writer waits up to MG_TRACEWR_GATHER_MS
+ * for more (or until an eighth of the queue, at most 1 MiB, is queued)
+ * before it writes what came: a few wakeups a second under a steady
+ * stream, not one per chunk, and a file at most that much behind.
+ *
  * Rotation. A file holds its header, chunks and trailer in at most
  * max_file_bytes: a chunk that would push it over (counting the trailer the
  * file would then need) starts the next file, and a chunk too large even
@@ -64,6 +69,9 @@
 /* A file name: DIR/PREFIX-NNNNNN.mgt. */
 #define MG_TRACEWR_SUFFIX	".mgt"
 #define MG_TRACEWR_PATH_MAX	4096
+/* How long a woken writer waits for more chunks before it writes. */
+#define MG_TRACEWR_GATHER_MS	100
+
 /* Framing of a chunk in the queue. */
 #define MG_TRACEWR_CHUNK_OVERHEAD	8
 #define MG_TRACEWR_MIN_QUEUE	64

@@ -305,6 +305,52 @@ START_TEST(arm_wake)
 }
 END_TEST
 
+/*
+ * arm_batch: puts that leave fewer than the batch's bytes queued do not
+ * wake; the one that reaches it does, once; armed with that many queued
+ * already, false. 0 is plain arm.
+ */
+START_TEST(arm_batch)
+{
+	struct mg_chunkq *q;
+	__u64 buf[8] = { 0 };
+
+	ck_assert_int_eq(mg_chunkq_create(4096, &q), 0);
+	/* 3 chunks of 8 + 16 bytes reach 72, not 2. */
+	ck_assert(mg_chunkq_arm_batch(q, 72));
+	ck_assert_int_eq(mg_chunkq_put(q, 0, buf, 16), 0);
+	ck_assert_int_eq(mg_chunkq_put(q, 0, buf, 16), 0);
+	ck_assert(!readable(q));
+	ck_assert_int_eq(mg_chunkq_put(q, 0, buf, 16), 0);
+	ck_assert(readable(q));
+	/* 72 queued: a batch of 72 is there, one of 73 is not. */
+	ck_assert(!mg_chunkq_arm_batch(q, 72));
+	ck_assert(!readable(q));
+	ck_assert(mg_chunkq_arm_batch(q, 73));
+	ck_assert_int_eq(mg_chunkq_put(q, 0, buf, 8), 0);
+	ck_assert(readable(q));
+	/* Taken while asleep: the next batch counts what is queued then. */
+	mg_chunkq_pop(q);
+	mg_chunkq_pop(q);
+	mg_chunkq_pop(q);
+	ck_assert(mg_chunkq_arm_batch(q, 64));	/* 16 queued */
+	ck_assert(!readable(q));
+	ck_assert_int_eq(mg_chunkq_put(q, 0, buf, 32), 0);	/* 56 */
+	ck_assert(!readable(q));
+	ck_assert_int_eq(mg_chunkq_put(q, 0, buf, 8), 0);	/* 72 */
+	ck_assert(readable(q));
+	/* 0: any put, as mg_chunkq_arm (the queue must be empty). */
+	ck_assert(!mg_chunkq_arm_batch(q, 0));
+	while (mg_chunkq_used(q)) {
+		mg_chunkq_pop(q);
+	}
+	ck_assert(mg_chunkq_arm_batch(q, 0));
+	ck_assert_int_eq(mg_chunkq_put(q, 0, buf, 8), 0);
+	ck_assert(readable(q));
+	mg_chunkq_free(q);
+}
+END_TEST
+
 /* ---- two threads -------------------------------------------------------- */
 
 struct stress {
@@ -397,6 +443,7 @@ int main(void)
 	tcase_add_test(tc, full_nobufs);
 	tcase_add_test(tc, invalid);
 	tcase_add_test(tc, arm_wake);
+	tcase_add_test(tc, arm_batch);
 	tcase_add_loop_test(tc, two_threads, 0, 2);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
