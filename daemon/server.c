@@ -359,9 +359,16 @@ static int gather_ms(struct mg_server *s)
 	return (int)((s->gather_until - now + 999999) / 1000000);
 }
 
-/* Before a client's request: take in every chunk queued. */
+/*
+ * Before a client's request, while only the totals want records: take in
+ * every chunk queued (usually a batch of GATHER_BYTES at most). Otherwise the
+ * loop's top takes them, BATCH_CHUNKS at a time between looks at the
+ * sockets, so that a flood never starves the clients.
+ */
 static void catch_up(struct mg_server *s)
 {
+	if (!totals_only(s))
+		return;
 	while (mg_fanout_drain(s, BATCH_CHUNKS))
 		;
 	s->gather_until = 0;
