@@ -1,6 +1,16 @@
 # Shared helpers of the VM tests (sourced; busybox sh).
 # shellcheck shell=sh
-fail() { echo "FAIL: $*"; dmesg | tail -n 20; exit 1; }
+# The reason also goes to a file: fail may run in a $(...) subshell, and
+# failed_log repeats it after a daemon's log, where CI's tail shows it.
+failed_file=/tmp/failed.$$
+rm -f $failed_file
+fail() { echo "FAIL: $*"; echo "$*" >>$failed_file; dmesg | tail -n 20; exit 1; }
+
+# A daemon's log (its last 100 lines), then why the test failed again.
+failed_log() { # log
+	tail -n 100 "$1" | sed "s/^/$(basename "$1"): /"
+	[ -s $failed_file ] && sed "s/^/FAIL (repeated after the log): /" $failed_file
+}
 
 # shellcheck disable=SC2120 # the parameters are optional
 load() { # module parameters...

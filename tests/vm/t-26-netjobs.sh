@@ -18,7 +18,7 @@ stop_magnetd() {
 	rc=$?
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
-	[ $rc = 0 ] || sed "s/^/magnetd.log: /" $log
+	[ $rc = 0 ] || failed_log $log
 }
 trap stop_magnetd EXIT
 magnetd_up $log

@@ -45,7 +45,7 @@ echo "trace = $trace" >/tmp/magnetd.conf
 magnetd -f -c /tmp/magnetd.conf >$log 2>&1 &
 pid=$!
 trap 'rc=$?; kill $pid 2>/dev/null; wait $pid 2>/dev/null
-	[ $rc = 0 ] || sed "s/^/magnetd.log: /" $log' EXIT
+	[ $rc = 0 ] || failed_log $log' EXIT
 wait_up
 grep -q "module=up" /tmp/hello || fail "HELLO: $(cat /tmp/hello)"
 echo "hello: $(cat /tmp/hello)"

@@ -17,7 +17,7 @@ cleanup() {
 	rc=$?
 	for p in $pids; do kill "$p" 2>/dev/null; done
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	[ $rc = 0 ] || sed "s/^/magnetd.log: /" $log
+	[ $rc = 0 ] || failed_log $log
 }
 trap cleanup EXIT
 
