@@ -242,8 +242,10 @@ static void update_events(struct mg_server *s, struct client *c)
 
 static void end_subscription(struct mg_server *s, struct client *c)
 {
-	if (c->subscribed)
+	if (c->subscribed) {
 		s->nsubs--;
+		mg_server_streams(s);
+	}
 	c->subscribed = false;
 	mg_expr_free(c->filter);
 	c->filter = NULL;
@@ -251,8 +253,10 @@ static void end_subscription(struct mg_server *s, struct client *c)
 
 static void end_agg(struct mg_server *s, struct client *c)
 {
-	if (mg_client_aggregates(c))
+	if (mg_client_aggregates(c)) {
 		s->naggs--;
+		mg_server_streams(s);
+	}
 	mg_agg_free(c->agg);
 	c->agg = NULL;
 	mg_netview_free(c->net);
@@ -488,6 +492,7 @@ static void cmd_subscribe(struct mg_server *s, struct client *c,
 	c->format = cmd->format;
 	c->subscribed = true;
 	s->nsubs++;
+	mg_server_streams(s);	/* before the client hears OK */
 	mg_client_reply(c, "OK subscribed format=%s", mg_proto_format_name(cmd->format));
 	/* Between two chunks: what the mirror knows names what follows. */
 	if (c->format == MG_FORMAT_BINARY)
@@ -515,6 +520,7 @@ static void cmd_agg(struct mg_server *s, struct client *c,
 	c->agg_next = now + cmd->interval_ns;
 	c->agg_dropped = 0;
 	s->naggs++;
+	mg_server_streams(s);	/* before the client hears OK */
 	mg_client_reply(c, "OK agg key=%s every=%llu", mg_proto_agg_key_name(cmd->agg_key),
 			(unsigned long long)cmd->interval_ns);
 }

@@ -129,28 +129,31 @@ static void deliver(struct mg_collect *c, struct ring_file *f,
 	struct cpu_counts *k = &c->counts[f->cpu];
 	const struct magnet_record *rec;
 	struct magnet_lost lost = { 0 };
-	__u64 events = 0;
+	__u64 events = 0, tasks = 0;
 	size_t off = 0;
 	int r;
 
 	while ((r = mg_record_next(buf, n, &off, &rec)) == 1) {
 		if (mg_record_is_lost(rec))
 			mg_lost_add(&lost, mg_record_lost(rec));
-		else if (!mg_record_is_task(rec))
-			events++;	/* TASK records are not events */
+		else if (mg_record_is_task(rec))
+			tasks++;	/* TASK records are not events */
+		else
+			events++;
 	}
 	if (r < 0)	/* from a ring, a kernel bug: keep what is sound */
 		logf_(c, LOG_ERR, "cpu%u: corrupt record at byte %zu of a read: %s; %zu bytes dropped",
 		      f->cpu, off, mg_record_strerror(r), n - off);
 	if (!off)
 		return;
+	/* Counted after: what STATS says was read, the sink has had. */
+	c->sink(c->sink_arg, f->cpu, buf, off, events, tasks);
 	atomic_fetch_add(&k->records, events);
 	atomic_fetch_add(&k->bytes, off);
 	atomic_fetch_add(&k->full, lost.full);
 	atomic_fetch_add(&k->too_big, lost.too_big);
 	atomic_fetch_add(&k->nesting, lost.nesting);
 	atomic_fetch_add(&k->overwritten, lost.overwritten);
-	c->sink(c->sink_arg, f->cpu, buf, off, events);
 }
 
 static int read_attr(struct mg_collect *c, struct ring_file *f,

@@ -60,10 +60,12 @@ struct mg_collect_cpu {
 
 /*
  * Called on the collection thread for each completed read: len bytes of
- * whole, valid records of cpu, records of them events. Must not block.
+ * whole, valid records of cpu, records of them events, tasks of them TASK
+ * records. Must not block. The read counts in mg_collect_cpu_stats once
+ * the sink returns.
  */
 typedef void (*mg_collect_sink)(void *arg, __u32 cpu, const void *data,
-				size_t len, __u64 records);
+				size_t len, __u64 records, __u64 tasks);
 typedef void (*mg_collect_log)(void *arg, int prio, const char *msg);
 
 /*

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * magnetd's fan-out: the records the collection thread read, to the
- * totals and to every client that wants them; AGG reports; the views of
- * the totals the monitors get.
+ * magnetd's fan-out: the records the collection thread read, to every
+ * client that wants them; AGG reports; the views of the totals (counted
+ * by the collection thread, mg_server_wants) the monitors get.
  *
  * Per chunk:
  *
- *   chunk queue ─► index the records ─┬─► totals: every record counted
- *                  (and name their    ├─► AGG clients: filter, count
- *                  threads: TASK      ├─► binary subscribers: filter,
- *                  records, in order) │   one "B <n>" frame per chunk
- *                                     └─► JSON subscribers: filter; each
+ *   chunk queue ─► index the records ─┬─► AGG clients: filter, count
+ *                  (and name their    ├─► binary subscribers: filter,
+ *                  threads: TASK      │   one "B <n>" frame per chunk
+ *                  records, in order) └─► JSON subscribers: filter; each
  *                                         record encoded once, shared
+ *
+ * With no such client, only chunks with TASK records come, to keep the
+ * names a new subscriber is replayed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -162,14 +164,6 @@ int mg_fanout_totals_view(struct mg_server *s, struct mg_totals_view *v)
 				       buf, sizeof(buf)));
 	}
 	return 0;
-}
-
-static void count_totals(struct mg_server *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->nrecs; i++)
-		mg_totals_add(s->totals, s->recs[i]);
 }
 
 int mg_fanout_agg_key(void *arg, enum mg_agg_key kind,
@@ -431,6 +425,19 @@ void mg_fanout_replay_tasks(struct mg_server *s, struct client *c)
 	free(b.buf);
 }
 
+/* Nobody streams: the chunk came for its TASK records (mg_server_wants). */
+static void feed_tasks(struct mg_server *s, const void *data, size_t len)
+{
+	const struct magnet_record *r;
+	size_t off = 0;
+
+	while ((r = mg_record_step(data, len, &off)))
+		if (mg_record_is_task(r) &&
+		    !mg_record_check(data, len, off - r->size))
+			mg_tasks_feed(s->tasks, r);	/* ENOMEM: unnamed */
+}
+
+/* The collection thread counted the chunk's records in the totals. */
 static void handle_chunk(struct mg_server *s, const void *data, size_t len)
 {
 	bool any_json = false;
@@ -439,10 +446,11 @@ static void handle_chunk(struct mg_server *s, const void *data, size_t len)
 	note_queue_drops(s);
 	reset_tasks(s);
 	s->now = mg_now_ns(CLOCK_MONOTONIC);
-	index_chunk(s, data, len);
-	count_totals(s);
-	if (!s->nsubs && !s->naggs)
+	if (!s->nsubs && !s->naggs) {
+		feed_tasks(s, data, len);
 		return;
+	}
+	index_chunk(s, data, len);
 	for (k = 0; k < s->nclients; k++) {
 		struct client *c = s->clients[k];
 

@@ -3,13 +3,17 @@
  * magnetd: the node's event server (docs/magnetd.md).
  *
  *   collection thread (collect.c)         server thread (server.c, main)
- *   AIO reads of every cpuN ring ──sink──► chunk queue ──► clients:
- *                                 └──────► trace writer    SUBSCRIBE, AGG,
- *                                          (tracewr.c)     HELLO, STATS...
+ *   reads of every cpuN ring ──sink─┬──► totals ◄──────── TOTALS, monitors
+ *                                   ├──► chunk queue ──► clients:
+ *                                   │                    SUBSCRIBE, AGG,
+ *                                   └──► trace writer    HELLO, STATS...
+ *                                        (tracewr.c)
  *
  * The sink never blocks: the chunk queue and the trace writer's queue
  * refuse what does not fit and the loss is counted, so a slow client, disk
- * or network can never hold the rings back.
+ * or network can never hold the rings back. The sink counts the totals
+ * itself; it queues a read for the server only when the server wants it
+ * (mg_server_wants).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +39,7 @@
 #include "sensor.h"
 #include "server.h"
 #include "stats.h"
+#include "totals.h"
 #include "tracewr.h"
 
 #define TRACE_PREFIX	"magnetd"
@@ -50,17 +55,22 @@ struct daemon {
 	struct mg_server *server;
 	_Atomic __u64 queue_dropped;
 	_Atomic __u64 queue_drop_chunks;	/* TASK records may be in them */
+	struct mg_totals *totals;
+	_Atomic bool streaming;		/* the server wants every read */
+	struct mg_server_env env;	/* what the sink and the server share */
 	int ready_fd;		/* the parent waits on it (background start) */
 };
 
 /* Collection thread: hand a read on. Never blocks. */
 static void sink(void *arg, __u32 cpu, const void *data, size_t len,
-		 __u64 records)
+		 __u64 records, __u64 tasks)
 {
 	struct daemon *d = arg;
 
 	if (d->trace)
 		mg_tracewr_put(d->trace, cpu, data, len);	/* counts drops */
+	if (!mg_server_wants(&d->env, data, len, tasks))
+		return;
 	if (mg_chunkq_put(d->queue, cpu, data, len)) {
 		atomic_fetch_add(&d->queue_dropped, records);
 		atomic_fetch_add(&d->queue_drop_chunks, 1);
@@ -374,7 +384,6 @@ int main(int argc, char **argv)
 {
 	struct daemon d = { .argc = argc, .argv = argv, .ready_fd = -1 };
 	struct mg_collect_cfg ccfg;
-	struct mg_server_env env;
 	struct mg_sensor_version v;
 	char err[1024];
 	sigset_t sigs;
@@ -460,20 +469,25 @@ int main(int argc, char **argv)
 		.latency_ms = d.cfg.latency_ms,
 		.mapped = d.cfg.read == MG_READ_MAPPED,
 	};
-	/* The trace is open before the first read. */
+	ret = mg_totals_create(d.cfg.export_jobs, &d.totals);
+	if (ret)
+		fail(&d, "totals: %s", strerror(-ret));
+	/* The trace is open, the totals and queue are there, before the first read. */
 	open_trace(&d);
+	d.env = (struct mg_server_env){
+		.queue = d.queue,
+		.trace = d.trace,
+		.totals = d.totals,
+		.streaming = &d.streaming,
+		.queue_dropped = &d.queue_dropped,
+		.queue_drop_chunks = &d.queue_drop_chunks,
+	};
 	ret = mg_collect_start(&ccfg, sink, &d, collect_log, NULL, &d.collect,
 			       err, sizeof(err));
 	if (ret)
 		fail(&d, "%s", err);
-	env = (struct mg_server_env){
-		.collect = d.collect,
-		.queue = d.queue,
-		.trace = d.trace,
-		.queue_dropped = &d.queue_dropped,
-		.queue_drop_chunks = &d.queue_drop_chunks,
-	};
-	ret = mg_server_create(&d.cfg, lfd, &env, &d.server);
+	d.env.collect = d.collect;
+	ret = mg_server_create(&d.cfg, lfd, &d.env, &d.server);
 	if (ret)
 		fail(&d, "server: %s", strerror(-ret));
 	for (i = 0; i < sizeof(monitors) / sizeof(monitors[0]); i++) {
@@ -503,6 +517,7 @@ int main(int argc, char **argv)
 	mg_collect_free(d.collect);
 	mg_tracewr_free(d.trace);
 	mg_chunkq_free(d.queue);
+	mg_totals_free(d.totals);
 	mg_config_free(&d.cfg);
 	close(lfd);
 	close(sfd);

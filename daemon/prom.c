@@ -111,7 +111,7 @@ int mg_prom_render(FILE *out, const struct mg_totals_view *v)
 		  "Records the kernel reported lost (ring full, too big, nesting, overwritten).",
 		  n->kernel_lost },
 		{ "magnet_daemon_dropped_records_total", "counter",
-		  "Records magnetd dropped before counting them (its queue was full).",
+		  "Records magnetd read and counted but could not queue for its clients (its queue was full).",
 		  n->daemon_dropped },
 		{ "magnet_probes", "gauge", "Probes loaded now.", n->probes },
 		{ "magnet_jobs", "gauge",

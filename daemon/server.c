@@ -47,12 +47,12 @@
 /* Chunks handled between two looks at the sockets and timers. */
 #define BATCH_CHUNKS		16
 /*
- * With no subscriber and no aggregating client, only the totals want the
- * records, and nobody sees them before asking (TOTALS, /metrics, a
- * Supermon sample: a client's request, which first takes in all that is
- * queued). So a chunk that wakes the server waits up to GATHER_NS, or
- * until GATHER_BYTES are queued, for the ones after it: a few wakeups a
- * second under a steady stream, not one per read.
+ * With no subscriber and no aggregating client, the collection thread
+ * queues only the reads that hold TASK records (the totals it counts
+ * itself), and those only keep the names a new subscriber is replayed. So
+ * a chunk that wakes the server waits up to GATHER_NS, or until
+ * GATHER_BYTES are queued, for the ones after it: a few wakeups a second
+ * while tasks come and go in bulk, not one per read.
  */
 #define GATHER_NS		(100 * 1000000ULL)
 #define GATHER_BYTES		((size_t)1 << 20)
@@ -323,10 +323,27 @@ static void flush_all(struct mg_server *s)
 			mg_client_flush(s, s->clients[k]);
 }
 
-/* Only the totals want records now: chunks may wait (GATHER_NS). */
+/* Only TASK records come now (mg_server_wants): chunks may wait. */
 static bool totals_only(const struct mg_server *s)
 {
 	return !s->nsubs && !s->naggs;
+}
+
+bool mg_server_wants(const struct mg_server_env *env, const void *data,
+		     size_t len, __u64 tasks)
+{
+	mg_totals_add_read(env->totals, data, len);
+	return tasks || atomic_load_explicit(env->streaming, memory_order_acquire);
+}
+
+/*
+ * A client began or ended a subscription or an aggregation. Told before
+ * its OK goes out, so every read after the OK comes to the server.
+ */
+void mg_server_streams(struct mg_server *s)
+{
+	atomic_store_explicit(s->env.streaming, !totals_only(s),
+			      memory_order_release);
 }
 
 /*
@@ -357,21 +374,6 @@ static int gather_ms(struct mg_server *s)
 	    now >= s->gather_until)
 		return 0;
 	return (int)((s->gather_until - now + 999999) / 1000000);
-}
-
-/*
- * Before a client's request, while only the totals want records: take in
- * every chunk queued (usually a batch of GATHER_BYTES at most). Otherwise the
- * loop's top takes them, BATCH_CHUNKS at a time between looks at the
- * sockets, so that a flood never starves the clients.
- */
-static void catch_up(struct mg_server *s)
-{
-	if (!totals_only(s))
-		return;
-	while (mg_fanout_drain(s, BATCH_CHUNKS))
-		;
-	s->gather_until = 0;
 }
 
 int mg_server_run(struct mg_server *s, int sigfd, mg_server_signal_fn fn,
@@ -440,10 +442,8 @@ int mg_server_run(struct mg_server *s, int sigfd, mg_server_signal_fn fn,
 				}
 				if (evs[i].events & EPOLLOUT && !mg_client_flush(s, c))
 					break;
-				if (evs[i].events & EPOLLIN) {
-					catch_up(s);	/* it sees every record read */
+				if (evs[i].events & EPOLLIN)
 					mg_client_read(s, c);
-				}
 				break;
 			default:
 				break;	/* TAG_QUEUE: drained at the top */
@@ -553,6 +553,8 @@ int mg_server_create(const struct mg_config *cfg, int listen_fd,
 	size_t maxrecs = cfg->read_buffer / MAGNET_RECORD_HEADER + 1;
 	int ret = -ENOMEM;
 
+	if (!env->totals || !env->streaming)
+		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -576,9 +578,7 @@ int mg_server_create(const struct mg_config *cfg, int listen_fd,
 					.write = mg_membuf_write });
 	if (!s->json_f || !s->scratch_f)
 		goto err;
-	ret = mg_totals_create(cfg->export_jobs, &s->totals);
-	if (ret)
-		goto err;
+	s->totals = env->totals;
 	ret = mg_cgmap_open(NULL, MG_CGMAP_INOTIFY, &s->cgmap);
 	if (ret)
 		goto err;
@@ -646,7 +646,6 @@ void mg_server_free(struct mg_server *s)
 	if (s->scratch_f)
 		fclose(s->scratch_f);
 	free(s->scratch.buf);
-	mg_totals_free(s->totals);
 	while (s->nlisteners)
 		close(s->listeners[--s->nlisteners].fd);
 	mg_cgmap_free(s->cgmap);

@@ -25,15 +25,27 @@ struct mg_chunkq;
 struct mg_tracewr;
 struct mg_server;
 
-/* What the server reports on besides its own state. */
+/*
+ * What the server reports on besides its own state. The collection
+ * thread counts every read into totals, and queues a read for the server
+ * thread only while *streaming (the server keeps it: a client subscribes
+ * or aggregates), or when it holds TASK records (the names the server
+ * replays to a new subscriber): see mg_server_wants.
+ */
 struct mg_server_env {
 	struct mg_collect *collect;
 	struct mg_chunkq *queue;
 	struct mg_tracewr *trace;		/* NULL without --trace */
+	struct mg_totals *totals;
+	_Atomic bool *streaming;
 	_Atomic __u64 *queue_dropped;		/* records the queue refused */
 	_Atomic __u64 *queue_drop_chunks;	/* chunks it refused; NULL:
 						 * none is ever refused */
 };
+
+/* Collection thread: count a read; whether the server thread wants it. */
+bool mg_server_wants(const struct mg_server_env *env, const void *data,
+		     size_t len, __u64 tasks);
 
 /*
  * Called on the server thread for a signalfd event (the server reads the

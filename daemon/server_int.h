@@ -80,7 +80,8 @@ struct mg_server {
 	struct mg_print_opts popts;
 	__u64 seen_queue_dropped;
 
-	/* Counters since start, for TOTALS and the monitors (totals.h). */
+	/* Counted by the collection thread (env.totals), for TOTALS and
+	 * the monitors (totals.h). */
 	struct mg_totals *totals;
 	__u64 jobs_checked_ns;
 	/* A reply rendered through a FILE (monitors), then queued. */
@@ -90,5 +91,8 @@ struct mg_server {
 	/* Counters for STATS. */
 	__u64 sent, client_dropped, cut_off, idle_closed, refused;
 };
+
+/* nsubs or naggs changed: whether the collection thread queues every read. */
+void mg_server_streams(struct mg_server *s);
 
 #endif /* MAGNET_DAEMON_SERVER_INT_H */

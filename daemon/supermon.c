@@ -32,7 +32,7 @@ static const struct var node_vars[] = {
 	{ "records", "u64", "counter", "event records magnetd read from the rings" },
 	{ "bytes", "u64", "counter", "bytes of those records" },
 	{ "kernel_lost", "u64", "counter", "records the kernel reported lost (LOST records)" },
-	{ "daemon_dropped", "u64", "counter", "records magnetd dropped before counting them" },
+	{ "daemon_dropped", "u64", "counter", "records magnetd counted but could not queue for its clients" },
 	{ "probes", "u32", "gauge", "probes loaded now (magnet/probes)" },
 	{ "jobs", "u32", "gauge", "jobs (cgroups) magnetd counts now" },
 };

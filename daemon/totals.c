@@ -8,8 +8,12 @@
  * keyed by cgroup id, linear probing, twice MG_TOTALS_JOBS slots so
  * probes stay short; a job that goes is removed by backward shifting, so
  * no tombstones pile up on a node that runs jobs for months.
+ *
+ * The collection thread counts (a read at a time, under the lock once);
+ * the server thread takes views and removes jobs.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +34,7 @@ struct job_slot {
 };
 
 struct mg_totals {
+	pthread_mutex_t lock;
 	unsigned int exported_max, nexported, njobs;
 	__u64 records, bytes, kernel_lost, daemon_dropped;
 	struct probe_count *probes;
@@ -49,6 +54,7 @@ int mg_totals_create(unsigned int exported_max, struct mg_totals **out)
 		free(t);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&t->lock, NULL);
 	t->exported_max = exported_max;
 	strcpy(t->other.path, "other");
 	t->other.exported = true;
@@ -60,6 +66,7 @@ void mg_totals_free(struct mg_totals *t)
 {
 	if (!t)
 		return;
+	pthread_mutex_destroy(&t->lock);
 	free(t->probes);
 	free(t->jobs);
 	free(t);
@@ -110,7 +117,7 @@ static __u64 sock_bytes_of(const struct magnet_record *r)
 	return s->size;
 }
 
-void mg_totals_add(struct mg_totals *t, const struct magnet_record *r)
+static void add(struct mg_totals *t, const struct magnet_record *r)
 {
 	__u64 cgroup = r->cgroup;
 	struct probe_count *p;
@@ -163,12 +170,32 @@ void mg_totals_add(struct mg_totals *t, const struct magnet_record *r)
 	}
 }
 
-void mg_totals_dropped(struct mg_totals *t, __u64 records)
+void mg_totals_add(struct mg_totals *t, const struct magnet_record *r)
 {
-	t->daemon_dropped += records;
+	pthread_mutex_lock(&t->lock);
+	add(t, r);
+	pthread_mutex_unlock(&t->lock);
 }
 
-void mg_totals_job_gone(struct mg_totals *t, __u64 cgroup)
+void mg_totals_add_read(struct mg_totals *t, const void *data, size_t len)
+{
+	const struct magnet_record *r;
+	size_t off = 0;
+
+	pthread_mutex_lock(&t->lock);
+	while ((r = mg_record_step(data, len, &off)))
+		add(t, r);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void mg_totals_dropped(struct mg_totals *t, __u64 records)
+{
+	pthread_mutex_lock(&t->lock);
+	t->daemon_dropped += records;
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void job_gone(struct mg_totals *t, __u64 cgroup)
 {
 	struct job_slot *j = job_find(t, cgroup);
 	size_t hole, i;
@@ -194,6 +221,13 @@ void mg_totals_job_gone(struct mg_totals *t, __u64 cgroup)
 	}
 }
 
+void mg_totals_job_gone(struct mg_totals *t, __u64 cgroup)
+{
+	pthread_mutex_lock(&t->lock);
+	job_gone(t, cgroup);
+	pthread_mutex_unlock(&t->lock);
+}
+
 static int busiest_first(const void *a, const void *b)
 {
 	const struct mg_totals_job *x = a, *y = b;
@@ -203,11 +237,12 @@ static int busiest_first(const void *a, const void *b)
 	return x->cgroup < y->cgroup ? -1 : x->cgroup > y->cgroup;
 }
 
-int mg_totals_view(const struct mg_totals *t, struct mg_totals_view *v)
+int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 {
 	size_t i, n = 0;
 
 	memset(v, 0, sizeof(*v));
+	pthread_mutex_lock(&t->lock);
 	v->node.records = t->records;
 	v->node.bytes = t->bytes;
 	v->node.kernel_lost = t->kernel_lost;
@@ -220,6 +255,7 @@ int mg_totals_view(const struct mg_totals *t, struct mg_totals_view *v)
 	v->probes = calloc(n ? n : 1, sizeof(*v->probes));
 	v->jobs = calloc(t->njobs ? t->njobs : 1, sizeof(*v->jobs));
 	if (!v->probes || !v->jobs) {
+		pthread_mutex_unlock(&t->lock);
 		mg_totals_view_free(v);
 		return -ENOMEM;
 	}
@@ -248,6 +284,7 @@ int mg_totals_view(const struct mg_totals *t, struct mg_totals_view *v)
 		o->sock_bytes = j->sock_bytes;
 		o->intr_events = j->intr_events;
 	}
+	pthread_mutex_unlock(&t->lock);
 	qsort(v->jobs, v->njobs, sizeof(*v->jobs), busiest_first);
 	return 0;
 }

@@ -8,7 +8,7 @@
  * nothing depends on how often it polls.
  *
  * Node:   records and bytes read, what the kernel reported lost, what the
- *         daemon dropped (server queue, slow clients).
+ *         server's queue refused (counted here, missed by its clients).
  * Probes: per event id, events, and for "sock" handler probes the bytes
  *         of their size argument (bytes sent or received).
  * Jobs:   per cgroup (the job: the record header's cgroup, that of the
@@ -18,6 +18,10 @@
  *         known: format-2 streams) count towards "other".
  *
  * TASK records are not events: not counted anywhere here.
+ *
+ * Thread-safe: magnetd's collection thread counts each read as it hands
+ * it on, so the totals count every record read whether or not the server
+ * thread ever sees it; the server thread takes the views.
  *
  * Jobs are at most MG_TOTALS_JOBS; a record of a job met when the table is
  * full counts towards "other". For monitors that need bounded label sets
@@ -52,8 +56,8 @@ struct mg_totals_node {
 	__u64 bytes;			/* bytes of those records */
 	__u64 kernel_lost;		/* records the kernel's LOST records
 					 * reported lost */
-	__u64 daemon_dropped;		/* records the daemon dropped: server
-					 * queue full, slow clients */
+	__u64 daemon_dropped;		/* records counted that the server's
+					 * queue refused */
 	unsigned int probes;		/* probes loaded now (magnet/probes) */
 	unsigned int jobs;		/* jobs in the table */
 };
@@ -97,14 +101,17 @@ void mg_totals_free(struct mg_totals *t);
  */
 void mg_totals_add(struct mg_totals *t, const struct magnet_record *r);
 
-/* Records the daemon dropped before counting them. */
+/* Count a read's records: whole and checked (the collection thread's). */
+void mg_totals_add_read(struct mg_totals *t, const void *data, size_t len);
+
+/* Records counted that the server's queue refused (its clients missed them). */
 void mg_totals_dropped(struct mg_totals *t, __u64 records);
 
 /* A cgroup is gone: it stops being exported (see above). */
 void mg_totals_job_gone(struct mg_totals *t, __u64 cgroup);
 
 /* Fill a view (caller frees with mg_totals_view_free). 0 or -ENOMEM. */
-int mg_totals_view(const struct mg_totals *t, struct mg_totals_view *v);
+int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v);
 void mg_totals_view_free(struct mg_totals_view *v);
 
 #endif /* MAGNET_DAEMON_TOTALS_H */

@@ -429,7 +429,7 @@ static int magnet_init(apr_pool_t *p)
 	add(p, K_LOST, 0, "magnet_kernel_lost", "records", "both", "%.0f",
 	    "Records the kernel lost since magnetd started");
 	add(p, K_DROPPED_RATE, 0, "magnet_daemon_dropped_rate", "records/s", "both", "%.2f",
-	    "Records magnetd dropped per second before counting them");
+	    "Records per second magnetd counted but could not queue for its clients");
 	add(p, K_DROPPED, 0, "magnet_daemon_dropped", "records", "both", "%.0f",
 	    "Records magnetd dropped since it started");
 	add(p, K_PROBES, 0, "magnet_probes", "probes", "both", "%.0f",

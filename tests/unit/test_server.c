@@ -52,6 +52,7 @@
 #include "record.h"
 #include "sensor.h"
 #include "server.h"
+#include "totals.h"
 #include "testutil.h"
 
 #define NPROBES		60	/* a PROBES reply of about 4 KiB */
@@ -100,6 +101,9 @@ static struct {
 	struct mg_collect collect;
 	struct mg_chunkq *queue;
 	_Atomic __u64 queue_dropped, queue_drop_chunks;
+	struct mg_totals *totals;
+	_Atomic bool streaming;
+	struct mg_server_env env;
 	struct mg_server *s;
 	int lfd, sig[2];
 	unsigned int port;
@@ -134,7 +138,6 @@ static void start(void)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct mg_server_env env;
 	socklen_t len = sizeof(sin);
 	char err[256], path[128];
 	FILE *f;
@@ -158,13 +161,16 @@ static void start(void)
 	fx.port = ntohs(sin.sin_port);
 	ck_assert_int_eq(mg_chunkq_create(4 << 20, &fx.queue), 0);
 	ck_assert_int_eq(pipe2(fx.sig, O_NONBLOCK | O_CLOEXEC), 0);
-	env = (struct mg_server_env){
+	ck_assert_int_eq(mg_totals_create(fx.cfg.export_jobs, &fx.totals), 0);
+	fx.env = (struct mg_server_env){
 		.collect = &fx.collect,
 		.queue = fx.queue,
+		.totals = fx.totals,
+		.streaming = &fx.streaming,
 		.queue_dropped = &fx.queue_dropped,
 		.queue_drop_chunks = &fx.queue_drop_chunks,
 	};
-	ck_assert_int_eq(mg_server_create(&fx.cfg, fx.lfd, &env, &fx.s), 0);
+	ck_assert_int_eq(mg_server_create(&fx.cfg, fx.lfd, &fx.env, &fx.s), 0);
 	ck_assert_int_eq(pthread_create(&fx.thread, NULL, server_main, NULL), 0);
 	fx.running = true;
 }
@@ -180,6 +186,7 @@ static void teardown(void)
 		pthread_join(fx.thread, NULL);
 		mg_server_free(fx.s);
 		mg_chunkq_free(fx.queue);
+		mg_totals_free(fx.totals);
 		close(fx.lfd);
 		close(fx.sig[0]);
 		close(fx.sig[1]);
@@ -191,6 +198,24 @@ static void teardown(void)
 		rmdir(fx.dir);
 		fx.dir[0] = '\0';
 	}
+}
+
+/*
+ * A read, handed on as magnetd's collection thread does (magnetd.c, sink):
+ * counted in the totals, queued if the server wants it. 0, or the queue's
+ * refusal.
+ */
+static int feed(__u32 cpu, const void *data, size_t len)
+{
+	const struct magnet_record *r;
+	__u64 tasks = 0;
+	size_t off = 0;
+
+	while ((r = mg_record_step(data, len, &off)))
+		tasks += mg_record_is_task(r);
+	if (!mg_server_wants(&fx.env, data, len, tasks))
+		return 0;
+	return mg_chunkq_put(fx.queue, cpu, data, len);
 }
 
 /* ---- clients ------------------------------------------------------------ */
@@ -578,7 +603,7 @@ END_TEST
 static atomic_bool feeding;
 
 /* The collection thread's part: chunks of records of many pids. */
-static void *feed(void *arg)
+static void *feed_pids(void *arg)
 {
 	static char chunk[32768];
 	__u64 ts = 1, seq = 0;
@@ -601,7 +626,7 @@ static void *feed(void *arg)
 			off += n;
 			seq++;
 		}
-		if (mg_chunkq_put(fx.queue, 0, chunk, off))
+		if (feed(0, chunk, off))
 			atomic_fetch_add(&fx.queue_dropped, 1);
 		usleep(5000);
 	}
@@ -623,7 +648,7 @@ START_TEST(agg_skipped_reports)
 	cl_expect(c, "AGG pid EVERY 20ms\n", "OK agg key=pid");
 	cl_expect(reader, "AGG pid EVERY 20ms\n", "OK agg key=pid");
 	atomic_store(&feeding, true);
-	ck_assert_int_eq(pthread_create(&th, NULL, feed, NULL), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, feed_pids, NULL), 0);
 
 	/* c reads nothing for a while; reader keeps up. */
 	end = now_ms() + 2500;
@@ -866,7 +891,7 @@ START_TEST(totals_command)
 		ck_assert_int_gt(r, 0);
 		off += r;
 	}
-	ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, off), 0);
+	ck_assert_int_eq(feed(0, chunk, off), 0);
 
 	c = cl_new(connect_fd(0));
 	for (i = 0;; i++) {
@@ -903,6 +928,76 @@ START_TEST(totals_command)
 	ck_assert(seen_other);
 	cl_expect(c, "TOTALS x\n", "ERR TOTALS takes no arguments");
 	cl_free(c);
+}
+END_TEST
+
+/*
+ * The collection thread's side: every read counted in the totals; queued
+ * for the server only while a client subscribes or aggregates (from
+ * before its OK), or for its TASK records.
+ */
+static unsigned int counted_events;
+
+static bool wanted(const void *data, size_t len, unsigned int events,
+		   __u64 tasks)
+{
+	counted_events += events;
+	return mg_server_wants(&fx.env, data, len, tasks);
+}
+
+START_TEST(reads_queued_when_wanted)
+{
+	static char events[4096], task[4096];
+	struct mg_record_hdr h = { .event_id = 16, .timestamp = 1,
+				   .pid = getpid(), .tgid = getpid() };
+	struct cl *sub, *agg, *c;
+	size_t elen = 0, tlen;
+	char line[4096];
+	unsigned int i, n;
+	ssize_t r;
+	__u64 end;
+
+	for (i = 0; i < 5; i++) {
+		r = mg_record_encode_kprobe(events + elen, sizeof(events) - elen,
+					    &h, NULL, 0);
+		ck_assert_int_gt(r, 0);
+		elen += r;
+	}
+	r = mg_record_encode_task(task, sizeof(task), &h, "worker");
+	ck_assert_int_gt(r, 0);
+	tlen = r;
+	r = mg_record_encode_kprobe(task + tlen, sizeof(task) - tlen, &h, NULL, 0);
+	ck_assert_int_gt(r, 0);
+	tlen += r;
+
+	start();
+	ck_assert(!wanted(events, elen, 5, 0));
+	ck_assert(wanted(task, tlen, 1, 1));
+
+	sub = cl_new(connect_fd(0));
+	cl_expect(sub, "SUBSCRIBE\n", "OK subscribed");
+	ck_assert(wanted(events, elen, 5, 0));
+	cl_expect(sub, "UNSUBSCRIBE\n", "OK");
+	ck_assert(!wanted(events, elen, 5, 0));
+	agg = cl_new(connect_fd(0));
+	cl_expect(agg, "AGG probe EVERY 1s\n", "OK agg");
+	ck_assert(wanted(events, elen, 5, 0));
+	cl_free(agg);	/* gone: the server hears it on its own time */
+	end = now_ms() + 2000;
+	while (wanted(events, elen, 5, 0)) {
+		ck_assert_msg(now_ms() < end, "a gone aggregator still wants reads");
+		usleep(1000);
+	}
+
+	/* Every read counted, queued or not (TASK records are not events). */
+	c = cl_new(connect_fd(0));
+	cl_send(c, "TOTALS\n");
+	ck_assert(cl_line(c, line, sizeof(line), 2000));
+	ck_assert_msg(sscanf(line, "OK %u totals ", &n) == 1, "%s", line);
+	ck_assert_msg(strstr(line, " records="), "%s", line);
+	ck_assert_uint_eq(strtoull(strstr(line, " records=") + 9, NULL, 10), counted_events);
+	cl_free(c);
+	cl_free(sub);
 }
 END_TEST
 
@@ -1031,7 +1126,7 @@ START_TEST(agg_net)
 	ck_assert_int_gt(mg_record_encode_skb(chunk + off, 8192 - off, &h, &raw, NULL, 0), 0);
 	off += mg_record_skb_size(0);
 	off = put_rec(chunk, off, 0, 1, 1, false, NULL);
-	ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, off), 0);
+	ck_assert_int_eq(feed(0, chunk, off), 0);
 
 	agg_report(c, lines, &n, hdr, sizeof(hdr));
 	ck_assert_msg(strstr(hdr, "A net 8 ") && strstr(hdr, " packets=6 bytes=3342 jobs=4 peers=4 lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=1 "),
@@ -1105,10 +1200,10 @@ START_TEST(attribution)
 	/* C never named; one of its records of no known job (cgroup 0). */
 	off = put_rec(chunk, off, 0, GHOST_C, cg, false, NULL);
 	off = put_rec(chunk, off, 0, GHOST_C, 0, false, NULL);
-	ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, off), 0);
+	ck_assert_int_eq(feed(0, chunk, off), 0);
 	/* CPU 1: A again, but no TASK record named it on this CPU. */
 	len = put_rec(chunk, 0, 1, GHOST_A, cg, false, NULL);
-	ck_assert_int_eq(mg_chunkq_put(fx.queue, 1, chunk, len), 0);
+	ck_assert_int_eq(feed(1, chunk, len), 0);
 
 	agg_report(ac, lines, &n, hdr, sizeof(hdr));
 	ck_assert_msg(strstr(hdr, " events=9 ") && strstr(hdr, " unkeyed=0 "), "%s", hdr);
@@ -1210,7 +1305,7 @@ START_TEST(names_reset)
 	cl_expect(ac, "AGG comm EVERY 100ms\n", "OK agg key=comm");
 	len = put_rec(chunk, 0, 0, GHOST_A, 1, false, "ghost-a");
 	len = put_rec(chunk, len, 0, GHOST_A, 1, false, NULL);
-	ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, len), 0);
+	ck_assert_int_eq(feed(0, chunk, len), 0);
 	agg_report(ac, lines, &n, hdr, sizeof(hdr));
 	ck_assert_uint_eq(n, 1);
 	ck_assert_msg(!strncmp(lines[0], "ghost-a 1 ", 10), "%s", lines[0]);
@@ -1218,21 +1313,21 @@ START_TEST(names_reset)
 	for (round = 0; round < 2; round++) {
 		/* Still known: named by the mirror. */
 		len = put_rec(chunk, 0, 0, GHOST_A, 1, false, NULL);
-		ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, len), 0);
+		ck_assert_int_eq(feed(0, chunk, len), 0);
 		agg_report(ac, lines, &n, hdr, sizeof(hdr));
 		ck_assert_msg(n == 1 && !strncmp(lines[0], "ghost-a 1 ", 10), "%s", lines[0]);
 		if (round == 0)
 			atomic_fetch_add(&fx.queue_drop_chunks, 1);
 		else
 			atomic_fetch_add(&stub_reloads, 1);
-		ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, len), 0);
+		ck_assert_int_eq(feed(0, chunk, len), 0);
 		agg_report(ac, lines, &n, hdr, sizeof(hdr));
 		ck_assert_msg(n == 1 && !strncmp(lines[0], "%00 1 ", 6), "round %u: %s",
 			      round, lines[0]);
 		/* Named again by the stream. */
 		len = put_rec(chunk, 0, 0, GHOST_A, 1, false, "ghost-a");
 		len = put_rec(chunk, len, 0, GHOST_A, 1, false, NULL);
-		ck_assert_int_eq(mg_chunkq_put(fx.queue, 0, chunk, len), 0);
+		ck_assert_int_eq(feed(0, chunk, len), 0);
 		agg_report(ac, lines, &n, hdr, sizeof(hdr));
 		ck_assert_msg(n == 1 && !strncmp(lines[0], "ghost-a 1 ", 10), "%s", lines[0]);
 	}
@@ -1255,6 +1350,7 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, stalled_stream_idle);
 	tcase_add_test(tc, per_user_limit);
 	tcase_add_test(tc, totals_command);
+	tcase_add_test(tc, reads_queued_when_wanted);
 	tcase_add_test(tc, attribution);
 	tcase_add_test(tc, agg_net);
 	tcase_add_test(tc, names_reset);
