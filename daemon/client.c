@@ -322,8 +322,13 @@ bool mg_client_flush(struct mg_server *s, struct client *c)
 		mark_full(c);	/* replies over the bound: it must read */
 	if (!c->out.len) {
 		c->out.head = 0;
-		/* Give back a queue a burst grew; keep a small one. */
-		if (c->out.cap > 4 * OBUF_MIN) {
+		/*
+		 * Give back a queue a burst of replies grew; keep a small
+		 * one, and a stream's, which the next chunk would grow again
+		 * (doubling from OBUF_MIN: copies, and fresh pages to fault).
+		 */
+		if (c->out.cap > 4 * OBUF_MIN && !c->subscribed &&
+		    !mg_client_aggregates(c)) {
 			free(c->out.buf);
 			c->out.buf = NULL;
 			c->out.cap = 0;

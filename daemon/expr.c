@@ -520,6 +520,11 @@ bool mg_expr_match(const struct mg_expr *e, const struct magnet_record *r)
 	return !e || eval(e, e->root, r);
 }
 
+bool mg_expr_all(const struct mg_expr *e)
+{
+	return !e || e->node[e->root].kind == N_TRUE;
+}
+
 unsigned int mg_expr_nodes(const struct mg_expr *e)
 {
 	return e->n;

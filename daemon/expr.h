@@ -49,6 +49,9 @@ int mg_expr_parse(const char *text, size_t len, mg_expr_lookup_fn lookup,
 /* Does r match? A NULL expression matches everything. */
 bool mg_expr_match(const struct mg_expr *e, const struct magnet_record *r);
 
+/* Does every record match (NULL, empty text, "*")? */
+bool mg_expr_all(const struct mg_expr *e);
+
 /* Nodes the expression holds (1 for match-all), at most MG_EXPR_MAX_NODES. */
 unsigned int mg_expr_nodes(const struct mg_expr *e);
 

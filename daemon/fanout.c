@@ -223,12 +223,24 @@ static void feed_agg(struct mg_server *s, struct client *c)
 	s->cur_task = NULL;
 }
 
-static void feed_binary(struct mg_server *s, struct client *c)
+static void feed_binary(struct mg_server *s, struct client *c,
+			const void *data, size_t len)
 {
 	size_t i, n = 0, room, fit, bytes = 0, run;
 	char hdr[32];
 	int hl;
 
+	/* Every record wanted: the chunk goes as it came, if it fits. */
+	if (mg_expr_all(c->filter) && s->nrecs &&
+	    mg_client_tell_drops(s, c)) {
+		hl = snprintf(hdr, sizeof(hdr), "B %zu\n", len);
+		if (hl + len <= mg_client_room(s, c)) {
+			mg_obuf_put(&c->out, hdr, hl);
+			mg_obuf_put(&c->out, data, len);
+			s->sent += s->nrecs;
+			return;
+		}
+	}
 	for (i = 0; i < s->nrecs; i++)
 		if (wants(c, s->recs[i]))
 			s->pick[n++] = s->recs[i];
@@ -366,12 +378,14 @@ static void reset_tasks(struct mg_server *s)
 }
 
 /*
- * Index the chunk's records and name each one's thread as of its place in
- * the stream: a TASK record later in the chunk must not rename an earlier
- * record, so the names are copied as the mirror is fed (once per run of
- * records of one thread).
+ * Index the chunk's records and, if names (AGG and JSON clients use them;
+ * binary streams carry the TASK records), name each one's thread as of
+ * its place in the stream: a TASK record later in the chunk must not
+ * rename an earlier record, so the names are copied as the mirror is fed
+ * (once per run of records of one thread).
  */
-static int index_chunk(struct mg_server *s, const void *data, size_t len)
+static int index_chunk(struct mg_server *s, const void *data, size_t len,
+		       bool names)
 {
 	const struct magnet_record *r;
 	const struct mg_task *src = NULL, *copy = NULL, *t;
@@ -387,7 +401,7 @@ static int index_chunk(struct mg_server *s, const void *data, size_t len)
 			if (!mg_record_check(data, len, off - r->size))
 				mg_tasks_feed(s->tasks, r);	/* ENOMEM: unnamed */
 			src = NULL;
-		} else if (!mg_record_is_meta(r)) {
+		} else if (names && !mg_record_is_meta(r)) {
 			t = mg_tasks_of(s->tasks, r);
 			if (t && t != src) {
 				s->task_copy[s->nrecs] = *t;
@@ -450,15 +464,17 @@ static void handle_chunk(struct mg_server *s, const void *data, size_t len)
 		feed_tasks(s, data, len);
 		return;
 	}
-	index_chunk(s, data, len);
+	for (k = 0; k < s->nclients; k++)
+		any_json |= s->clients[k]->subscribed &&
+			    s->clients[k]->format == MG_FORMAT_JSON;
+	index_chunk(s, data, len, any_json || s->naggs);
 	for (k = 0; k < s->nclients; k++) {
 		struct client *c = s->clients[k];
 
 		if (mg_client_aggregates(c))
 			feed_agg(s, c);
 		if (c->subscribed && c->format == MG_FORMAT_BINARY)
-			feed_binary(s, c);
-		any_json |= c->subscribed && c->format == MG_FORMAT_JSON;
+			feed_binary(s, c, data, len);
 	}
 	if (any_json)
 		feed_json(s);
