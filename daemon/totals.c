@@ -117,74 +117,104 @@ static __u64 sock_bytes_of(const struct magnet_record *r)
 	return s->size;
 }
 
-static void add(struct mg_totals *t, const struct magnet_record *r)
+/*
+ * Records of one probe, job and kind in a row (a read is mostly such
+ * runs): counted once per run, not once per record.
+ */
+struct run {
+	__u64 cgroup;
+	__u16 id;
+	bool sock_handler, intr;
+	__u64 events, bytes, sock;
+};
+
+static void count_run(struct mg_totals *t, const struct run *u)
 {
-	__u64 cgroup = r->cgroup;
 	struct probe_count *p;
 	struct job_slot *j;
-	bool intr;
-	__u64 sock;
 
-	if (r->event_id == MAGNET_EVENT_LOST) {
-		if (r->size >= MAGNET_RECORD_HEADER + sizeof(struct magnet_lost))
-			t->kernel_lost += mg_lost_total(mg_record_lost(r));
+	if (!u->events)
 		return;
-	}
-	if (r->event_id == MAGNET_EVENT_PAD || mg_record_is_task(r))
-		return;
-	sock = sock_bytes_of(r);
-	intr = mg_record_is_intr(r);
-	t->records++;
-	t->bytes += r->size;
+	t->records += u->events;
+	t->bytes += u->bytes;
 
-	p = probe_of(t, r->event_id);
+	p = probe_of(t, u->id);
 	if (p) {
 		p->seen = true;
-		p->events++;
-		if (MAGNET_REC_HANDLER(r->flags) == MAGNET_HANDLER_SOCK) {
+		p->events += u->events;
+		if (u->sock_handler) {
 			p->sock = true;
-			p->sock_bytes += sock;
+			p->sock_bytes += u->sock;
 		}
 	}
 
-	j = cgroup ? job_find(t, cgroup) : NULL;
+	j = u->cgroup ? job_find(t, u->cgroup) : NULL;
 	if (j && !j->cgroup) {
 		if (t->njobs >= MG_TOTALS_JOBS) {
 			j = NULL;	/* the table is full: "other" */
 		} else {
-			j->cgroup = cgroup;
+			j->cgroup = u->cgroup;
 			j->exported = t->nexported < t->exported_max;
 			t->nexported += j->exported;
 			t->njobs++;
 		}
 	}
 	if (j) {
-		j->events++;
-		j->sock_bytes += sock;
-		j->intr_events += intr;
+		j->events += u->events;
+		j->sock_bytes += u->sock;
+		j->intr_events += u->intr ? u->events : 0;
 	}
 	if (!j || !j->exported) {
-		t->other.events++;
-		t->other.sock_bytes += sock;
-		t->other.intr_events += intr;
+		t->other.events += u->events;
+		t->other.sock_bytes += u->sock;
+		t->other.intr_events += u->intr ? u->events : 0;
 	}
+}
+
+/* Count len bytes of whole records; the caller holds the lock. */
+static void add(struct mg_totals *t, const void *data, size_t len)
+{
+	const struct magnet_record *r;
+	struct run u = { 0 };
+	size_t off = 0;
+
+	while ((r = mg_record_step(data, len, &off))) {
+		bool sock_handler, intr;
+
+		if (r->event_id == MAGNET_EVENT_LOST) {
+			if (r->size >= MAGNET_RECORD_HEADER + sizeof(struct magnet_lost))
+				t->kernel_lost += mg_lost_total(mg_record_lost(r));
+			continue;
+		}
+		if (r->event_id == MAGNET_EVENT_PAD || mg_record_is_task(r))
+			continue;
+		sock_handler = MAGNET_REC_HANDLER(r->flags) == MAGNET_HANDLER_SOCK;
+		intr = mg_record_is_intr(r);
+		if (r->event_id != u.id || r->cgroup != u.cgroup ||
+		    sock_handler != u.sock_handler || intr != u.intr) {
+			count_run(t, &u);
+			u = (struct run){ .cgroup = r->cgroup, .id = r->event_id,
+					  .sock_handler = sock_handler,
+					  .intr = intr };
+		}
+		u.events++;
+		u.bytes += r->size;
+		u.sock += sock_bytes_of(r);
+	}
+	count_run(t, &u);
 }
 
 void mg_totals_add(struct mg_totals *t, const struct magnet_record *r)
 {
 	pthread_mutex_lock(&t->lock);
-	add(t, r);
+	add(t, r, r->size);
 	pthread_mutex_unlock(&t->lock);
 }
 
 void mg_totals_add_read(struct mg_totals *t, const void *data, size_t len)
 {
-	const struct magnet_record *r;
-	size_t off = 0;
-
 	pthread_mutex_lock(&t->lock);
-	while ((r = mg_record_step(data, len, &off)))
-		add(t, r);
+	add(t, data, len);
 	pthread_mutex_unlock(&t->lock);
 }
 

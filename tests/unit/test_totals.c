@@ -270,6 +270,87 @@ START_TEST(random_churn)
 }
 END_TEST
 
+/* The record the helper just built, appended to a read. */
+static size_t append(unsigned char *read, size_t off, const struct magnet_record *r)
+{
+	memcpy(read + off, r, r->size);
+	return off + r->size;
+}
+
+static void assert_same(const struct mg_totals_view *a, const struct mg_totals_view *b)
+{
+	size_t i;
+
+	ck_assert(!memcmp(&a->node, &b->node, sizeof(a->node)));
+	ck_assert(!memcmp(&a->other, &b->other, sizeof(a->other)));
+	ck_assert_uint_eq(a->nprobes, b->nprobes);
+	ck_assert_uint_eq(a->njobs, b->njobs);
+	for (i = 0; i < a->nprobes; i++)
+		ck_assert(!memcmp(&a->probes[i], &b->probes[i], sizeof(a->probes[i])));
+	for (i = 0; i < a->njobs; i++)
+		ck_assert(!memcmp(&a->jobs[i], &b->jobs[i], sizeof(a->jobs[i])));
+}
+
+/*
+ * A read counted at once (runs of one probe, job and kind counted
+ * together) is counted exactly as its records one by one: random mixes
+ * of probes, jobs, sock records, interrupt records, LOST and TASK
+ * records, in long and short runs, past the export limit.
+ */
+START_TEST(read_as_records)
+{
+	static unsigned char read[1 << 16];
+	struct mg_totals *whole, *each;
+	struct mg_totals_view a, b;
+	int round;
+
+	tu_seed(0x7ead + _i);
+	ck_assert_int_eq(mg_totals_create(4, &whole), 0);
+	ck_assert_int_eq(mg_totals_create(4, &each), 0);
+	for (round = 0; round < 200; round++) {
+		size_t off = 0, at = 0;
+
+		while (off + 256 <= sizeof(read)) {
+			unsigned int kind = tu_rand() % 16, n = 1 + tu_rand() % 8;
+			__u32 cg = tu_rand() % 10;	/* 0: no job known */
+			__u16 id = 16 + tu_rand() % 4;
+
+			while (n-- && off + 256 <= sizeof(read)) {
+				const struct magnet_record *r;
+
+				if (kind == 0)
+					r = lost(tu_rand() % 5, tu_rand() % 2);
+				else if (kind == 1)
+					r = task(tu_rand() % 100, cg, "t");
+				else if (kind < 5)
+					r = sock(id, tu_rand() % 3000, cg);
+				else
+					r = kprobe_in(id, 1, cg, kind == 5);
+				mg_totals_add(each, r);
+				off = append(read, off, r);
+			}
+		}
+		/* In reads of random lengths, at record boundaries. */
+		while (at < off) {
+			size_t end = at, want = 1 + tu_rand() % 8192;
+
+			while (end < off && end - at < want)
+				end += ((const struct magnet_record *)(read + end))->size;
+			mg_totals_add_read(whole, read + at, end - at);
+			at = end;
+		}
+	}
+	ck_assert_int_eq(mg_totals_view(whole, &a), 0);
+	ck_assert_int_eq(mg_totals_view(each, &b), 0);
+	ck_assert_uint_gt(a.node.records, 0);
+	assert_same(&a, &b);
+	mg_totals_view_free(&a);
+	mg_totals_view_free(&b);
+	mg_totals_free(whole);
+	mg_totals_free(each);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("totals");
@@ -281,6 +362,7 @@ int main(void)
 	tcase_add_test(tc, export_rule);
 	tcase_add_test(tc, full_table);
 	tcase_add_loop_test(tc, random_churn, 0, 3);
+	tcase_add_loop_test(tc, read_as_records, 0, 3);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
