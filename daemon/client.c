@@ -39,6 +39,7 @@
 #include "server_int.h"
 
 #define OBUF_MIN		16384
+#define STREAM_KEEP		(256 * 1024)
 
 static void take_lines(struct mg_server *s, struct client *c);
 
@@ -323,12 +324,13 @@ bool mg_client_flush(struct mg_server *s, struct client *c)
 	if (!c->out.len) {
 		c->out.head = 0;
 		/*
-		 * Give back a queue a burst of replies grew; keep a small
-		 * one, and a stream's, which the next chunk would grow again
-		 * (doubling from OBUF_MIN: copies, and fresh pages to fault).
+		 * Give back a queue a burst grew; keep a small one, and a
+		 * stream's up to STREAM_KEEP (a chunk or two), which the
+		 * next chunk would grow again (doubling from OBUF_MIN:
+		 * copies, and fresh pages to fault).
 		 */
-		if (c->out.cap > 4 * OBUF_MIN && !c->subscribed &&
-		    !mg_client_aggregates(c)) {
+		if (c->out.cap > (c->subscribed || mg_client_aggregates(c) ?
+				  STREAM_KEEP : 4 * OBUF_MIN)) {
 			free(c->out.buf);
 			c->out.buf = NULL;
 			c->out.cap = 0;
