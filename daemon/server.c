@@ -30,6 +30,7 @@
 #include <syslog.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <netinet/tcp.h>
@@ -247,6 +248,14 @@ static void earliest(__u64 *next, __u64 due)
 		*next = due;
 }
 
+/* Bytes the client sent that the server has not read yet. */
+static bool input_waits(const struct client *c)
+{
+	int n = 0;
+
+	return !ioctl(c->fd, FIONREAD, &n) && n > 0;
+}
+
 /* Reports due, stalled and idle clients; the next deadline (0: none). */
 static __u64 timers(struct mg_server *s)
 {
@@ -270,6 +279,13 @@ static __u64 timers(struct mg_server *s)
 			mg_client_close(s, c, why);
 			continue;
 		}
+		/*
+		 * A command already in the socket (a busy loop has not read
+		 * it yet) is not idleness.
+		 */
+		if (idle && !waits && now - c->active_ns >= idle &&
+		    input_waits(c))
+			c->active_ns = now;
 		/* A stream with nothing to take cannot be judged: it stays. */
 		if (idle && (waits || !stream) && now - c->active_ns >= idle) {
 			if (waits) {

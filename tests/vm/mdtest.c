@@ -60,6 +60,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <linux/magnet.h>
 
@@ -135,11 +136,21 @@ static void conn_open(struct conn *c)
 	conn_open_bufs(c, 0, 0);
 }
 
+/*
+ * The line and its newline in one write: a daemon that refuses the
+ * connection closes it at once, and a second write would meet its reset.
+ * False, errno set, if the write failed.
+ */
+static bool conn_try_send(struct conn *c, const char *line)
+{
+	struct iovec iov[2] = { { (void *)line, strlen(line) }, { "\n", 1 } };
+
+	return writev(c->fd, iov, 2) == (ssize_t)(iov[0].iov_len + 1);
+}
+
 static void conn_send(struct conn *c, const char *line)
 {
-	size_t len = strlen(line);
-
-	if (write(c->fd, line, len) != (ssize_t)len || write(c->fd, "\n", 1) != 1)
+	if (!conn_try_send(c, line))
 		die("send: %s", strerror(errno));
 }
 
@@ -714,8 +725,13 @@ static int cmd_hog(int max, int nkinds, char **kinds)
 			conn_open_bufs(&cs[i], 4096, 536);
 		else
 			conn_open(&cs[i]);
-		conn_send(&cs[i], cmd);
-		/* A refused connection gets its ERR before any reply. */
+		/*
+		 * A refused connection gets its ERR before any reply, and is
+		 * closed: the command may meet the close, the ERR still came.
+		 */
+		if (!conn_try_send(&cs[i], cmd) && errno != EPIPE &&
+		    errno != ECONNRESET)
+			die("hog: send: %s", strerror(errno));
 		if (!get_line(&cs[i], line, sizeof(line)))
 			die("hog: connection %d closed without a word", i);
 		if (strncmp(line, "OK", 2)) {
