@@ -68,12 +68,14 @@ magnetd_up $log
 ## Pipelined commands nobody reads: memory stays within the queues.
 # The daemon first runs the same commands once (its code, its probe
 # table and malloc's arenas are touched at their first use, not at
-# start), settles, and its peak is reset (clear_refs 5): growth is then
-# the clients' alone.
+# start), settles, and its peak is reset (clear_refs 5; the debug
+# kernel has no clear_refs, and there the warm-up's peak, of two clients
+# that read everything, stays below the hogs'): growth is then the
+# clients' alone.
 timeout 120 mdtest pipeline 2 200 >/dev/null || fail "warm-up pipeline"
 sleep 1
 base=$(rss)
-echo 5 >/proc/$pid/clear_refs
+[ ! -e /proc/$pid/clear_refs ] || echo 5 >/proc/$pid/clear_refs
 mdtest hog 20 pipe >/tmp/pipe.out &
 hog=$!
 pids="$pids $hog"
