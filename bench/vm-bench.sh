@@ -290,16 +290,14 @@ kp_hits() { # event
 	awk -v e="$1" '$1 == e { print $2 }' $T/kprobe_profile
 }
 
-# Send perf a control command and wait for its ack (at most 60 s).
+# Send perf a control command and wait for its ack (at most 60 s). One
+# read with one deadline: busybox's `read -t` reads a byte at a time and,
+# when its deadline passes mid-line, drops what it has read, so a loop of
+# 1 s reads once got "ck" when perf's "ack" came at the second's end.
 perf_ctl() { # command
 	echo "$1" >&3
-	i=0
 	# shellcheck disable=SC3045 # busybox ash's read has -t
-	until read -r -t 1 a <&4; do
-		i=$((i + 1))
-		{ [ $i -lt 60 ] && kill -0 "$PPID_" 2>/dev/null; } ||
-			{ cat $TMP/perf.err; die "perf: no ack to $1"; }
-	done
+	read -r -t 60 a <&4 || { cat $TMP/perf.err; die "perf: no ack to $1 in 60 s"; }
 	[ "$a" = ack ] || die "perf: $1: $a"
 }
 
