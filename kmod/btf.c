@@ -4,18 +4,23 @@
  *
  * Named handlers read structures through a function's arguments; the only
  * authority on what a function takes is the BTF the kernel was built with.
- * Modules cannot reach the kernel's parsed copy (btf_vmlinux and its
- * lookups are not exported), so this reads the documented ABI file,
- * /sys/kernel/btf/vmlinux, when a probe is added (a few megabytes, freed
- * at once) and walks just what it needs: the FUNC of that name, its
- * FUNC_PROTO, and each parameter's type through typedefs and qualifiers.
+ * Modules cannot reach the kernel's parsed copy (6.1 exports neither
+ * btf_vmlinux nor bpf_get_btf_vmlinux(), and btf_type_by_id() needs one),
+ * so this reads the documented ABI file, /sys/kernel/btf/vmlinux, with
+ * kernel_read_file_from_path_initns(): the path is resolved from init's
+ * root, as the firmware loader resolves its files, never in the caller's
+ * mount namespace, where a container's /sys or a file mounted over it
+ * could claim that any function takes a struct sock *. It is read when a
+ * probe is added (a few megabytes, freed at once), and walked for just
+ * what is needed: the FUNC of that name, its FUNC_PROTO, and each
+ * parameter's type through typedefs and qualifiers.
  * The format is include/uapi/linux/btf.h; every offset is checked against
  * the section it points into, as the file is only trusted to be BTF.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/btf.h>
-#include <linux/fs.h>
+#include <linux/kernel_read_file.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -39,36 +44,21 @@ struct mg_btf {
 
 static void *mg_btf_read(size_t *size)
 {
-	struct file *f;
-	loff_t pos = 0;
-	ssize_t got;
-	size_t len;
-	void *buf;
+	void *buf = NULL;
+	ssize_t len;
 
-	f = filp_open(MG_BTF_PATH, O_RDONLY, 0);
-	if (IS_ERR(f))
-		return ERR_PTR(-EOPNOTSUPP);
-	len = i_size_read(file_inode(f));
-	if (len < sizeof(struct btf_header) || len > MG_BTF_MAX) {
-		buf = ERR_PTR(-EINVAL);
-		goto out;
-	}
-	buf = vmalloc(len);
-	if (!buf) {
-		buf = ERR_PTR(-ENOMEM);
-		goto out;
-	}
-	while (pos < len) {
-		got = kernel_read(f, buf + pos, len - pos, &pos);
-		if (got <= 0) {
-			vfree(buf);
-			buf = ERR_PTR(got < 0 ? got : -EIO);
-			goto out;
-		}
+	/* Whole or not at all; LSMs see the read as READING_UNKNOWN. */
+	len = kernel_read_file_from_path_initns(MG_BTF_PATH, 0, &buf, MG_BTF_MAX, NULL,
+						READING_UNKNOWN);
+	if (len == -ENOENT)
+		return ERR_PTR(-EOPNOTSUPP);	/* a kernel built without BTF */
+	if (len < 0)
+		return ERR_PTR(len == -EFBIG ? -EINVAL : len);	/* -EINVAL: not a file, or empty */
+	if (len < sizeof(struct btf_header)) {
+		vfree(buf);
+		return ERR_PTR(-EINVAL);
 	}
 	*size = len;
-out:
-	filp_close(f, NULL);
 	return buf;
 }
 
