@@ -17,6 +17,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include "alarm.h"
+#include "btf.h"
 #include "buffer.h"
 #include "fs.h"
 #include "netlink.h"
@@ -173,6 +174,7 @@ static void __exit mg_exit(void)
 	mutex_unlock(&mg_param_lock);
 	mg_netlink_exit();	/* no control operation after this */
 	mg_probes_exit();	/* no writer runs after this */
+	mg_btf_exit();
 	mg_fs_exit();
 	mg_alarm_exit();
 	mg_buffers_exit();

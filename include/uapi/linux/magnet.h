@@ -574,7 +574,9 @@
  *   MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_SOCK, and the abstract id
  *   is the socket's address. Which job sends what to which host, per
  *   record. PROBE_ADD checks the function's parameters in the kernel's
- *   BTF (/sys/kernel/btf/vmlinux): EINVAL unless the first is a struct
+ *   BTF (/sys/kernel/btf/vmlinux in init's mount namespace, whatever the
+ *   caller's; read at the first sock or skb PROBE_ADD of a load and kept,
+ *   in part, until unload): EINVAL unless the first is a struct
  *   sock *, EOPNOTSUPP on a kernel without BTF. magnet_sock.size is the
  *   third argument where BTF says it is an integer, else 0. The socket is
  *   read without faulting: one that cannot be read gives family 0. A
