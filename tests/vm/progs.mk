@@ -35,6 +35,12 @@ $(BUILD)/tests/vm/nettest: $(BUILD)/tests/vm/nettest.o
 USER_BINS += $(BUILD)/tests/vm/nettest
 GUEST_FILES += $(BUILD)/tests/vm/nettest:/magnet/bin/nettest
 
+$(BUILD)/tests/vm/twtest: $(BUILD)/tests/vm/twtest.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
+USER_BINS += $(BUILD)/tests/vm/twtest
+GUEST_FILES += $(BUILD)/tests/vm/twtest:/magnet/bin/twtest
+
 # tests/monitors: the guest's workload server (the host's tests drive it).
 $(BUILD)/tests/monitors/mon-workload: $(BUILD)/tests/monitors/workload.o
 	@$(if $(Q),echo "  LD      $@")
