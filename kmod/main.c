@@ -137,6 +137,7 @@ static int __init mg_init(void)
 	ret = mg_fs_init();
 	if (ret)
 		goto err_fs;
+	mg_probes_init();
 	if (probes && *probes) {
 		ret = mg_probes_add_list(probes);
 		if (ret)

@@ -847,6 +847,10 @@ static void mg_register_extack(struct netlink_ext_ack *extack, u8 type, int err)
 	case -EBUSY:
 		NL_SET_ERR_MSG(extack, "address already in use by another kind of probe");
 		break;
+	case -EADDRNOTAVAIL:
+		NL_SET_ERR_MSG(extack,
+			       "in the idle loop, where RCU is not watching: kprobes unsafe, use fentry");
+		break;
 	default:
 		NL_SET_ERR_MSG(extack, "registration failed");
 	}
@@ -866,12 +870,61 @@ static const char *mg_register_error(u8 type, int err)
 		return "offset is not on an instruction boundary";
 	case -EBUSY:
 		return "address already in use by another kind of probe";
+	case -EADDRNOTAVAIL:
+		return "in the idle loop, where RCU is not watching: kprobes unsafe, use fentry";
 	default:
 		return "registration failed";
 	}
 }
 
-/* kprobe structs are consumed by registration: fill them afresh each time. */
+/*
+ * The idle loop runs where RCU is not watching (after ct_idle_enter()), and
+ * there 6.1's kprobes core itself walks RCU lists before any handler of
+ * ours runs (get_kprobe() in kprobe_ftrace_handler(), aggr_pre_handler(),
+ * rethook): a kprobe or kretprobe on it is refused. That is the idle text
+ * section (.cpuidle.text: default_idle, mwait_idle, the cpuidle drivers'
+ * enter functions...) and arch_cpu_idle, which 6.1 leaves outside it.
+ * Later kernels make both noinstr, which kprobes refuses itself. fentry
+ * probes there are taken: only our handler runs, and it skips such hits
+ * (mg_handler_enter()). The section's bounds are linker symbols, resolved
+ * by kprobes (past an ENDBR, as any probe's address is) at registration,
+ * disabled: nothing is armed. Zero: not found, the section is not checked.
+ */
+static unsigned long mg_idle_text[2];
+
+static unsigned long mg_text_symbol(const char *name)
+{
+	struct kprobe kp = { .symbol_name = name, .flags = KPROBE_FLAG_DISABLED };
+
+	/* register_kprobe() resolves the address first, whatever it says after. */
+	if (!register_kprobe(&kp))
+		unregister_kprobe(&kp);
+	return (unsigned long)kp.addr;
+}
+
+void mg_probes_init(void)
+{
+	mg_idle_text[0] = mg_text_symbol("__cpuidle_text_start");
+	mg_idle_text[1] = mg_text_symbol("__cpuidle_text_end");
+	if (!mg_idle_text[0] || mg_idle_text[1] <= mg_idle_text[0])
+		memset(mg_idle_text, 0, sizeof(mg_idle_text));
+}
+
+static bool mg_in_idle_loop(const struct kprobe *kp)
+{
+	unsigned long addr = (unsigned long)kp->addr;
+	char sym[KSYM_SYMBOL_LEN];
+
+	if (addr >= mg_idle_text[0] && addr < mg_idle_text[1])
+		return true;
+	sprint_symbol_no_offset(sym, addr);
+	return !strcmp(sym, "arch_cpu_idle");
+}
+
+/*
+ * kprobe structs are consumed by registration: fill them afresh each
+ * time. Registered disabled; mg_probe_register() arms what it accepts.
+ */
 static int mg_kprobe_register(struct mg_probe *p, bool trap)
 {
 	memset(&p->kp, 0, sizeof(p->kp));
@@ -880,13 +933,34 @@ static int mg_kprobe_register(struct mg_probe *p, bool trap)
 	p->kp.pre_handler = mg_kprobe_pre;
 	if (trap)
 		p->kp.post_handler = mg_kprobe_post;
-	if (p->flags & MAGNET_PROBE_F_DISABLED)
-		p->kp.flags = KPROBE_FLAG_DISABLED;
+	p->kp.flags = KPROBE_FLAG_DISABLED;
 	return register_kprobe(&p->kp);
+}
+
+static int mg_kretprobe_register(struct mg_probe *p)
+{
+	memset(&p->rp, 0, sizeof(p->rp));
+	p->rp.kp.symbol_name = p->symbol;
+	p->rp.entry_handler = mg_kret_entry;
+	p->rp.handler = mg_kret_return;
+	p->rp.data_size = sizeof(struct mg_ret_data);
+	/* Functions that sleep (vfs_read) have many calls in flight. */
+	p->rp.maxactive = max_t(int, 64, 4 * num_possible_cpus());
+	p->rp.kp.flags = KPROBE_FLAG_DISABLED;
+	return register_kretprobe(&p->rp);
+}
+
+static void mg_kprobe_unregister(struct mg_probe *p)
+{
+	if (p->type == MAGNET_PROBE_KPROBE)
+		unregister_kprobe(&p->kp);
+	else
+		unregister_kretprobe(&p->rp);
 }
 
 static int mg_probe_register(struct mg_probe *p)
 {
+	struct kprobe *kp = p->type == MAGNET_PROBE_KPROBE ? &p->kp : &p->rp.kp;
 	int ret;
 
 	if (p->type == MAGNET_PROBE_FENTRY)
@@ -897,33 +971,39 @@ static int mg_probe_register(struct mg_probe *p)
 		 * Only registration tells whether the address is ftrace's call
 		 * site. One that traps must never become a jump (see
 		 * mg_kprobe_post()): register it again, with a post_handler,
-		 * long before the optimizer's delay has passed. Not through
-		 * ftrace: there a post_handler moves the probe to kprobes'
-		 * IPMODIFY ops, which would refuse a livepatch of the function.
+		 * before it is ever armed. Not through ftrace: there a
+		 * post_handler moves the probe to kprobes' IPMODIFY ops, which
+		 * would refuse a livepatch of the function.
 		 */
-		if (ret || kprobe_ftrace(&p->kp))
-			return ret;
-		unregister_kprobe(&p->kp);
-		return mg_kprobe_register(p, true);
+		if (!ret && !kprobe_ftrace(kp)) {
+			unregister_kprobe(kp);
+			ret = mg_kprobe_register(p, true);
+		}
+	} else {
+		ret = mg_kretprobe_register(p);
 	}
-	memset(&p->rp, 0, sizeof(p->rp));
-	p->rp.kp.symbol_name = p->symbol;
-	p->rp.entry_handler = mg_kret_entry;
-	p->rp.handler = mg_kret_return;
-	p->rp.data_size = sizeof(struct mg_ret_data);
-	/* Functions that sleep (vfs_read) have many calls in flight. */
-	p->rp.maxactive = max_t(int, 64, 4 * num_possible_cpus());
+	if (ret)
+		return ret;
+	if (mg_in_idle_loop(kp)) {
+		ret = -EADDRNOTAVAIL;
+		goto err_unregister;
+	}
 	if (p->flags & MAGNET_PROBE_F_DISABLED)
-		p->rp.kp.flags = KPROBE_FLAG_DISABLED;
-	return register_kretprobe(&p->rp);
+		return 0;
+	ret = p->type == MAGNET_PROBE_KPROBE ? enable_kprobe(kp) : enable_kretprobe(&p->rp);
+	if (ret)
+		goto err_unregister;
+	return 0;
+
+err_unregister:
+	mg_kprobe_unregister(p);
+	return ret;
 }
 
 static void mg_probe_unregister(struct mg_probe *p)
 {
-	if (p->type == MAGNET_PROBE_KPROBE)
-		unregister_kprobe(&p->kp);
-	else if (p->type == MAGNET_PROBE_KRETPROBE)
-		unregister_kretprobe(&p->rp);
+	if (p->type == MAGNET_PROBE_KPROBE || p->type == MAGNET_PROBE_KRETPROBE)
+		mg_kprobe_unregister(p);
 	else if (p->type == MAGNET_PROBE_FENTRY)
 		mg_fentry_unregister(p);
 	else

@@ -82,6 +82,7 @@ extern struct mutex mg_probes_lock;
 extern struct list_head mg_probes;
 extern unsigned int mg_probes_generation;
 
+void mg_probes_init(void);
 int mg_probes_add_list(const char *spec);
 void mg_probes_exit(void);
 int mg_probes_show(struct seq_file *m, void *v);

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Probes on the idle path: arch_cpu_idle and default_idle run after
 # ct_idle_enter(), where RCU is not watching, so grace periods do not wait
-# for them. Their hits must be skipped (counted as missed), never write into
-# a ring a resize is freeing or read a filter set a filter change is
+# for them. kprobes and kretprobes there are refused; fentry probes are
+# taken, and their hits must be skipped (counted as missed), never write
+# into a ring a resize is freeing or read a filter set a filter change is
 # freeing, while filters come and go and the rings are resized in a loop:
 # the debug kernel (lockdep's RCU checks, KASAN) reports any such access.
 . ./lib.sh
@@ -12,17 +13,48 @@ secs=20
 [ -e /sys/kernel/debug/kmemleak ] && secs=60
 
 load buf_size=65536
-# On the debug kernel, only fentry probes: there 6.1's kprobes core itself
-# walks RCU lists where RCU is not watching (get_kprobe() from
-# kprobe_ftrace_handler(), aggr_pre_handler(), rethook: lockdep reports
-# kernel/kprobes.c:382 and :1196, kernel/trace/rethook.c:88 before any
-# handler of ours runs), as it would for any kprobe user.
-types="kprobe kretprobe fentry"
-[ -e /sys/kernel/debug/kmemleak ] && types=fentry
-for f in arch_cpu_idle default_idle; do
-	for t in $types; do
-		magnet-ctl probe add $t $f name "$t-$f" >/dev/null || fail "$t $f"
+# kprobes and kretprobes there are refused, with the reason: 6.1's kprobes
+# core itself walks RCU lists where RCU is not watching, before any handler
+# of ours (lockdep: kernel/kprobes.c get_kprobe(), aggr_pre_handler(),
+# kernel/trace/rethook.c). Nothing of a refused probe stays registered.
+for f in arch_cpu_idle default_idle default_idle_call; do
+	for t in kprobe kretprobe; do
+		if magnet-ctl probe add $t $f >/dev/null 2>/tmp/err; then
+			fail "$t $f accepted in the idle loop"
+		fi
+		grep -q "idle loop, where RCU is not watching" /tmp/err || fail "$t $f: $(cat /tmp/err)"
 	done
+done
+echo "refused: $(cat /tmp/err)"
+# Inside the function too (a kprobe that traps): the first instruction
+# boundary past its start.
+off=1
+while [ $off -le 16 ]; do
+	if magnet-ctl probe add kprobe "arch_cpu_idle+$off" >/dev/null 2>/tmp/err; then
+		fail "kprobe arch_cpu_idle+$off accepted in the idle loop"
+	fi
+	grep -q "instruction boundary" /tmp/err || break
+	off=$((off + 1))
+done
+grep -q "idle loop, where RCU is not watching" /tmp/err ||
+	fail "kprobe arch_cpu_idle+$off: $(cat /tmp/err)"
+echo "refused: kprobe arch_cpu_idle+$off"
+grep -q idle /sys/kernel/debug/kprobes/list &&
+	fail "a refused probe stayed registered: $(cat /sys/kernel/debug/kprobes/list)"
+magnet-ctl probe add kprobe cpuidle_not_available >/dev/null 2>&1 ||
+	magnet-ctl probe add kprobe do_idle >/dev/null || fail "a kprobe beside the idle loop was refused"
+unload
+dmesg -c >/dev/null
+if insmod /magnet/magnet.ko probes=kprobe:arch_cpu_idle 2>/dev/null; then
+	unload
+	fail "probes=kprobe:arch_cpu_idle loaded"
+fi
+dmesg | grep "arch_cpu_idle" || fail "no reason given for probes=kprobe:arch_cpu_idle"
+
+# fentry probes: taken, their hits skipped.
+load buf_size=65536
+for f in arch_cpu_idle default_idle; do
+	magnet-ctl probe add fentry $f >/dev/null || fail "fentry $f"
 done
 magnet-ctl probe list
 
@@ -31,14 +63,12 @@ sizes="131072 65536 262144 65536"
 n=0
 while [ "$(date +%s)" -lt $end ]; do
 	for f in arch_cpu_idle default_idle; do
-		for t in $types; do
-			id=$(magnet-ctl -j filter add "$t-$f" exclude tgid 1 | tr -dc 0-9) ||
-				fail "filter add $t-$f"
-			magnet-ctl filter del "$t-$f" "$id" || fail "filter del $t-$f $id"
-		done
+		id=$(magnet-ctl -j filter add "$f" exclude tgid 1 | tr -dc 0-9) ||
+			fail "filter add $f"
+		magnet-ctl filter del "$f" "$id" || fail "filter del $f $id"
 	done
 	for s in $sizes; do
-		magnet-ctl buffer set size $s || fail "resize to $s"
+		magnet-ctl buffer set size "$s" || fail "resize to $s"
 	done
 	n=$((n + 1))
 	sleep 0.05	# let the CPUs idle between rounds
@@ -48,13 +78,10 @@ echo "rounds of filter changes and resizes: $n in $secs s"
 # Which of the two a CPU idles in depends on the kernel (6.1's x86_idle
 # static call may go elsewhere): every hit was skipped, none recorded.
 for f in arch_cpu_idle default_idle; do
-	for t in $types; do
-		missed=$(counter "$t-$f" missed)
-		recorded=$(counter "$t-$f" recorded)
-		echo "$t-$f: missed $missed recorded $recorded"
-		[ "${recorded:-1}" = 0 ] || fail "$t-$f: $recorded records written where RCU was not watching"
-		[ $f = default_idle ] || [ "${missed:-0}" -gt 0 ] ||
-			fail "$t-$f: the idle loop's hits were not counted as missed"
-	done
+	missed=$(counter $f missed)
+	recorded=$(counter $f recorded)
+	echo "fentry $f: missed $missed recorded $recorded"
+	[ "${recorded:-1}" = 0 ] || fail "$f: $recorded records written where RCU was not watching"
 done
+[ "$(counter arch_cpu_idle missed)" -gt 0 ] || fail "the idle loop's hits were not counted as missed"
 unload

@@ -333,7 +333,8 @@
  *         MAGNET_PROBE_A_ID: NLA_U16, the event id of its records
  *         MAGNET_PROBE_A_NAME: NLA_NUL_STRING
  * Errors: ENOENT no such symbol (fentry: no traceable function of that
- * name); EINVAL refused by kprobes or a bad combination (the message says
+ * name); EADDRNOTAVAIL a kprobe or kretprobe on the idle loop (see PROBE
+ * TYPES); EINVAL refused by kprobes or a bad combination (the message says
  * which: MAGNET_A_PROBE, TYPE or SYMBOL missing, an offset on a kretprobe
  * or an fentry, a glob in an fentry's symbol, arguments and capture that
  * do not fit one record, ...); EOPNOTSUPP an fentry on a kernel without
@@ -554,7 +555,12 @@
  *   ct_idle_enter(), as arch_cpu_idle and default_idle run; early entry
  *   code) is not recorded and counts as the probe's missed: the rings and
  *   filter sets are freed after RCU grace periods, which do not wait for
- *   such a CPU. Nor is a hit in magnet's own work: a probed function that
+ *   such a CPU. On the idle loop itself (the kernel's .cpuidle.text and
+ *   arch_cpu_idle) kprobes and kretprobes are refused (EADDRNOTAVAIL): the
+ *   kernel's kprobes core walks RCU-protected lists there before any
+ *   handler runs (later kernels make that code noinstr, which kprobes
+ *   refuses itself); an fentry probe there is taken, and counts missed.
+ *   Nor is a hit in magnet's own work: a probed function that
  *   the record path calls (its nofault copies, irq_work_queue) reached
  *   while one of magnet's handlers runs on that CPU at the same interrupt
  *   level; an interrupt or NMI that arrives meanwhile is recorded.
