@@ -30,6 +30,8 @@ refused "'kprobe:do_int3': refused by kprobes" probes=kprobe:do_int3
 # a later bad entry unregisters the good ones before it
 refused "'kprobe:nope_nope': no such symbol" probes=kprobe:vfs_read,kprobe:nope_nope
 refused "'kprobe:vfs_read': given twice" probes=kprobe:vfs_read,kprobe:vfs_read
+refused "'fentry:vfs_read': its name 'vfs_read' is taken by the kprobe probe before it" \
+	probes=kprobe:vfs_read,fentry:vfs_read
 refused "buf_size=1000: must be a power of two" buf_size=1000
 refused "buf_size=33554433" buf_size=33554433
 refused "buf_size=12Q: expected a size" buf_size=12Q
