@@ -91,6 +91,21 @@ static bool mg_ready(struct mg_cpu_buf *buf, struct mg_ring *rb, size_t count, u
 	return deadline && ktime_get_ns() >= deadline;
 }
 
+/*
+ * When a read that begins now times out, in ktime_get_ns() time; 0: never.
+ * One that would end beyond KTIME_MAX never does: U64_MAX, the usual
+ * "forever", would otherwise wrap now + timeout and expire at once.
+ */
+static u64 mg_deadline(const struct mg_cpu_buf *buf)
+{
+	u64 timeout = READ_ONCE(buf->attr.timeout_ns);
+	u64 now = ktime_get_ns();
+
+	if (!timeout || timeout > (u64)KTIME_MAX - now)
+		return 0;
+	return now + timeout;
+}
+
 static u64 mg_min_nonzero(u64 a, u64 b)
 {
 	return !a ? b : !b ? a : min(a, b);
@@ -282,12 +297,12 @@ static void mg_aio_work(struct work_struct *work)
 			if (mg_wait_ready(buf, rb, count, deadline))
 				continue;	/* a writer beat the arming */
 			if (deadline) {
-				s64 left = deadline - ktime_get_ns();
+				u64 now = ktime_get_ns();
 
 				/* Past it, any record will do: the armed writer kicks. */
-				if (left > 0)
+				if (now < deadline)
 					queue_delayed_work(mg_aio_wq, &buf->aio_work,
-							   nsecs_to_jiffies(left) + 1);
+							   nsecs_to_jiffies(deadline - now) + 1);
 			}
 			return;
 		}
@@ -396,8 +411,7 @@ static ssize_t mg_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	struct mg_ring *rb = mg_reader_ring(buf);
 	bool nonblock = (filp->f_flags & O_NONBLOCK) || (iocb->ki_flags & IOCB_NOWAIT);
 	size_t count = iov_iter_count(to);
-	u64 timeout = READ_ONCE(buf->attr.timeout_ns);
-	u64 deadline = timeout ? ktime_get_ns() + timeout : 0;
+	u64 deadline = mg_deadline(buf), now;
 	long ret;
 
 	if (!count)
@@ -412,13 +426,14 @@ static ssize_t mg_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		}
 		if (nonblock)
 			return -EAGAIN;
-		if (deadline && ktime_get_ns() < deadline) {
-			u64 left = deadline - ktime_get_ns();
+		now = ktime_get_ns();
+		if (deadline && now < deadline) {
+			long left = nsecs_to_jiffies(deadline - now) + 1;
 
 			ret = wait_event_interruptible_timeout(buf->wait,
 							       mg_wait_ready(buf, rb, count,
 									     deadline),
-							       nsecs_to_jiffies(left) + 1);
+							       left);
 		} else {
 			ret = wait_event_interruptible(buf->wait,
 						       mg_wait_ready(buf, rb, count, deadline));

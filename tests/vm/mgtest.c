@@ -62,6 +62,12 @@
  *                                IORING_OP_ASYNC_CANCEL (cancel) or by the
  *                                process exiting (exit), within seconds;
  *                                -async: submitted with IOSQE_ASYNC (io-wq)
+ *
+ * Reads (t-36; reader on CPU 1, workload on CPU 0, kprobe:__x64_sys_getpid):
+ *   mgtest forever TIMEOUT_NS    a timeout_ns too far away to come never
+ *                                elapses: a read and an AIO read waiting for
+ *                                50 records return with the 50th, not at
+ *                                once with the 5 there
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1966,6 +1972,102 @@ static int cmd_uring(const char *mode)
 	return 1;
 }
 
+/* ---- reads: timeouts, not waiting, cancelling (t-36) ---- */
+
+/* Fire @n getpid on CPU 0 now and wait for them: they are in cpu0's ring. */
+static void fire_now(int n)
+{
+	pid_t child = fire_later(n, 0);
+	int st;
+
+	if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st))
+		die("the firing child failed (status %#x)", st);
+}
+
+/*
+ * A timeout_ns too far away ever to come (U64_MAX, the usual "forever";
+ * U64_MAX - 1; 2^63) never elapses: with 5 records there and a watermark of
+ * 50, a blocking read and an AIO read return when the 50th record comes,
+ * not at once with the 5 (now + timeout must not wrap into the past).
+ */
+#define FOREVER_WANT	50
+#define FOREVER_EARLY	5
+#define FOREVER_LATE_MS	500
+
+static int cmd_forever(uint64_t timeout)
+{
+	int id = need_probe("kprobe", "__x64_sys_getpid"), fd, r;
+	struct magnet_read_attr got;
+	io_context_t ctx = 0;
+	struct iocb cb, *cbs[1] = { &cb };
+	struct io_event ev;
+	struct timespec wait = { 0, 300000000 }, sec10 = { 10, 0 };
+	unsigned long nrec, arec;
+	uint64_t t0, dt, adt;
+	pid_t child;
+	long n;
+
+	fd = open_cpu0();
+	set_attr(fd, 0, FOREVER_WANT, timeout);
+	if (ioctl(fd, MAGNET_IOC_GET_READ_ATTR, &got))
+		die("MAGNET_IOC_GET_READ_ATTR: %s", strerror(errno));
+	if (got.timeout_ns != timeout || got.watermark_records != FOREVER_WANT)
+		die("GET_READ_ATTR gives timeout_ns %llu, watermark_records %llu; %llu and %d were set",
+		    (unsigned long long)got.timeout_ns, (unsigned long long)got.watermark_records,
+		    (unsigned long long)timeout, FOREVER_WANT);
+
+	/* A blocking read: 5 records there, the other 45 come 500 ms later. */
+	fire_now(FOREVER_EARLY);
+	child = fire_later(FOREVER_WANT - FOREVER_EARLY, FOREVER_LATE_MS);
+	arm_alarm(10);
+	t0 = now_ns();
+	n = read(fd, buf, BUF_SIZE);
+	dt = now_ns() - t0;
+	alarm(0);
+	waitpid(child, NULL, 0);
+	if (n < 0)
+		die("read with timeout_ns %llu: %s%s", (unsigned long long)timeout, strerror(errno),
+		    timed_out ? " after 10 s: the 50th record did not end it" : "");
+	nrec = count_getpid(buf, n, id);
+	if (dt < (FOREVER_LATE_MS - 100) * 1000000ULL || nrec < FOREVER_WANT)
+		die("a read waiting for %d records with timeout_ns %llu returned after %llu ms with "
+		    "%lu (the %d there): the timeout expired at once", FOREVER_WANT,
+		    (unsigned long long)timeout, (unsigned long long)dt / 1000000, nrec,
+		    FOREVER_EARLY);
+
+	/* An AIO read: queued with 5 records there, completed by the 50th. */
+	fire_now(FOREVER_EARLY);
+	if ((r = io_setup(1, &ctx)))
+		die("io_setup: %s", strerror(-r));
+	io_prep_pread(&cb, fd, buf, BUF_SIZE, 0);
+	t0 = now_ns();
+	if ((r = io_submit(ctx, 1, cbs)) != 1)
+		die("io_submit: %d (%s)", r, r < 0 ? strerror(-r) : "short");
+	if (io_getevents(ctx, 1, 1, &ev, &wait) != 0)
+		die("an AIO read waiting for %d records with timeout_ns %llu completed at once with "
+		    "%ld bytes (%lu records, the %d there): the timeout expired at once",
+		    FOREVER_WANT, (unsigned long long)timeout, (long)ev.res,
+		    (long)ev.res > 0 ? count_getpid(buf, ev.res, id) : 0, FOREVER_EARLY);
+	fire_now(FOREVER_WANT - FOREVER_EARLY);
+	if (io_getevents(ctx, 1, 1, &ev, &sec10) != 1)
+		die("the AIO read did not complete within 10 s of its %dth record", FOREVER_WANT);
+	adt = now_ns() - t0;
+	if ((long)ev.res <= 0)
+		die("the AIO read completed with %ld", (long)ev.res);
+	arec = count_getpid(buf, ev.res, id);
+	if (arec < FOREVER_WANT)
+		die("the AIO read completed with %lu records, want %d", arec, FOREVER_WANT);
+	io_destroy(ctx);
+	close(fd);
+	printf("forever: timeout_ns %llu never elapsed: a read waiting for %d records returned "
+	       "after %llu ms with %lu, an AIO read after %llu ms with %lu (%d there from the "
+	       "start)\n", (unsigned long long)timeout, FOREVER_WANT,
+	       (unsigned long long)dt / 1000000, nrec, (unsigned long long)adt / 1000000, arec,
+	       FOREVER_EARLY);
+	return 0;
+}
+
+
 int main(int argc, char **argv)
 {
 	buf = aligned_alloc(4096, BUF_SIZE);
@@ -2008,9 +2110,12 @@ int main(int argc, char **argv)
 		return cmd_aio_order(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "uring"))
 		return cmd_uring(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "forever"))
+		return cmd_forever(strtoull(argv[2], NULL, 0));
 	fprintf(stderr, "usage: mgtest getpid|args|account|overwrite|fire-n|capture|sock|mmap N | deliver MODE | ebusy | hold MODE | fire SECONDS\n"
 		"       mgtest mmap-overwrite\n"
 		"       mgtest halfwake overwrite|discard | attr-limits | aio-sync | aio-cancel2 | aio-order N |\n"
-		"       mgtest uring read|cancel|exit[-async]\n");
+		"       mgtest uring read|cancel|exit[-async]\n"
+		"       mgtest forever TIMEOUT_NS\n");
 	return 1;
 }

@@ -72,14 +72,17 @@
  *  or available bytes   >= half the ring                     (always)
  *
  * If both watermarks are zero, one available record satisfies the read. The
- * defaults are watermark_records = 1, the others 0. Poll ignores the timeout
- * (poll has its own). A read interrupted by a signal returns EINTR (or
- * restarts, per SA_RESTART); it never loses records. Half the ring is the
- * most a reader can wait for: a record count may never be reached (one
- * large record overwrites many small ones; a discard-mode ring holds only
- * so many), bytes always are. MAGNET_IOC_SET_READ_ATTR fails with EINVAL
- * for unknown flags, a watermark_bytes above half the ring, and a
- * watermark_records above half the ring / MAGNET_RECORD_HEADER (neither
+ * defaults are watermark_records = 1, the others 0. A timeout_ns that would
+ * end after the clock (CLOCK_MONOTONIC) passes 2^63 - 1 ns, such as U64_MAX
+ * for "forever" or anything from 2^63 up, never elapses: the read waits for
+ * its watermarks (MAGNET_IOC_GET_READ_ATTR returns the value as set). Poll
+ * ignores the timeout (poll has its own). A read interrupted by a signal
+ * returns EINTR (or restarts, per SA_RESTART); it never loses records. Half
+ * the ring is the most a reader can wait for: a record count may never be
+ * reached (one large record overwrites many small ones; a discard-mode ring
+ * holds only so many), bytes always are. MAGNET_IOC_SET_READ_ATTR fails
+ * with EINVAL for unknown flags, a watermark_bytes above half the ring, and
+ * a watermark_records above half the ring / MAGNET_RECORD_HEADER (neither
  * could ever be reached). A blocked reader, poll, SIGIO and queued AIO
  * reads of the same file each wait for their own condition.
  *
