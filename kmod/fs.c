@@ -185,6 +185,24 @@ static long mg_consume(struct mg_cpu_buf *buf, struct iov_iter *iter)
 }
 
 /*
+ * One consume under read_lock. A read that must not sleep (IOCB_NOWAIT) only
+ * tries the lock: another read of the file holds it as long as its copy to
+ * user memory takes, page faults included.
+ */
+static long mg_consume_once(struct mg_cpu_buf *buf, struct iov_iter *iter, bool nowait)
+{
+	long ret;
+
+	if (!nowait)
+		mutex_lock(&buf->read_lock);
+	else if (!mutex_trylock(&buf->read_lock))
+		return -EAGAIN;
+	ret = mg_consume(buf, iter);
+	mutex_unlock(&buf->read_lock);
+	return ret;
+}
+
+/*
  * -EAGAIN from the ring (overwrite mode, writers kept voiding the read):
  * drop the lock, let others run, and try again unless a signal is pending.
  */
@@ -193,9 +211,7 @@ static long mg_consume_locked(struct mg_cpu_buf *buf, struct iov_iter *iter)
 	long ret;
 
 	for (;;) {
-		mutex_lock(&buf->read_lock);
-		ret = mg_consume(buf, iter);
-		mutex_unlock(&buf->read_lock);
+		ret = mg_consume_once(buf, iter, false);
 		if (ret != -EAGAIN)
 			return ret;
 		if (signal_pending(current))
@@ -341,6 +357,7 @@ static ssize_t mg_aio_read(struct mg_cpu_buf *buf, struct kiocb *iocb, struct io
 			   u64 deadline)
 {
 	struct mg_ring *rb = mg_reader_ring(buf);
+	bool nowait = iocb->ki_flags & IOCB_NOWAIT;
 	size_t count = iov_iter_count(to);
 	struct mg_aio_req *req;
 	long ret;
@@ -350,11 +367,11 @@ static ssize_t mg_aio_read(struct mg_cpu_buf *buf, struct kiocb *iocb, struct io
 	 * records in the order they were submitted, and complete in it.
 	 */
 	if (!READ_ONCE(buf->aio_active) && mg_ready(buf, rb, count, deadline)) {
-		ret = mg_consume_locked(buf, to);
+		ret = nowait ? mg_consume_once(buf, to, true) : mg_consume_locked(buf, to);
 		if (ret)
-			return ret;	/* completed at once */
+			return ret;	/* completed at once, or EAGAIN */
 	}
-	if (iocb->ki_flags & IOCB_NOWAIT)
+	if (nowait)
 		return -EAGAIN;
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)
@@ -409,7 +426,8 @@ static ssize_t mg_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	struct file *filp = iocb->ki_filp;
 	struct mg_cpu_buf *buf = filp->private_data;
 	struct mg_ring *rb = mg_reader_ring(buf);
-	bool nonblock = (filp->f_flags & O_NONBLOCK) || (iocb->ki_flags & IOCB_NOWAIT);
+	bool nowait = iocb->ki_flags & IOCB_NOWAIT;
+	bool nonblock = (filp->f_flags & O_NONBLOCK) || nowait;
 	size_t count = iov_iter_count(to);
 	u64 deadline = mg_deadline(buf), now;
 	long ret;
@@ -420,7 +438,12 @@ static ssize_t mg_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		return mg_aio_read(buf, iocb, to, deadline);
 	for (;;) {
 		if (mg_ready(buf, rb, count, deadline) || (nonblock && mg_ring_avail_bytes(rb))) {
-			ret = mg_consume_locked(buf, to);
+			/*
+			 * O_NONBLOCK waits for a read in progress, as a pipe's
+			 * reader does; IOCB_NOWAIT (RWF_NOWAIT, io_uring's inline
+			 * try) never sleeps: one try, EAGAIN if it is busy.
+			 */
+			ret = nowait ? mg_consume_once(buf, to, true) : mg_consume_locked(buf, to);
 			if (ret)
 				return ret;
 		}
@@ -582,6 +605,7 @@ static int mg_open(struct inode *inode, struct file *filp)
 	buf->attr = mg_default_attr;
 	mg_buffer_forget_tasks(buf);	/* this reader has seen no TASK record */
 	filp->private_data = buf;
+	filp->f_mode |= FMODE_NOWAIT;	/* reads honour IOCB_NOWAIT: RWF_NOWAIT is accepted */
 	ret = stream_open(inode, filp);
 out:
 	debugfs_file_put(filp->f_path.dentry);

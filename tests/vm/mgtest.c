@@ -63,11 +63,18 @@
  *                                process exiting (exit), within seconds;
  *                                -async: submitted with IOSQE_ASYNC (io-wq)
  *
- * Reads (t-36; reader on CPU 1, workload on CPU 0, kprobe:__x64_sys_getpid):
+ * Reads (t-36; reader on CPU 1, workload on CPU 0, kprobe:__x64_sys_getpid;
+ * a read is held up by another read() whose copy waits on a userfaultfd
+ * page, where the kernel has userfaultfd):
  *   mgtest forever TIMEOUT_NS    a timeout_ns too far away to come never
  *                                elapses: a read and an AIO read waiting for
  *                                50 records return with the 50th, not at
  *                                once with the 5 there
+ *   mgtest nowait                reads that must not wait (io_uring's first
+ *                                try, preadv2 and libaio with RWF_NOWAIT)
+ *                                do not sleep while another read holds the
+ *                                read lock; RWF_NOWAIT is EAGAIN on an empty
+ *                                ring, takes the records of a full one
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -92,6 +99,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/io_uring.h>
+#include <linux/userfaultfd.h>
 #include <linux/magnet.h>
 
 #define DIR_PATH	"/sys/kernel/debug/magnet"
@@ -2068,6 +2076,286 @@ static int cmd_forever(uint64_t timeout)
 }
 
 
+/*
+ * A thread of ours in read() of a data file, its copy to user memory
+ * stopped on a userfaultfd page: it holds the file's read lock, for sure,
+ * until hold_release() gives the page.
+ */
+struct holder {
+	int fd, uffd, done, err;
+	unsigned char *mem;
+	size_t len, count;
+	long n;
+	pthread_t th;
+};
+
+static void *hold_reader(void *arg)
+{
+	struct holder *h = arg;
+
+	h->n = read(h->fd, h->mem, h->count);
+	h->err = errno;
+	__atomic_store_n(&h->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The read is of @count bytes into @len of userfaultfd memory; 0 if the
+ * kernel has no userfaultfd (the debug kernel's tinyconfig).
+ */
+static int hold_start(struct holder *h, int fd, size_t len, size_t count)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct pollfd p;
+	struct uffd_msg msg;
+	int r;
+
+	memset(h, 0, sizeof(*h));
+	h->uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (h->uffd < 0 && errno == ENOSYS)
+		return 0;
+	if (h->uffd < 0)
+		die("userfaultfd: %s", strerror(errno));
+	if (ioctl(h->uffd, UFFDIO_API, &api))
+		die("UFFDIO_API: %s", strerror(errno));
+	h->fd = fd;
+	h->len = len;
+	h->count = count;
+	h->mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (h->mem == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	reg.range.start = (uintptr_t)h->mem;
+	reg.range.len = len;
+	if (ioctl(h->uffd, UFFDIO_REGISTER, &reg))
+		die("UFFDIO_REGISTER: %s", strerror(errno));
+	if ((r = pthread_create(&h->th, NULL, hold_reader, h)))
+		die("pthread_create: %s", strerror(r));
+	p.fd = h->uffd;
+	p.events = POLLIN;
+	if (poll(&p, 1, 10000) != 1)
+		die("the reading thread never reached its copy (read %s)",
+		    __atomic_load_n(&h->done, __ATOMIC_ACQUIRE) ? "returned" : "waits");
+	if (read(h->uffd, &msg, sizeof(msg)) != sizeof(msg) || msg.event != UFFD_EVENT_PAGEFAULT)
+		die("userfaultfd: no page fault message");
+	return 1;
+}
+
+/* Give the page: the held read finishes; the bytes it read, or -1 and errno. */
+static long hold_release(struct holder *h)
+{
+	struct uffdio_zeropage z = { .range = { (uintptr_t)h->mem, h->len } };
+
+	if (ioctl(h->uffd, UFFDIO_ZEROPAGE, &z))
+		die("UFFDIO_ZEROPAGE: %s", strerror(errno));
+	pthread_join(h->th, NULL);
+	close(h->uffd);
+	errno = h->err;
+	return h->n;
+}
+
+/* A call that must not sleep, made in a thread: the caller can see it hang. */
+enum nowait_kind { NOWAIT_PREADV2, NOWAIT_LIBAIO, NOWAIT_URING };
+
+struct nowait_call {
+	enum nowait_kind kind;
+	int fd, done, err, stay;
+	pid_t tid;
+	pthread_t th;
+	long ret;
+	uint64_t ns;
+	io_context_t ctx;
+	struct iocb cb;
+	struct uring *u;
+};
+
+static unsigned char nowait_buf[65536] __attribute__((aligned(4096)));
+
+static void *nowait_thread(void *arg)
+{
+	struct nowait_call *c = arg;
+	struct iovec iov = { nowait_buf, sizeof(nowait_buf) };
+	struct iocb *cbs[1] = { &c->cb };
+	struct io_uring_sqe sqe;
+	uint64_t t0;
+
+	__atomic_store_n(&c->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	t0 = now_ns();
+	switch (c->kind) {
+	case NOWAIT_PREADV2:
+		c->ret = preadv2(c->fd, &iov, 1, -1, RWF_NOWAIT);
+		break;
+	case NOWAIT_LIBAIO:
+		io_prep_pread(&c->cb, c->fd, nowait_buf, sizeof(nowait_buf), 0);
+		c->cb.aio_rw_flags = RWF_NOWAIT;
+		c->ret = io_submit(c->ctx, 1, cbs);
+		break;
+	case NOWAIT_URING:
+		uring_prep_read(&sqe, c->fd, nowait_buf, sizeof(nowait_buf), 0);
+		uring_submit(c->u, &sqe);
+		c->ret = 1;
+		break;
+	}
+	c->err = errno;
+	c->ns = now_ns() - t0;
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	/*
+	 * io_uring retries the read in this thread's io-wq, and a thread's
+	 * exit waits for its io-wq: stay until the read is done.
+	 */
+	while (__atomic_load_n(&c->stay, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
+static void nowait_join(struct nowait_call *c)
+{
+	__atomic_store_n(&c->stay, 0, __ATOMIC_RELEASE);
+	pthread_join(c->th, NULL);
+}
+
+static const char *nowait_name[] = {
+	[NOWAIT_PREADV2] = "preadv2(RWF_NOWAIT)",
+	[NOWAIT_LIBAIO] = "io_submit of an RWF_NOWAIT read",
+	[NOWAIT_URING] = "io_uring_enter submitting an IORING_OP_READ (its first try is IOCB_NOWAIT)",
+};
+
+/*
+ * Make the call; it must return within 2 s. Else say where it sleeps,
+ * give the held page (which lets it go on) and fail.
+ */
+static void nowait_call(struct nowait_call *c, struct holder *h)
+{
+	uint64_t t0 = now_ns();
+	int r;
+
+	c->done = 0;
+	c->tid = 0;
+	c->stay = c->kind == NOWAIT_URING;
+	if ((r = pthread_create(&c->th, NULL, nowait_thread, c)))
+		die("pthread_create: %s", strerror(r));
+	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE) && now_ns() - t0 < 2000000000ULL)
+		usleep(10000);
+	if (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+		pid_t tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+		char state = task_state(self, tid), where[128];
+
+		snprintf(where, sizeof(where), "%s", wchan(tid));
+		if (h)
+			hold_release(h);
+		nowait_join(c);
+		die("%s did not return in 2 s%s (state %c in %s)", nowait_name[c->kind],
+		    h ? " while another read held the file's read lock: it slept until the lock "
+		    "was free" : "", state, where);
+	}
+	if (!c->stay)
+		nowait_join(c);
+}
+
+/*
+ * A read that must not wait never sleeps. While another read holds the
+ * file's read lock (a thread's read() whose copy waits on a userfaultfd
+ * page), with records there: io_uring's first try of a read (IOCB_NOWAIT)
+ * returns, and the read completes once the lock is free; preadv2 and
+ * libaio with RWF_NOWAIT are EAGAIN at once. With the lock free,
+ * RWF_NOWAIT is EAGAIN on an empty ring and takes the records there.
+ */
+static int cmd_nowait(void)
+{
+	int id = need_probe("kprobe", "__x64_sys_getpid"), fd, r, held;
+	struct nowait_call c = { 0 }, uc = { 0 };
+	struct io_event ev;
+	struct timespec sec5 = { 5, 0 };
+	struct io_uring_cqe cqe;
+	struct holder h;
+	struct uring u;
+	uint64_t pre_ns = 0, aio_ns = 0, uring_ns = 0;
+	unsigned long used;
+	long n;
+
+	fd = open_cpu0();
+	set_attr(fd, 0, 1, 0);
+	c.fd = fd;
+	/* A read of exactly the records there holds the lock; 20 more come behind it. */
+	fire_now(20);
+	ring0(NULL, &used);
+	held = hold_start(&h, fd, 65536, used + MAGNET_RECORD_HEADER - 1);
+	if (held) {
+		fire_now(20);
+		uring_init(&u);
+		uc.fd = fd;
+		uc.u = &u;
+		uc.kind = NOWAIT_URING;
+		nowait_call(&uc, &h);
+		uring_ns = uc.ns;
+
+		c.kind = NOWAIT_PREADV2;
+		nowait_call(&c, &h);
+		if (c.ret != -1 || c.err != EAGAIN)
+			die("preadv2(RWF_NOWAIT) with the read lock held: %ld (%s), want EAGAIN",
+			    c.ret, c.ret < 0 ? strerror(c.err) : "bytes");
+		pre_ns = c.ns;
+
+		if ((r = io_setup(1, &c.ctx)))
+			die("io_setup: %s", strerror(-r));
+		c.kind = NOWAIT_LIBAIO;
+		nowait_call(&c, &h);
+		if (c.ret != 1)
+			die("io_submit of an RWF_NOWAIT read: %ld (%s)", c.ret,
+			    c.ret < 0 ? strerror(-c.ret) : "short");
+		if (io_getevents(c.ctx, 1, 1, &ev, &sec5) != 1 || (long)ev.res != -EAGAIN)
+			die("an RWF_NOWAIT AIO read with the read lock held completed with %ld, "
+			    "want EAGAIN", (long)ev.res);
+		aio_ns = c.ns;
+		io_destroy(c.ctx);
+
+		if (__atomic_load_n(&h.done, __ATOMIC_ACQUIRE))
+			die("the held read() returned before its page was given");
+		n = hold_release(&h);
+		if (n != (long)used)
+			die("the held read(): %ld (%s), want the %lu bytes there when it began", n,
+			    n < 0 ? strerror(errno) : "bytes", used);
+		/* io_uring tries the read again, blocking, once the lock is free. */
+		if (!uring_reap(&u, &cqe, 5000))
+			die("the io_uring read did not complete within 5 s of the lock's release");
+		if (cqe.res <= 0 || count_getpid(nowait_buf, cqe.res, id) != 20)
+			die("the io_uring read completed with %d (%s), want the 20 records fired "
+			    "behind the held read", cqe.res, cqe.res < 0 ? strerror(-cqe.res) : "bytes");
+		nowait_join(&uc);
+		close(u.fd);
+	} else {
+		/* Take the 20 records: the ring is empty, as below expects. */
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		while (read(fd, buf, BUF_SIZE) > 0)
+			;
+		fcntl(fd, F_SETFL, 0);
+	}
+
+	c.kind = NOWAIT_PREADV2;
+	nowait_call(&c, NULL);
+	if (c.ret != -1 || c.err != EAGAIN)
+		die("preadv2(RWF_NOWAIT) of an empty ring: %ld (%s), want EAGAIN", c.ret,
+		    c.ret < 0 ? strerror(c.err) : "bytes");
+	fire_now(20);
+	nowait_call(&c, NULL);
+	if (c.ret <= 0 || count_getpid(nowait_buf, c.ret, id) != 20)
+		die("preadv2(RWF_NOWAIT) of 20 records: %ld (%s)", c.ret,
+		    c.ret < 0 ? strerror(c.err) : "bytes");
+	close(fd);
+	if (!held) {
+		printf("nowait: RWF_NOWAIT: EAGAIN on an empty ring, 20 of 20 records when there; "
+		       "no userfaultfd in this kernel: not tested with the read lock held\n");
+		return 0;
+	}
+	printf("nowait: with the read lock held by a read() stopped in its copy and 20 records "
+	       "there, io_uring's submission returned in %llu us (its read completed with the 20 "
+	       "once the lock was free), preadv2(RWF_NOWAIT) was EAGAIN in %llu us, libaio's "
+	       "in %llu us; with the lock free, RWF_NOWAIT was EAGAIN on an empty ring and took "
+	       "20 of 20 records\n", (unsigned long long)uring_ns / 1000,
+	       (unsigned long long)pre_ns / 1000, (unsigned long long)aio_ns / 1000);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	buf = aligned_alloc(4096, BUF_SIZE);
@@ -2110,12 +2398,14 @@ int main(int argc, char **argv)
 		return cmd_aio_order(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "uring"))
 		return cmd_uring(argv[2]);
+	if (argc >= 2 && !strcmp(argv[1], "nowait"))
+		return cmd_nowait();
 	if (argc >= 3 && !strcmp(argv[1], "forever"))
 		return cmd_forever(strtoull(argv[2], NULL, 0));
 	fprintf(stderr, "usage: mgtest getpid|args|account|overwrite|fire-n|capture|sock|mmap N | deliver MODE | ebusy | hold MODE | fire SECONDS\n"
 		"       mgtest mmap-overwrite\n"
 		"       mgtest halfwake overwrite|discard | attr-limits | aio-sync | aio-cancel2 | aio-order N |\n"
 		"       mgtest uring read|cancel|exit[-async]\n"
-		"       mgtest forever TIMEOUT_NS\n");
+		"       mgtest forever TIMEOUT_NS | nowait\n");
 	return 1;
 }

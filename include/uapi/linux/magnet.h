@@ -86,6 +86,15 @@
  * could ever be reached). A blocked reader, poll, SIGIO and queued AIO
  * reads of the same file each wait for their own condition.
  *
+ * NOT WAITING: an O_NONBLOCK read takes what is there or fails with EAGAIN,
+ * without waiting for the condition; like a pipe's reader, it may still
+ * wait for another read of the same file (another thread's, the AIO
+ * worker's) to finish copying, and it tries again while overwrite-mode
+ * writers void its copy (they overwrite the records it is copying). A read
+ * with RWF_NOWAIT (preadv2, libaio's aio_rw_flags, io_uring; io_uring's
+ * own first try of every read is such a read) never sleeps: EAGAIN also
+ * while another read is in progress, and when writers voided its one try.
+ *
  * AIO: a request that cannot complete at once returns from io_submit and
  * completes when the condition holds; io_cancel (and io_destroy or exit,
  * which cancel) completes it with -ECANCELED, having consumed nothing.
