@@ -227,16 +227,27 @@ static void mg_aio_free(struct mg_aio_req *req)
 	kfree(req);
 }
 
+/*
+ * One try that never waits, in the AIO worker, where no signal comes: the
+ * read lock held by another read (its copy may take a page fault's time)
+ * or overwrite-mode writers voiding the read give -EAGAIN back to
+ * mg_aio_work(), where a cancel is seen. The submitter's mm is held only
+ * for the try, so that its exit runs exit_aio(), which cancels.
+ */
 static long mg_aio_copy(struct mg_cpu_buf *buf, struct mg_aio_req *req)
 {
 	long ret;
 
 	if (!mmget_not_zero(req->mm))
-		return -EFAULT;	/* the submitter is gone */
+		return -ECANCELED;	/* the submitter exited: exit_aio() cancels */
 	kthread_use_mm(req->mm);
-	ret = mg_consume_locked(buf, &req->iter);
+	ret = mg_consume_once(buf, &req->iter, true);
 	kthread_unuse_mm(req->mm);
-	mmput(req->mm);
+	/*
+	 * If the submitter exited meanwhile, this is the last reference:
+	 * __mmput() runs exit_aio(), which waits for this very request.
+	 */
+	mmput_async(req->mm);
 	return ret;
 }
 
@@ -327,13 +338,22 @@ static void mg_aio_work(struct work_struct *work)
 		spin_unlock_irq(&buf->aio_lock);
 
 		ret = mg_aio_copy(buf, req);
-		if (!ret) {
-			/* A synchronous read took the records first: wait on. */
+		if (!ret || ret == -EAGAIN) {
+			/*
+			 * Nothing taken: a synchronous read took the records
+			 * first (wait on), or it holds the lock, or writers
+			 * voided the read. Back to the head of the queue, where
+			 * a cancel finds it.
+			 */
 			spin_lock_irq(&buf->aio_lock);
 			list_add(&req->node, &buf->aio_pending);
 			req->queued = true;
 			spin_unlock_irq(&buf->aio_lock);
-			continue;
+			if (!ret)
+				continue;
+			/* A tick for the other read to end, not a spinning worker. */
+			queue_delayed_work(mg_aio_wq, &buf->aio_work, 1);
+			return;
 		}
 		mg_aio_complete(buf, req, ret);
 	}
@@ -357,7 +377,6 @@ static ssize_t mg_aio_read(struct mg_cpu_buf *buf, struct kiocb *iocb, struct io
 			   u64 deadline)
 {
 	struct mg_ring *rb = mg_reader_ring(buf);
-	bool nowait = iocb->ki_flags & IOCB_NOWAIT;
 	size_t count = iov_iter_count(to);
 	struct mg_aio_req *req;
 	long ret;
@@ -367,11 +386,15 @@ static ssize_t mg_aio_read(struct mg_cpu_buf *buf, struct kiocb *iocb, struct io
 	 * records in the order they were submitted, and complete in it.
 	 */
 	if (!READ_ONCE(buf->aio_active) && mg_ready(buf, rb, count, deadline)) {
-		ret = nowait ? mg_consume_once(buf, to, true) : mg_consume_locked(buf, to);
-		if (ret)
-			return ret;	/* completed at once, or EAGAIN */
+		/*
+		 * One try that waits for no other read of the file: if one
+		 * holds the lock, or writers void the try, it is queued.
+		 */
+		ret = mg_consume_once(buf, to, true);
+		if (ret && ret != -EAGAIN)
+			return ret;	/* completed at once */
 	}
-	if (nowait)
+	if (iocb->ki_flags & IOCB_NOWAIT)
 		return -EAGAIN;
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)

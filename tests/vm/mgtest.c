@@ -75,12 +75,20 @@
  *                                do not sleep while another read holds the
  *                                read lock; RWF_NOWAIT is EAGAIN on an empty
  *                                ring, takes the records of a full one
+ *   mgtest aio-held cancel|destroy|exit
+ *                                an AIO read being served, held up by
+ *                                another read, completes with ECANCELED
+ *                                within 5 s of io_cancel, io_destroy or its
+ *                                submitter's exit, taking nothing; no
+ *                                kworker spins (needs a 64 KiB overwrite-mode
+ *                                ring)
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <libaio.h>
 #include <pthread.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
@@ -2075,7 +2083,6 @@ static int cmd_forever(uint64_t timeout)
 	return 0;
 }
 
-
 /*
  * A thread of ours in read() of a data file, its copy to user memory
  * stopped on a userfaultfd page: it holds the file's read lock, for sure,
@@ -2356,6 +2363,268 @@ static int cmd_nowait(void)
 	return 0;
 }
 
+/* CPU time of the kernel's kworker threads, in clock ticks. */
+static unsigned long kworker_ticks(void)
+{
+	unsigned long sum = 0, ut, st;
+	char path[300], line[512], *p;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+	FILE *f;
+
+	if (!d)
+		die("opendir /proc: %s", strerror(errno));
+	while ((e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+		p = strrchr(line, ')');
+		if (!strstr(line, "(kworker") || !p)
+			continue;
+		/* After the comm: state ppid pgrp session tty tpgid flags, 4 fault counts. */
+		if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+			   &st) == 2)
+			sum += ut + st;
+	}
+	closedir(d);
+	return sum;
+}
+
+/* The kworkers' share of one CPU over @ms, in percent. */
+static unsigned long kworker_busy(int ms)
+{
+	unsigned long t0 = kworker_ticks();
+
+	usleep(ms * 1000);
+	return (kworker_ticks() - t0) * 100 * 1000 / sysconf(_SC_CLK_TCK) / ms;
+}
+
+/*
+ * An AIO read being served, that another read of the file holds up: the
+ * AIO worker has taken it off the queue, its records are there, but a
+ * read() of another thread holds the read lock (its copy stopped on a
+ * userfaultfd page). Overwrite-mode writers voiding the read put the
+ * worker in the same place (its try gives way, and comes back), but
+ * cannot be provoked here: the guest's vCPUs take turns on one host
+ * thread, and a 64 KiB copy always fits in one turn.
+ *
+ * The request must still complete with -ECANCELED within 5 s, having
+ * taken nothing, when it is cancelled (io_cancel), its context destroyed
+ * (io_destroy) or its submitter exits; no kworker spins meanwhile or after.
+ */
+#define HELD_FIRED	10
+
+struct held {
+	int fd;
+	struct holder h;
+	unsigned long used;	/* bytes the held read takes */
+	io_context_t ctx;
+	struct iocb cb;
+	unsigned long busy;	/* the kworkers' %CPU while the read is held up */
+};
+
+/* Give the page (the held read ends), then fail. */
+static void held_fail(struct held *hd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+static void held_fail(struct held *hd, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!__atomic_load_n(&hd->h.done, __ATOMIC_ACQUIRE))
+		hold_release(&hd->h);
+	die("%s", msg);
+}
+
+/* The lock held by a read() stopped in its copy; 0 without userfaultfd. */
+static int held_start(struct held *hd)
+{
+	char mode[32];
+
+	if (ring0(mode, NULL) != 65536 || strcmp(mode, "overwrite"))
+		die("needs a 64 KiB overwrite-mode ring; cpu0's is %s", mode);
+	hd->fd = open_cpu0();
+	set_attr(hd->fd, 0, 1, 0);
+	/* A read of exactly what is there: it takes the lock, and no more. */
+	fire_now(HELD_FIRED);
+	ring0(NULL, &hd->used);
+	return hold_start(&hd->h, hd->fd, 65536, hd->used + MAGNET_RECORD_HEADER - 1);
+}
+
+/* Queue a 64 KiB AIO read, give it records: the worker takes it, and is held up. */
+static void held_submit(struct held *hd)
+{
+	struct iocb *cbs[1] = { &hd->cb };
+	struct timespec zero = { 0, 0 };
+	struct io_event ev;
+	int r;
+
+	if ((r = io_setup(1, &hd->ctx)))
+		held_fail(hd, "io_setup: %s", strerror(-r));
+	io_prep_pread(&hd->cb, hd->fd, buf, 65536, 0);
+	if ((r = io_submit(hd->ctx, 1, cbs)) != 1)
+		held_fail(hd, "io_submit: %d (%s)", r, r < 0 ? strerror(-r) : "short");
+	fire_now(HELD_FIRED);
+	hd->busy = kworker_busy(500);
+	if (io_getevents(hd->ctx, 0, 1, &ev, &zero) != 0)
+		held_fail(hd, "the AIO read completed (%ld) while another read held the lock",
+			  (long)ev.res);
+	if (hd->busy > 30)
+		held_fail(hd, "the kworkers kept %lu%% of a CPU busy while the read lock was held",
+			  hd->busy);
+}
+
+/*
+ * Give the page: the held read returns what was there; then the records
+ * fired behind it must all still be in the ring, not taken by the request
+ * that completed without them.
+ */
+static void held_end(struct held *hd)
+{
+	int id = need_probe("kprobe", "__x64_sys_getpid");
+	unsigned long n;
+	long got;
+
+	got = hold_release(&hd->h);
+	if (got != (long)hd->used)
+		die("the held read() took %ld bytes (%s), want the %lu there", got,
+		    got < 0 ? strerror(errno) : "not", hd->used);
+	usleep(300000);		/* time for a worker that would take them anyway */
+	fcntl(hd->fd, F_SETFL, O_NONBLOCK);
+	got = read(hd->fd, buf, BUF_SIZE);
+	n = got > 0 ? count_getpid(buf, got, id) : 0;
+	if (n != HELD_FIRED)
+		die("%lu of the %d records fired for the AIO read are left in the ring (read: %ld, "
+		    "%s): the request took them", n, HELD_FIRED, got,
+		    got < 0 ? strerror(errno) : "bytes");
+	close(hd->fd);
+}
+
+static void *destroy_thread(void *arg)
+{
+	io_destroy(*(io_context_t *)arg);
+	return NULL;
+}
+
+static int cmd_aio_held(const char *mode)
+{
+	struct timespec sec5 = { 5, 0 };
+	struct held hd = { 0 };
+	struct io_event ev;
+	unsigned long idle;
+	uint64_t t0, dt;
+	int r, st;
+
+	if (!held_start(&hd)) {
+		printf("aio-held %s: no userfaultfd in this kernel: a read cannot be held up, "
+		       "not tested\n", mode);
+		return 0;
+	}
+	if (!strcmp(mode, "cancel")) {
+		held_submit(&hd);
+		t0 = now_ns();
+		r = io_cancel(hd.ctx, &hd.cb, &ev);
+		if (r != -EINPROGRESS && r != 0)
+			held_fail(&hd, "io_cancel: %d (%s)", r, strerror(-r));
+		r = io_getevents(hd.ctx, 1, 1, &ev, &sec5);
+		dt = now_ns() - t0;
+		if (r != 1) {
+			hold_release(&hd.h);
+			r = io_getevents(hd.ctx, 1, 1, &ev, &sec5);
+			die("the cancelled AIO read did not complete within 5 s; once the other read "
+			    "let go of the lock it %s %ld", r == 1 ? "completed with" : "still had not "
+			    "completed:", r == 1 ? (long)ev.res : (long)r);
+		}
+		if ((long)ev.res != -ECANCELED)
+			held_fail(&hd, "the cancelled AIO read completed with %ld, want ECANCELED",
+				  (long)ev.res);
+		idle = kworker_busy(1000);
+		io_destroy(hd.ctx);
+	} else if (!strcmp(mode, "destroy")) {
+		pthread_t th;
+
+		held_submit(&hd);
+		t0 = now_ns();
+		if ((r = pthread_create(&th, NULL, destroy_thread, &hd.ctx)))
+			held_fail(&hd, "pthread_create: %s", strerror(r));
+		/* io_destroy() returns once the request has completed. */
+		while (pthread_tryjoin_np(th, NULL) && now_ns() - t0 < 5000000000ULL)
+			usleep(10000);
+		dt = now_ns() - t0;
+		if (dt >= 5000000000ULL) {
+			hold_release(&hd.h);
+			pthread_join(th, NULL);
+			die("io_destroy did not return within 5 s; it did %llu ms after the other "
+			    "read let go of the lock", (unsigned long long)(now_ns() - t0 - dt) / 1000000);
+		}
+		idle = kworker_busy(1000);
+	} else if (!strcmp(mode, "exit")) {
+		int go[2], ready[2];
+		char c = 0;
+		pid_t pid;
+
+		/* The submitter is a child sharing the open file; the lock stays held here. */
+		if (pipe(go) || pipe(ready))
+			held_fail(&hd, "pipe: %s", strerror(errno));
+		pid = fork();
+		if (pid < 0)
+			held_fail(&hd, "fork: %s", strerror(errno));
+		if (pid == 0) {
+			struct iocb *cbs[1] = { &hd.cb };
+
+			if (io_setup(1, &hd.ctx))
+				_exit(2);
+			io_prep_pread(&hd.cb, hd.fd, buf, 65536, 0);
+			if (io_submit(hd.ctx, 1, cbs) != 1)
+				_exit(3);
+			if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+				_exit(4);
+			_exit(0);	/* with the read held up */
+		}
+		if (read(ready[0], &c, 1) != 1)
+			held_fail(&hd, "the submitter failed");
+		fire_now(HELD_FIRED);
+		hd.busy = kworker_busy(500);
+		t0 = now_ns();
+		if (write(go[1], &c, 1) != 1)
+			held_fail(&hd, "write: %s", strerror(errno));
+		/* Its exit cancels the read, and waits for it (exit_aio). */
+		while (!waitpid(pid, &st, WNOHANG) && now_ns() - t0 < 5000000000ULL)
+			usleep(10000);
+		dt = now_ns() - t0;
+		if (dt >= 5000000000ULL)
+			held_fail(&hd, "the submitter (pid %d) did not finish exiting within 5 s "
+				  "(state %c in %s)", pid, task_state(pid, pid), wchan(pid));
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			held_fail(&hd, "the submitter failed (status %#x)", st);
+		idle = kworker_busy(1000);
+	} else {
+		held_fail(&hd, "unknown mode %s", mode);
+	}
+	if (idle > 30)
+		held_fail(&hd, "the kworkers kept %lu%% of a CPU busy after the read completed",
+			  idle);
+	held_end(&hd);
+	printf("aio-held %s: a 64 KiB AIO read being served, held up by another read that holds "
+	       "the lock (kworkers %lu%% busy meanwhile): %s in %llu ms, its %d records left in "
+	       "the ring; kworkers %lu%% busy after\n", mode, hd.busy,
+	       !strcmp(mode, "cancel") ? "io_cancel completed it with ECANCELED" :
+	       !strcmp(mode, "destroy") ? "io_destroy returned" :
+	       "its submitter exited (cancelling it)", (unsigned long long)dt / 1000000,
+	       HELD_FIRED, idle);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	buf = aligned_alloc(4096, BUF_SIZE);
@@ -2398,6 +2667,8 @@ int main(int argc, char **argv)
 		return cmd_aio_order(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "uring"))
 		return cmd_uring(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "aio-held"))
+		return cmd_aio_held(argv[2]);
 	if (argc >= 2 && !strcmp(argv[1], "nowait"))
 		return cmd_nowait();
 	if (argc >= 3 && !strcmp(argv[1], "forever"))
@@ -2406,6 +2677,6 @@ int main(int argc, char **argv)
 		"       mgtest mmap-overwrite\n"
 		"       mgtest halfwake overwrite|discard | attr-limits | aio-sync | aio-cancel2 | aio-order N |\n"
 		"       mgtest uring read|cancel|exit[-async]\n"
-		"       mgtest forever TIMEOUT_NS | nowait\n");
+		"       mgtest forever TIMEOUT_NS | nowait | aio-held cancel|destroy|exit\n");
 	return 1;
 }

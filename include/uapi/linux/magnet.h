@@ -98,6 +98,10 @@
  * AIO: a request that cannot complete at once returns from io_submit and
  * completes when the condition holds; io_cancel (and io_destroy or exit,
  * which cancel) completes it with -ECANCELED, having consumed nothing.
+ * This holds for a request being served too: one that another read of the
+ * file holds up (while it copies), or whose read overwrite-mode writers
+ * keep voiding, is tried again a tick later, and a cancel meanwhile
+ * completes it (read() waits, and tries again until a signal).
  * Several requests may be queued on one file, so that the ring is drained
  * while the reader handles a completed one: they are served in the order
  * they were submitted, each when its own condition holds, and one
