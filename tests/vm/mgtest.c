@@ -2108,7 +2108,7 @@ static void *hold_reader(void *arg)
 
 /*
  * The read is of @count bytes into @len of userfaultfd memory; 0 if the
- * kernel has no userfaultfd (the debug kernel's tinyconfig).
+ * kernel has no userfaultfd.
  */
 static int hold_start(struct holder *h, int fd, size_t len, size_t count)
 {

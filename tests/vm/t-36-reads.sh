@@ -6,8 +6,8 @@
 # does not sleep while another read holds the file; an AIO read being
 # served and held up is cancelled by io_cancel, io_destroy or its
 # submitter's exit, taking nothing. A read is held up by another whose
-# copy waits on a userfaultfd page: kernels without userfaultfd (the debug
-# kernel) skip those parts, and say so.
+# copy waits on a userfaultfd page: a kernel without userfaultfd skips
+# those parts, and says so.
 . ./lib.sh
 load probes=kprobe:__x64_sys_getpid
 for t in 18446744073709551615 18446744073709551614 9223372036854775808; do
