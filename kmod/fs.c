@@ -91,6 +91,21 @@ static bool mg_ready(struct mg_cpu_buf *buf, struct mg_ring *rb, size_t count, u
 	return deadline && ktime_get_ns() >= deadline;
 }
 
+/*
+ * When a read that begins now times out, in ktime_get_ns() time; 0: never.
+ * One that would end beyond KTIME_MAX never does: U64_MAX, the usual
+ * "forever", would otherwise wrap now + timeout and expire at once.
+ */
+static u64 mg_deadline(const struct mg_cpu_buf *buf)
+{
+	u64 timeout = READ_ONCE(buf->attr.timeout_ns);
+	u64 now = ktime_get_ns();
+
+	if (!timeout || timeout > (u64)KTIME_MAX - now)
+		return 0;
+	return now + timeout;
+}
+
 static u64 mg_min_nonzero(u64 a, u64 b)
 {
 	return !a ? b : !b ? a : min(a, b);
@@ -170,6 +185,24 @@ static long mg_consume(struct mg_cpu_buf *buf, struct iov_iter *iter)
 }
 
 /*
+ * One consume under read_lock. A read that must not sleep (IOCB_NOWAIT) only
+ * tries the lock: another read of the file holds it as long as its copy to
+ * user memory takes, page faults included.
+ */
+static long mg_consume_once(struct mg_cpu_buf *buf, struct iov_iter *iter, bool nowait)
+{
+	long ret;
+
+	if (!nowait)
+		mutex_lock(&buf->read_lock);
+	else if (!mutex_trylock(&buf->read_lock))
+		return -EAGAIN;
+	ret = mg_consume(buf, iter);
+	mutex_unlock(&buf->read_lock);
+	return ret;
+}
+
+/*
  * -EAGAIN from the ring (overwrite mode, writers kept voiding the read):
  * drop the lock, let others run, and try again unless a signal is pending.
  */
@@ -178,9 +211,7 @@ static long mg_consume_locked(struct mg_cpu_buf *buf, struct iov_iter *iter)
 	long ret;
 
 	for (;;) {
-		mutex_lock(&buf->read_lock);
-		ret = mg_consume(buf, iter);
-		mutex_unlock(&buf->read_lock);
+		ret = mg_consume_once(buf, iter, false);
 		if (ret != -EAGAIN)
 			return ret;
 		if (signal_pending(current))
@@ -196,16 +227,27 @@ static void mg_aio_free(struct mg_aio_req *req)
 	kfree(req);
 }
 
+/*
+ * One try that never waits, in the AIO worker, where no signal comes: the
+ * read lock held by another read (its copy may take a page fault's time)
+ * or overwrite-mode writers voiding the read give -EAGAIN back to
+ * mg_aio_work(), where a cancel is seen. The submitter's mm is held only
+ * for the try, so that its exit runs exit_aio(), which cancels.
+ */
 static long mg_aio_copy(struct mg_cpu_buf *buf, struct mg_aio_req *req)
 {
 	long ret;
 
 	if (!mmget_not_zero(req->mm))
-		return -EFAULT;	/* the submitter is gone */
+		return -ECANCELED;	/* the submitter exited: exit_aio() cancels */
 	kthread_use_mm(req->mm);
-	ret = mg_consume_locked(buf, &req->iter);
+	ret = mg_consume_once(buf, &req->iter, true);
 	kthread_unuse_mm(req->mm);
-	mmput(req->mm);
+	/*
+	 * If the submitter exited meanwhile, this is the last reference:
+	 * __mmput() runs exit_aio(), which waits for this very request.
+	 */
+	mmput_async(req->mm);
 	return ret;
 }
 
@@ -282,12 +324,12 @@ static void mg_aio_work(struct work_struct *work)
 			if (mg_wait_ready(buf, rb, count, deadline))
 				continue;	/* a writer beat the arming */
 			if (deadline) {
-				s64 left = deadline - ktime_get_ns();
+				u64 now = ktime_get_ns();
 
 				/* Past it, any record will do: the armed writer kicks. */
-				if (left > 0)
+				if (now < deadline)
 					queue_delayed_work(mg_aio_wq, &buf->aio_work,
-							   nsecs_to_jiffies(left) + 1);
+							   nsecs_to_jiffies(deadline - now) + 1);
 			}
 			return;
 		}
@@ -296,13 +338,22 @@ static void mg_aio_work(struct work_struct *work)
 		spin_unlock_irq(&buf->aio_lock);
 
 		ret = mg_aio_copy(buf, req);
-		if (!ret) {
-			/* A synchronous read took the records first: wait on. */
+		if (!ret || ret == -EAGAIN) {
+			/*
+			 * Nothing taken: a synchronous read took the records
+			 * first (wait on), or it holds the lock, or writers
+			 * voided the read. Back to the head of the queue, where
+			 * a cancel finds it.
+			 */
 			spin_lock_irq(&buf->aio_lock);
 			list_add(&req->node, &buf->aio_pending);
 			req->queued = true;
 			spin_unlock_irq(&buf->aio_lock);
-			continue;
+			if (!ret)
+				continue;
+			/* A tick for the other read to end, not a spinning worker. */
+			queue_delayed_work(mg_aio_wq, &buf->aio_work, 1);
+			return;
 		}
 		mg_aio_complete(buf, req, ret);
 	}
@@ -335,8 +386,12 @@ static ssize_t mg_aio_read(struct mg_cpu_buf *buf, struct kiocb *iocb, struct io
 	 * records in the order they were submitted, and complete in it.
 	 */
 	if (!READ_ONCE(buf->aio_active) && mg_ready(buf, rb, count, deadline)) {
-		ret = mg_consume_locked(buf, to);
-		if (ret)
+		/*
+		 * One try that waits for no other read of the file: if one
+		 * holds the lock, or writers void the try, it is queued.
+		 */
+		ret = mg_consume_once(buf, to, true);
+		if (ret && ret != -EAGAIN)
 			return ret;	/* completed at once */
 	}
 	if (iocb->ki_flags & IOCB_NOWAIT)
@@ -394,10 +449,10 @@ static ssize_t mg_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	struct file *filp = iocb->ki_filp;
 	struct mg_cpu_buf *buf = filp->private_data;
 	struct mg_ring *rb = mg_reader_ring(buf);
-	bool nonblock = (filp->f_flags & O_NONBLOCK) || (iocb->ki_flags & IOCB_NOWAIT);
+	bool nowait = iocb->ki_flags & IOCB_NOWAIT;
+	bool nonblock = (filp->f_flags & O_NONBLOCK) || nowait;
 	size_t count = iov_iter_count(to);
-	u64 timeout = READ_ONCE(buf->attr.timeout_ns);
-	u64 deadline = timeout ? ktime_get_ns() + timeout : 0;
+	u64 deadline = mg_deadline(buf), now;
 	long ret;
 
 	if (!count)
@@ -406,19 +461,25 @@ static ssize_t mg_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		return mg_aio_read(buf, iocb, to, deadline);
 	for (;;) {
 		if (mg_ready(buf, rb, count, deadline) || (nonblock && mg_ring_avail_bytes(rb))) {
-			ret = mg_consume_locked(buf, to);
+			/*
+			 * O_NONBLOCK waits for a read in progress, as a pipe's
+			 * reader does; IOCB_NOWAIT (RWF_NOWAIT, io_uring's inline
+			 * try) never sleeps: one try, EAGAIN if it is busy.
+			 */
+			ret = nowait ? mg_consume_once(buf, to, true) : mg_consume_locked(buf, to);
 			if (ret)
 				return ret;
 		}
 		if (nonblock)
 			return -EAGAIN;
-		if (deadline && ktime_get_ns() < deadline) {
-			u64 left = deadline - ktime_get_ns();
+		now = ktime_get_ns();
+		if (deadline && now < deadline) {
+			long left = nsecs_to_jiffies(deadline - now) + 1;
 
 			ret = wait_event_interruptible_timeout(buf->wait,
 							       mg_wait_ready(buf, rb, count,
 									     deadline),
-							       nsecs_to_jiffies(left) + 1);
+							       left);
 		} else {
 			ret = wait_event_interruptible(buf->wait,
 						       mg_wait_ready(buf, rb, count, deadline));
@@ -567,6 +628,7 @@ static int mg_open(struct inode *inode, struct file *filp)
 	buf->attr = mg_default_attr;
 	mg_buffer_forget_tasks(buf);	/* this reader has seen no TASK record */
 	filp->private_data = buf;
+	filp->f_mode |= FMODE_NOWAIT;	/* reads honour IOCB_NOWAIT: RWF_NOWAIT is accepted */
 	ret = stream_open(inode, filp);
 out:
 	debugfs_file_put(filp->f_path.dentry);

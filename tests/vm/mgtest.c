@@ -62,12 +62,33 @@
  *                                IORING_OP_ASYNC_CANCEL (cancel) or by the
  *                                process exiting (exit), within seconds;
  *                                -async: submitted with IOSQE_ASYNC (io-wq)
+ *
+ * Reads (t-36; reader on CPU 1, workload on CPU 0, kprobe:__x64_sys_getpid;
+ * a read is held up by another read() whose copy waits on a userfaultfd
+ * page, where the kernel has userfaultfd):
+ *   mgtest forever TIMEOUT_NS    a timeout_ns too far away to come never
+ *                                elapses: a read and an AIO read waiting for
+ *                                50 records return with the 50th, not at
+ *                                once with the 5 there
+ *   mgtest nowait                reads that must not wait (io_uring's first
+ *                                try, preadv2 and libaio with RWF_NOWAIT)
+ *                                do not sleep while another read holds the
+ *                                read lock; RWF_NOWAIT is EAGAIN on an empty
+ *                                ring, takes the records of a full one
+ *   mgtest aio-held cancel|destroy|exit
+ *                                an AIO read being served, held up by
+ *                                another read, completes with ECANCELED
+ *                                within 5 s of io_cancel, io_destroy or its
+ *                                submitter's exit, taking nothing; no
+ *                                kworker spins (needs a 64 KiB overwrite-mode
+ *                                ring)
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <libaio.h>
 #include <pthread.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
@@ -86,6 +107,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/io_uring.h>
+#include <linux/userfaultfd.h>
 #include <linux/magnet.h>
 
 #define DIR_PATH	"/sys/kernel/debug/magnet"
@@ -1966,6 +1988,643 @@ static int cmd_uring(const char *mode)
 	return 1;
 }
 
+/* ---- reads: timeouts, not waiting, cancelling (t-36) ---- */
+
+/* Fire @n getpid on CPU 0 now and wait for them: they are in cpu0's ring. */
+static void fire_now(int n)
+{
+	pid_t child = fire_later(n, 0);
+	int st;
+
+	if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st))
+		die("the firing child failed (status %#x)", st);
+}
+
+/*
+ * A timeout_ns too far away ever to come (U64_MAX, the usual "forever";
+ * U64_MAX - 1; 2^63) never elapses: with 5 records there and a watermark of
+ * 50, a blocking read and an AIO read return when the 50th record comes,
+ * not at once with the 5 (now + timeout must not wrap into the past).
+ */
+#define FOREVER_WANT	50
+#define FOREVER_EARLY	5
+#define FOREVER_LATE_MS	500
+
+static int cmd_forever(uint64_t timeout)
+{
+	int id = need_probe("kprobe", "__x64_sys_getpid"), fd, r;
+	struct magnet_read_attr got;
+	io_context_t ctx = 0;
+	struct iocb cb, *cbs[1] = { &cb };
+	struct io_event ev;
+	struct timespec wait = { 0, 300000000 }, sec10 = { 10, 0 };
+	unsigned long nrec, arec;
+	uint64_t t0, dt, adt;
+	pid_t child;
+	long n;
+
+	fd = open_cpu0();
+	set_attr(fd, 0, FOREVER_WANT, timeout);
+	if (ioctl(fd, MAGNET_IOC_GET_READ_ATTR, &got))
+		die("MAGNET_IOC_GET_READ_ATTR: %s", strerror(errno));
+	if (got.timeout_ns != timeout || got.watermark_records != FOREVER_WANT)
+		die("GET_READ_ATTR gives timeout_ns %llu, watermark_records %llu; %llu and %d were set",
+		    (unsigned long long)got.timeout_ns, (unsigned long long)got.watermark_records,
+		    (unsigned long long)timeout, FOREVER_WANT);
+
+	/* A blocking read: 5 records there, the other 45 come 500 ms later. */
+	fire_now(FOREVER_EARLY);
+	child = fire_later(FOREVER_WANT - FOREVER_EARLY, FOREVER_LATE_MS);
+	arm_alarm(10);
+	t0 = now_ns();
+	n = read(fd, buf, BUF_SIZE);
+	dt = now_ns() - t0;
+	alarm(0);
+	waitpid(child, NULL, 0);
+	if (n < 0)
+		die("read with timeout_ns %llu: %s%s", (unsigned long long)timeout, strerror(errno),
+		    timed_out ? " after 10 s: the 50th record did not end it" : "");
+	nrec = count_getpid(buf, n, id);
+	if (dt < (FOREVER_LATE_MS - 100) * 1000000ULL || nrec < FOREVER_WANT)
+		die("a read waiting for %d records with timeout_ns %llu returned after %llu ms with "
+		    "%lu (the %d there): the timeout expired at once", FOREVER_WANT,
+		    (unsigned long long)timeout, (unsigned long long)dt / 1000000, nrec,
+		    FOREVER_EARLY);
+
+	/* An AIO read: queued with 5 records there, completed by the 50th. */
+	fire_now(FOREVER_EARLY);
+	if ((r = io_setup(1, &ctx)))
+		die("io_setup: %s", strerror(-r));
+	io_prep_pread(&cb, fd, buf, BUF_SIZE, 0);
+	t0 = now_ns();
+	if ((r = io_submit(ctx, 1, cbs)) != 1)
+		die("io_submit: %d (%s)", r, r < 0 ? strerror(-r) : "short");
+	if (io_getevents(ctx, 1, 1, &ev, &wait) != 0)
+		die("an AIO read waiting for %d records with timeout_ns %llu completed at once with "
+		    "%ld bytes (%lu records, the %d there): the timeout expired at once",
+		    FOREVER_WANT, (unsigned long long)timeout, (long)ev.res,
+		    (long)ev.res > 0 ? count_getpid(buf, ev.res, id) : 0, FOREVER_EARLY);
+	fire_now(FOREVER_WANT - FOREVER_EARLY);
+	if (io_getevents(ctx, 1, 1, &ev, &sec10) != 1)
+		die("the AIO read did not complete within 10 s of its %dth record", FOREVER_WANT);
+	adt = now_ns() - t0;
+	if ((long)ev.res <= 0)
+		die("the AIO read completed with %ld", (long)ev.res);
+	arec = count_getpid(buf, ev.res, id);
+	if (arec < FOREVER_WANT)
+		die("the AIO read completed with %lu records, want %d", arec, FOREVER_WANT);
+	io_destroy(ctx);
+	close(fd);
+	printf("forever: timeout_ns %llu never elapsed: a read waiting for %d records returned "
+	       "after %llu ms with %lu, an AIO read after %llu ms with %lu (%d there from the "
+	       "start)\n", (unsigned long long)timeout, FOREVER_WANT,
+	       (unsigned long long)dt / 1000000, nrec, (unsigned long long)adt / 1000000, arec,
+	       FOREVER_EARLY);
+	return 0;
+}
+
+/*
+ * A thread of ours in read() of a data file, its copy to user memory
+ * stopped on a userfaultfd page: it holds the file's read lock, for sure,
+ * until hold_release() gives the page.
+ */
+struct holder {
+	int fd, uffd, done, err;
+	unsigned char *mem;
+	size_t len, count;
+	long n;
+	pthread_t th;
+};
+
+static void *hold_reader(void *arg)
+{
+	struct holder *h = arg;
+
+	h->n = read(h->fd, h->mem, h->count);
+	h->err = errno;
+	__atomic_store_n(&h->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The read is of @count bytes into @len of userfaultfd memory; 0 if the
+ * kernel has no userfaultfd.
+ */
+static int hold_start(struct holder *h, int fd, size_t len, size_t count)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct pollfd p;
+	struct uffd_msg msg;
+	int r;
+
+	memset(h, 0, sizeof(*h));
+	h->uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (h->uffd < 0 && errno == ENOSYS)
+		return 0;
+	if (h->uffd < 0)
+		die("userfaultfd: %s", strerror(errno));
+	if (ioctl(h->uffd, UFFDIO_API, &api))
+		die("UFFDIO_API: %s", strerror(errno));
+	h->fd = fd;
+	h->len = len;
+	h->count = count;
+	h->mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (h->mem == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	reg.range.start = (uintptr_t)h->mem;
+	reg.range.len = len;
+	if (ioctl(h->uffd, UFFDIO_REGISTER, &reg))
+		die("UFFDIO_REGISTER: %s", strerror(errno));
+	if ((r = pthread_create(&h->th, NULL, hold_reader, h)))
+		die("pthread_create: %s", strerror(r));
+	p.fd = h->uffd;
+	p.events = POLLIN;
+	if (poll(&p, 1, 10000) != 1)
+		die("the reading thread never reached its copy (read %s)",
+		    __atomic_load_n(&h->done, __ATOMIC_ACQUIRE) ? "returned" : "waits");
+	if (read(h->uffd, &msg, sizeof(msg)) != sizeof(msg) || msg.event != UFFD_EVENT_PAGEFAULT)
+		die("userfaultfd: no page fault message");
+	return 1;
+}
+
+/* Give the page: the held read finishes; the bytes it read, or -1 and errno. */
+static long hold_release(struct holder *h)
+{
+	struct uffdio_zeropage z = { .range = { (uintptr_t)h->mem, h->len } };
+
+	if (ioctl(h->uffd, UFFDIO_ZEROPAGE, &z))
+		die("UFFDIO_ZEROPAGE: %s", strerror(errno));
+	pthread_join(h->th, NULL);
+	close(h->uffd);
+	errno = h->err;
+	return h->n;
+}
+
+/* A call that must not sleep, made in a thread: the caller can see it hang. */
+enum nowait_kind { NOWAIT_PREADV2, NOWAIT_LIBAIO, NOWAIT_URING };
+
+struct nowait_call {
+	enum nowait_kind kind;
+	int fd, done, err, stay;
+	pid_t tid;
+	pthread_t th;
+	long ret;
+	uint64_t ns;
+	io_context_t ctx;
+	struct iocb cb;
+	struct uring *u;
+};
+
+static unsigned char nowait_buf[65536] __attribute__((aligned(4096)));
+
+static void *nowait_thread(void *arg)
+{
+	struct nowait_call *c = arg;
+	struct iovec iov = { nowait_buf, sizeof(nowait_buf) };
+	struct iocb *cbs[1] = { &c->cb };
+	struct io_uring_sqe sqe;
+	uint64_t t0;
+
+	__atomic_store_n(&c->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	t0 = now_ns();
+	switch (c->kind) {
+	case NOWAIT_PREADV2:
+		c->ret = preadv2(c->fd, &iov, 1, -1, RWF_NOWAIT);
+		break;
+	case NOWAIT_LIBAIO:
+		io_prep_pread(&c->cb, c->fd, nowait_buf, sizeof(nowait_buf), 0);
+		c->cb.aio_rw_flags = RWF_NOWAIT;
+		c->ret = io_submit(c->ctx, 1, cbs);
+		break;
+	case NOWAIT_URING:
+		uring_prep_read(&sqe, c->fd, nowait_buf, sizeof(nowait_buf), 0);
+		uring_submit(c->u, &sqe);
+		c->ret = 1;
+		break;
+	}
+	c->err = errno;
+	c->ns = now_ns() - t0;
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	/*
+	 * io_uring retries the read in this thread's io-wq, and a thread's
+	 * exit waits for its io-wq: stay until the read is done.
+	 */
+	while (__atomic_load_n(&c->stay, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
+static void nowait_join(struct nowait_call *c)
+{
+	__atomic_store_n(&c->stay, 0, __ATOMIC_RELEASE);
+	pthread_join(c->th, NULL);
+}
+
+static const char *nowait_name[] = {
+	[NOWAIT_PREADV2] = "preadv2(RWF_NOWAIT)",
+	[NOWAIT_LIBAIO] = "io_submit of an RWF_NOWAIT read",
+	[NOWAIT_URING] = "io_uring_enter submitting an IORING_OP_READ (its first try is IOCB_NOWAIT)",
+};
+
+/*
+ * Make the call; it must return within 2 s. Else say where it sleeps,
+ * give the held page (which lets it go on) and fail.
+ */
+static void nowait_call(struct nowait_call *c, struct holder *h)
+{
+	uint64_t t0 = now_ns();
+	int r;
+
+	c->done = 0;
+	c->tid = 0;
+	c->stay = c->kind == NOWAIT_URING;
+	if ((r = pthread_create(&c->th, NULL, nowait_thread, c)))
+		die("pthread_create: %s", strerror(r));
+	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE) && now_ns() - t0 < 2000000000ULL)
+		usleep(10000);
+	if (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+		pid_t tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+		char state = task_state(self, tid), where[128];
+
+		snprintf(where, sizeof(where), "%s", wchan(tid));
+		if (h)
+			hold_release(h);
+		nowait_join(c);
+		die("%s did not return in 2 s%s (state %c in %s)", nowait_name[c->kind],
+		    h ? " while another read held the file's read lock: it slept until the lock "
+		    "was free" : "", state, where);
+	}
+	if (!c->stay)
+		nowait_join(c);
+}
+
+/*
+ * A read that must not wait never sleeps. While another read holds the
+ * file's read lock (a thread's read() whose copy waits on a userfaultfd
+ * page), with records there: io_uring's first try of a read (IOCB_NOWAIT)
+ * returns, and the read completes once the lock is free; preadv2 and
+ * libaio with RWF_NOWAIT are EAGAIN at once. With the lock free,
+ * RWF_NOWAIT is EAGAIN on an empty ring and takes the records there.
+ */
+static int cmd_nowait(void)
+{
+	int id = need_probe("kprobe", "__x64_sys_getpid"), fd, r, held;
+	struct nowait_call c = { 0 }, uc = { 0 };
+	struct io_event ev;
+	struct timespec sec5 = { 5, 0 };
+	struct io_uring_cqe cqe;
+	struct holder h;
+	struct uring u;
+	uint64_t pre_ns = 0, aio_ns = 0, uring_ns = 0;
+	unsigned long used;
+	long n;
+
+	fd = open_cpu0();
+	set_attr(fd, 0, 1, 0);
+	c.fd = fd;
+	/* A read of exactly the records there holds the lock; 20 more come behind it. */
+	fire_now(20);
+	ring0(NULL, &used);
+	held = hold_start(&h, fd, 65536, used + MAGNET_RECORD_HEADER - 1);
+	if (held) {
+		fire_now(20);
+		uring_init(&u);
+		uc.fd = fd;
+		uc.u = &u;
+		uc.kind = NOWAIT_URING;
+		nowait_call(&uc, &h);
+		uring_ns = uc.ns;
+
+		c.kind = NOWAIT_PREADV2;
+		nowait_call(&c, &h);
+		if (c.ret != -1 || c.err != EAGAIN)
+			die("preadv2(RWF_NOWAIT) with the read lock held: %ld (%s), want EAGAIN",
+			    c.ret, c.ret < 0 ? strerror(c.err) : "bytes");
+		pre_ns = c.ns;
+
+		if ((r = io_setup(1, &c.ctx)))
+			die("io_setup: %s", strerror(-r));
+		c.kind = NOWAIT_LIBAIO;
+		nowait_call(&c, &h);
+		if (c.ret != 1)
+			die("io_submit of an RWF_NOWAIT read: %ld (%s)", c.ret,
+			    c.ret < 0 ? strerror(-c.ret) : "short");
+		if (io_getevents(c.ctx, 1, 1, &ev, &sec5) != 1 || (long)ev.res != -EAGAIN)
+			die("an RWF_NOWAIT AIO read with the read lock held completed with %ld, "
+			    "want EAGAIN", (long)ev.res);
+		aio_ns = c.ns;
+		io_destroy(c.ctx);
+
+		if (__atomic_load_n(&h.done, __ATOMIC_ACQUIRE))
+			die("the held read() returned before its page was given");
+		n = hold_release(&h);
+		if (n != (long)used)
+			die("the held read(): %ld (%s), want the %lu bytes there when it began", n,
+			    n < 0 ? strerror(errno) : "bytes", used);
+		/* io_uring tries the read again, blocking, once the lock is free. */
+		if (!uring_reap(&u, &cqe, 5000))
+			die("the io_uring read did not complete within 5 s of the lock's release");
+		if (cqe.res <= 0 || count_getpid(nowait_buf, cqe.res, id) != 20)
+			die("the io_uring read completed with %d (%s), want the 20 records fired "
+			    "behind the held read", cqe.res, cqe.res < 0 ? strerror(-cqe.res) : "bytes");
+		nowait_join(&uc);
+		close(u.fd);
+	} else {
+		/* Take the 20 records: the ring is empty, as below expects. */
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		while (read(fd, buf, BUF_SIZE) > 0)
+			;
+		fcntl(fd, F_SETFL, 0);
+	}
+
+	c.kind = NOWAIT_PREADV2;
+	nowait_call(&c, NULL);
+	if (c.ret != -1 || c.err != EAGAIN)
+		die("preadv2(RWF_NOWAIT) of an empty ring: %ld (%s), want EAGAIN", c.ret,
+		    c.ret < 0 ? strerror(c.err) : "bytes");
+	fire_now(20);
+	nowait_call(&c, NULL);
+	if (c.ret <= 0 || count_getpid(nowait_buf, c.ret, id) != 20)
+		die("preadv2(RWF_NOWAIT) of 20 records: %ld (%s)", c.ret,
+		    c.ret < 0 ? strerror(c.err) : "bytes");
+	close(fd);
+	if (!held) {
+		printf("nowait: RWF_NOWAIT: EAGAIN on an empty ring, 20 of 20 records when there; "
+		       "no userfaultfd in this kernel: not tested with the read lock held\n");
+		return 0;
+	}
+	printf("nowait: with the read lock held by a read() stopped in its copy and 20 records "
+	       "there, io_uring's submission returned in %llu us (its read completed with the 20 "
+	       "once the lock was free), preadv2(RWF_NOWAIT) was EAGAIN in %llu us, libaio's "
+	       "in %llu us; with the lock free, RWF_NOWAIT was EAGAIN on an empty ring and took "
+	       "20 of 20 records\n", (unsigned long long)uring_ns / 1000,
+	       (unsigned long long)pre_ns / 1000, (unsigned long long)aio_ns / 1000);
+	return 0;
+}
+
+/* CPU time of the kernel's kworker threads, in clock ticks. */
+static unsigned long kworker_ticks(void)
+{
+	unsigned long sum = 0, ut, st;
+	char path[300], line[512], *p;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+	FILE *f;
+
+	if (!d)
+		die("opendir /proc: %s", strerror(errno));
+	while ((e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+		p = strrchr(line, ')');
+		if (!strstr(line, "(kworker") || !p)
+			continue;
+		/* After the comm: state ppid pgrp session tty tpgid flags, 4 fault counts. */
+		if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+			   &st) == 2)
+			sum += ut + st;
+	}
+	closedir(d);
+	return sum;
+}
+
+/* The kworkers' share of one CPU over @ms, in percent. */
+static unsigned long kworker_busy(int ms)
+{
+	unsigned long t0 = kworker_ticks();
+
+	usleep(ms * 1000);
+	return (kworker_ticks() - t0) * 100 * 1000 / sysconf(_SC_CLK_TCK) / ms;
+}
+
+/*
+ * An AIO read being served, that another read of the file holds up: the
+ * AIO worker has taken it off the queue, its records are there, but a
+ * read() of another thread holds the read lock (its copy stopped on a
+ * userfaultfd page). Overwrite-mode writers voiding the read put the
+ * worker in the same place (its try gives way, and comes back), but
+ * cannot be provoked here: the guest's vCPUs take turns on one host
+ * thread, and a 64 KiB copy always fits in one turn.
+ *
+ * The request must still complete with -ECANCELED within 5 s, having
+ * taken nothing, when it is cancelled (io_cancel), its context destroyed
+ * (io_destroy) or its submitter exits; no kworker spins meanwhile or after.
+ */
+#define HELD_FIRED	10
+
+struct held {
+	int fd;
+	struct holder h;
+	unsigned long used;	/* bytes the held read takes */
+	io_context_t ctx;
+	struct iocb cb;
+	unsigned long busy;	/* the kworkers' %CPU while the read is held up */
+};
+
+/* Give the page (the held read ends), then fail. */
+static void held_fail(struct held *hd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+static void held_fail(struct held *hd, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!__atomic_load_n(&hd->h.done, __ATOMIC_ACQUIRE))
+		hold_release(&hd->h);
+	die("%s", msg);
+}
+
+/* The lock held by a read() stopped in its copy; 0 without userfaultfd. */
+static int held_start(struct held *hd)
+{
+	char mode[32];
+
+	if (ring0(mode, NULL) != 65536 || strcmp(mode, "overwrite"))
+		die("needs a 64 KiB overwrite-mode ring; cpu0's is %s", mode);
+	hd->fd = open_cpu0();
+	set_attr(hd->fd, 0, 1, 0);
+	/* A read of exactly what is there: it takes the lock, and no more. */
+	fire_now(HELD_FIRED);
+	ring0(NULL, &hd->used);
+	return hold_start(&hd->h, hd->fd, 65536, hd->used + MAGNET_RECORD_HEADER - 1);
+}
+
+/* Queue a 64 KiB AIO read, give it records: the worker takes it, and is held up. */
+static void held_submit(struct held *hd)
+{
+	struct iocb *cbs[1] = { &hd->cb };
+	struct timespec zero = { 0, 0 };
+	struct io_event ev;
+	int r;
+
+	if ((r = io_setup(1, &hd->ctx)))
+		held_fail(hd, "io_setup: %s", strerror(-r));
+	io_prep_pread(&hd->cb, hd->fd, buf, 65536, 0);
+	if ((r = io_submit(hd->ctx, 1, cbs)) != 1)
+		held_fail(hd, "io_submit: %d (%s)", r, r < 0 ? strerror(-r) : "short");
+	fire_now(HELD_FIRED);
+	hd->busy = kworker_busy(500);
+	if (io_getevents(hd->ctx, 0, 1, &ev, &zero) != 0)
+		held_fail(hd, "the AIO read completed (%ld) while another read held the lock",
+			  (long)ev.res);
+	if (hd->busy > 30)
+		held_fail(hd, "the kworkers kept %lu%% of a CPU busy while the read lock was held",
+			  hd->busy);
+}
+
+/*
+ * Give the page: the held read returns what was there; then the records
+ * fired behind it must all still be in the ring, not taken by the request
+ * that completed without them.
+ */
+static void held_end(struct held *hd)
+{
+	int id = need_probe("kprobe", "__x64_sys_getpid");
+	unsigned long n;
+	long got;
+
+	got = hold_release(&hd->h);
+	if (got != (long)hd->used)
+		die("the held read() took %ld bytes (%s), want the %lu there", got,
+		    got < 0 ? strerror(errno) : "not", hd->used);
+	usleep(300000);		/* time for a worker that would take them anyway */
+	fcntl(hd->fd, F_SETFL, O_NONBLOCK);
+	got = read(hd->fd, buf, BUF_SIZE);
+	n = got > 0 ? count_getpid(buf, got, id) : 0;
+	if (n != HELD_FIRED)
+		die("%lu of the %d records fired for the AIO read are left in the ring (read: %ld, "
+		    "%s): the request took them", n, HELD_FIRED, got,
+		    got < 0 ? strerror(errno) : "bytes");
+	close(hd->fd);
+}
+
+static void *destroy_thread(void *arg)
+{
+	io_destroy(*(io_context_t *)arg);
+	return NULL;
+}
+
+static int cmd_aio_held(const char *mode)
+{
+	struct timespec sec5 = { 5, 0 };
+	struct held hd = { 0 };
+	struct io_event ev;
+	unsigned long idle;
+	uint64_t t0, dt;
+	int r, st;
+
+	if (!held_start(&hd)) {
+		printf("aio-held %s: no userfaultfd in this kernel: a read cannot be held up, "
+		       "not tested\n", mode);
+		return 0;
+	}
+	if (!strcmp(mode, "cancel")) {
+		held_submit(&hd);
+		t0 = now_ns();
+		r = io_cancel(hd.ctx, &hd.cb, &ev);
+		if (r != -EINPROGRESS && r != 0)
+			held_fail(&hd, "io_cancel: %d (%s)", r, strerror(-r));
+		r = io_getevents(hd.ctx, 1, 1, &ev, &sec5);
+		dt = now_ns() - t0;
+		if (r != 1) {
+			hold_release(&hd.h);
+			r = io_getevents(hd.ctx, 1, 1, &ev, &sec5);
+			die("the cancelled AIO read did not complete within 5 s; once the other read "
+			    "let go of the lock it %s %ld", r == 1 ? "completed with" : "still had not "
+			    "completed:", r == 1 ? (long)ev.res : (long)r);
+		}
+		if ((long)ev.res != -ECANCELED)
+			held_fail(&hd, "the cancelled AIO read completed with %ld, want ECANCELED",
+				  (long)ev.res);
+		idle = kworker_busy(1000);
+		io_destroy(hd.ctx);
+	} else if (!strcmp(mode, "destroy")) {
+		pthread_t th;
+
+		held_submit(&hd);
+		t0 = now_ns();
+		if ((r = pthread_create(&th, NULL, destroy_thread, &hd.ctx)))
+			held_fail(&hd, "pthread_create: %s", strerror(r));
+		/* io_destroy() returns once the request has completed. */
+		while (pthread_tryjoin_np(th, NULL) && now_ns() - t0 < 5000000000ULL)
+			usleep(10000);
+		dt = now_ns() - t0;
+		if (dt >= 5000000000ULL) {
+			hold_release(&hd.h);
+			pthread_join(th, NULL);
+			die("io_destroy did not return within 5 s; it did %llu ms after the other "
+			    "read let go of the lock", (unsigned long long)(now_ns() - t0 - dt) / 1000000);
+		}
+		idle = kworker_busy(1000);
+	} else if (!strcmp(mode, "exit")) {
+		int go[2], ready[2];
+		char c = 0;
+		pid_t pid;
+
+		/* The submitter is a child sharing the open file; the lock stays held here. */
+		if (pipe(go) || pipe(ready))
+			held_fail(&hd, "pipe: %s", strerror(errno));
+		pid = fork();
+		if (pid < 0)
+			held_fail(&hd, "fork: %s", strerror(errno));
+		if (pid == 0) {
+			struct iocb *cbs[1] = { &hd.cb };
+
+			if (io_setup(1, &hd.ctx))
+				_exit(2);
+			io_prep_pread(&hd.cb, hd.fd, buf, 65536, 0);
+			if (io_submit(hd.ctx, 1, cbs) != 1)
+				_exit(3);
+			if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+				_exit(4);
+			_exit(0);	/* with the read held up */
+		}
+		if (read(ready[0], &c, 1) != 1)
+			held_fail(&hd, "the submitter failed");
+		fire_now(HELD_FIRED);
+		hd.busy = kworker_busy(500);
+		t0 = now_ns();
+		if (write(go[1], &c, 1) != 1)
+			held_fail(&hd, "write: %s", strerror(errno));
+		/* Its exit cancels the read, and waits for it (exit_aio). */
+		while (!waitpid(pid, &st, WNOHANG) && now_ns() - t0 < 5000000000ULL)
+			usleep(10000);
+		dt = now_ns() - t0;
+		if (dt >= 5000000000ULL)
+			held_fail(&hd, "the submitter (pid %d) did not finish exiting within 5 s "
+				  "(state %c in %s)", pid, task_state(pid, pid), wchan(pid));
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			held_fail(&hd, "the submitter failed (status %#x)", st);
+		idle = kworker_busy(1000);
+	} else {
+		held_fail(&hd, "unknown mode %s", mode);
+	}
+	if (idle > 30)
+		held_fail(&hd, "the kworkers kept %lu%% of a CPU busy after the read completed",
+			  idle);
+	held_end(&hd);
+	printf("aio-held %s: a 64 KiB AIO read being served, held up by another read that holds "
+	       "the lock (kworkers %lu%% busy meanwhile): %s in %llu ms, its %d records left in "
+	       "the ring; kworkers %lu%% busy after\n", mode, hd.busy,
+	       !strcmp(mode, "cancel") ? "io_cancel completed it with ECANCELED" :
+	       !strcmp(mode, "destroy") ? "io_destroy returned" :
+	       "its submitter exited (cancelling it)", (unsigned long long)dt / 1000000,
+	       HELD_FIRED, idle);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	buf = aligned_alloc(4096, BUF_SIZE);
@@ -2008,9 +2667,16 @@ int main(int argc, char **argv)
 		return cmd_aio_order(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "uring"))
 		return cmd_uring(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "aio-held"))
+		return cmd_aio_held(argv[2]);
+	if (argc >= 2 && !strcmp(argv[1], "nowait"))
+		return cmd_nowait();
+	if (argc >= 3 && !strcmp(argv[1], "forever"))
+		return cmd_forever(strtoull(argv[2], NULL, 0));
 	fprintf(stderr, "usage: mgtest getpid|args|account|overwrite|fire-n|capture|sock|mmap N | deliver MODE | ebusy | hold MODE | fire SECONDS\n"
 		"       mgtest mmap-overwrite\n"
 		"       mgtest halfwake overwrite|discard | attr-limits | aio-sync | aio-cancel2 | aio-order N |\n"
-		"       mgtest uring read|cancel|exit[-async]\n");
+		"       mgtest uring read|cancel|exit[-async]\n"
+		"       mgtest forever TIMEOUT_NS | nowait | aio-held cancel|destroy|exit\n");
 	return 1;
 }

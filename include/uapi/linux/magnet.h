@@ -73,20 +73,36 @@
  *  or available bytes   >= half the ring                     (always)
  *
  * If both watermarks are zero, one available record satisfies the read. The
- * defaults are watermark_records = 1, the others 0. Poll ignores the timeout
- * (poll has its own). A read interrupted by a signal returns EINTR (or
- * restarts, per SA_RESTART); it never loses records. Half the ring is the
- * most a reader can wait for: a record count may never be reached (one
- * large record overwrites many small ones; a discard-mode ring holds only
- * so many), bytes always are. MAGNET_IOC_SET_READ_ATTR fails with EINVAL
- * for unknown flags, a watermark_bytes above half the ring, and a
- * watermark_records above half the ring / MAGNET_RECORD_HEADER (neither
+ * defaults are watermark_records = 1, the others 0. A timeout_ns that would
+ * end after the clock (CLOCK_MONOTONIC) passes 2^63 - 1 ns, such as U64_MAX
+ * for "forever" or anything from 2^63 up, never elapses: the read waits for
+ * its watermarks (MAGNET_IOC_GET_READ_ATTR returns the value as set). Poll
+ * ignores the timeout (poll has its own). A read interrupted by a signal
+ * returns EINTR (or restarts, per SA_RESTART); it never loses records. Half
+ * the ring is the most a reader can wait for: a record count may never be
+ * reached (one large record overwrites many small ones; a discard-mode ring
+ * holds only so many), bytes always are. MAGNET_IOC_SET_READ_ATTR fails
+ * with EINVAL for unknown flags, a watermark_bytes above half the ring, and
+ * a watermark_records above half the ring / MAGNET_RECORD_HEADER (neither
  * could ever be reached). A blocked reader, poll, SIGIO and queued AIO
  * reads of the same file each wait for their own condition.
+ *
+ * NOT WAITING: an O_NONBLOCK read takes what is there or fails with EAGAIN,
+ * without waiting for the condition; like a pipe's reader, it may still
+ * wait for another read of the same file (another thread's, the AIO
+ * worker's) to finish copying, and it tries again while overwrite-mode
+ * writers void its copy (they overwrite the records it is copying). A read
+ * with RWF_NOWAIT (preadv2, libaio's aio_rw_flags, io_uring; io_uring's
+ * own first try of every read is such a read) never sleeps: EAGAIN also
+ * while another read is in progress, and when writers voided its one try.
  *
  * AIO: a request that cannot complete at once returns from io_submit and
  * completes when the condition holds; io_cancel (and io_destroy or exit,
  * which cancel) completes it with -ECANCELED, having consumed nothing.
+ * This holds for a request being served too: one that another read of the
+ * file holds up (while it copies), or whose read overwrite-mode writers
+ * keep voiding, is tried again a tick later, and a cancel meanwhile
+ * completes it (read() waits, and tries again until a signal).
  * Several requests may be queued on one file, so that the ring is drained
  * while the reader handles a completed one: they are served in the order
  * they were submitted, each when its own condition holds, and one
