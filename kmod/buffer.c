@@ -256,6 +256,7 @@ int mg_buffers_init(unsigned long size, enum mg_ring_mode mode)
 		mg_bufs[cpu] = buf;
 		buf->cpu = cpu;
 		buf->task_gen = 1;
+		mg_fair_cpu_init(&buf->fair);
 		mg_fs_buf_init(buf);
 		rb = mg_ring_alloc(cpu, size, mode);
 		if (!rb)
@@ -326,8 +327,10 @@ mg_task_unnamed(struct mg_cpu_buf *buf, struct mg_ring *rb, struct task_struct *
 static __always_inline void
 mg_task_name(struct mg_ring *rb, struct mg_task_slot *slot, unsigned int gen,
 	     struct magnet_record *rec, struct task_struct *tsk, const u64 comm[2],
-	     u64 cgroup)
+	     u64 cgroup, u64 ts)
 {
+	rec->size = MG_TASK_RECORD_LEN;	/* JOB_LOST records may share the metadata */
+	rec->timestamp = ts;
 	rec->event_id = MAGNET_EVENT_TASK;
 	rec->flags = 0;
 	rec->cpu = rb->cpu;
@@ -359,10 +362,12 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 {
 	struct mg_cpu_buf *buf = mg_bufs[smp_processor_id()];
 	struct mg_ring *rb = rcu_dereference_sched(buf->ring);
-	struct magnet_record *rec, *task = NULL;
+	struct magnet_record *rec, *meta = NULL;
 	struct task_struct *tsk = current;
+	struct mg_fair_ticket fair;
 	struct mg_task_slot *slot;
-	unsigned int gen;
+	unsigned int gen, meta_len, len;
+	bool intr = !in_task();
 	u64 comm[2], cgroup;
 
 	*rbp = rb;
@@ -371,15 +376,20 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 		return NULL;
 	}
 	cgroup = mg_task_cgroup(tsk);
+	if (unlikely(mg_fair_admit(&buf->fair, rb, cgroup, intr, &fair)))
+		return NULL;	/* over its share of a filling ring: counted */
 	slot = mg_task_unnamed(buf, rb, tsk, comm, &gen);
-	rec = mg_ring_reserve_meta(rb, MAGNET_RECORD_HEADER + payload_len,
-				   slot ? MG_TASK_RECORD_LEN : 0, &task);
+	meta_len = fair.meta + (slot ? MG_TASK_RECORD_LEN : 0);
+	rec = mg_ring_reserve_meta(rb, MAGNET_RECORD_HEADER + payload_len, meta_len, &meta);
+	/* [JOB_LOST ...][TASK][record]: the TASK record after the losses */
+	len = ALIGN(MAGNET_RECORD_HEADER + payload_len, MAGNET_RECORD_ALIGN) + meta_len;
+	meta = mg_fair_done(&buf->fair, rb, &fair, rec, meta, len);
 	if (unlikely(!rec))
 		return NULL;
 	if (slot)
-		mg_task_name(rb, slot, gen, task, tsk, comm, cgroup);
+		mg_task_name(rb, slot, gen, meta, tsk, comm, cgroup, rec->timestamp);
 	rec->event_id = event_id;
-	rec->flags = in_task() ? flags : flags | MAGNET_REC_INTR;
+	rec->flags = intr ? flags | MAGNET_REC_INTR : flags;
 	rec->cpu = rb->cpu;
 	rec->cgroup = (u32)cgroup;
 	rec->abstract_id = abstract_id;

@@ -21,6 +21,9 @@
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #define barrier()	__asm__ __volatile__("" ::: "memory")
 #define notrace
+#ifndef __always_inline
+#define __always_inline	inline __attribute__((__always_inline__))
+#endif
 #define NOKPROBE_SYMBOL(fn)
 #define READ_ONCE(x)	(*(const volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
