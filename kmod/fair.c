@@ -12,6 +12,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/seq_file.h>
+#include <linux/string.h>
 #include "buffer.h"
 #include "fair.h"
 
@@ -33,8 +34,8 @@ static int mg_param_set_fair(const char *val, const struct kernel_param *kp)
 	unsigned int fill;
 
 	if (kstrtouint(val, 10, &fill) || fill > MAGNET_FAIR_FILL_MAX) {
-		pr_err("fair=%s: expected a percentage of the ring from 0 (off) to %u\n", val,
-		       MAGNET_FAIR_FILL_MAX);
+		pr_err("fair=%.*s: expected a percentage of the ring from 0 (off) to %u\n",
+		       (int)strcspn(val, "\n"), val, MAGNET_FAIR_FILL_MAX);
 		return -EINVAL;
 	}
 	mg_fair_set_fill(fill);
