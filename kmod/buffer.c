@@ -364,9 +364,9 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 	struct mg_ring *rb = rcu_dereference_sched(buf->ring);
 	struct magnet_record *rec, *meta = NULL;
 	struct task_struct *tsk = current;
-	struct mg_fair_ticket fair;
+	unsigned int gen, meta_len, plan;
 	struct mg_task_slot *slot;
-	unsigned int gen, meta_len, len;
+	struct mg_fair_job *job;
 	bool intr = !in_task();
 	u64 comm[2], cgroup;
 
@@ -376,14 +376,17 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 		return NULL;
 	}
 	cgroup = mg_task_cgroup(tsk);
-	if (unlikely(mg_fair_admit(&buf->fair, rb, cgroup, intr, &fair)))
+	job = mg_fair_admit(&buf->fair, rb, cgroup, intr);
+	if (unlikely(!job))
 		return NULL;	/* over its share of a filling ring: counted */
+	plan = mg_fair_reports(&buf->fair, rb, job);
 	slot = mg_task_unnamed(buf, rb, tsk, comm, &gen);
-	meta_len = fair.meta + (slot ? MG_TASK_RECORD_LEN : 0);
+	meta_len = MG_FAIR_META(plan) + (slot ? MG_TASK_RECORD_LEN : 0);
 	rec = mg_ring_reserve_meta(rb, MAGNET_RECORD_HEADER + payload_len, meta_len, &meta);
 	/* [JOB_LOST ...][TASK][record]: the TASK record after the losses */
-	len = ALIGN(MAGNET_RECORD_HEADER + payload_len, MAGNET_RECORD_ALIGN) + meta_len;
-	meta = mg_fair_done(&buf->fair, rb, &fair, rec, meta, len);
+	meta = mg_fair_done(&buf->fair, rb, job, plan, rec, meta,
+			    ALIGN(MAGNET_RECORD_HEADER + payload_len, MAGNET_RECORD_ALIGN) +
+			    meta_len);
 	if (unlikely(!rec))
 		return NULL;
 	if (slot)

@@ -79,7 +79,6 @@ int mg_fair_entry(const struct mg_fair_cpu *fc, unsigned int idx, struct mg_fair
 	j = idx ? &fc->jobs[idx - 1] : &fc->shared;
 	st->cgroup = READ_ONCE(j->id);
 	st->written = mg_rd(&j->written);
-	st->bytes = mg_rd(&j->bytes);
 	st->lost_fair = mg_rd(&j->lost_fair);
 	st->pending = mg_rd(&j->pending);
 	st->lost_ring = mg_rd(&j->lost_ring);
@@ -98,13 +97,13 @@ static int mg_jobs_show(struct seq_file *m, void *v)
 	struct mg_fair_stat st;
 	unsigned int cpu, i;
 
-	seq_puts(m, "cpu\tcgroup\twritten\tbytes\tlost_fair\tpending\tlost_ring\n");
+	seq_puts(m, "cpu\tcgroup\twritten\tlost_fair\tpending\tlost_ring\n");
 	for_each_possible_cpu(cpu) {
 		for (i = 0; i < MG_FAIR_ENTRIES; i++) {
 			if (mg_fair_entry(&mg_bufs[cpu]->fair, i, &st))
 				continue;
-			seq_printf(m, "%u\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n", cpu, st.cgroup,
-				   st.written, st.bytes, st.lost_fair, st.pending, st.lost_ring);
+			seq_printf(m, "%u\t%llu\t%llu\t%llu\t%llu\t%llu\n", cpu, st.cgroup,
+				   st.written, st.lost_fair, st.pending, st.lost_ring);
 		}
 	}
 	return 0;

@@ -4,18 +4,27 @@
  *
  * Each CPU keeps a small table of the jobs (cgroup v2 ids) that write to
  * its ring. The record writer calls mg_fair_admit() before it asks the
- * ring for room and mg_fair_done() after. When the ring is filled past the
+ * ring for room, and mg_fair_done() after. When the ring is filled past the
  * threshold, a job whose use of the ring's last window is above its share
  * loses the record; its losses are reported in a JOB_LOST record in front
  * of its next record that fits.
  *
- * Who touches what: only task-context writers of the CPU use the hash
- * slots, one at a time (busy: a task-context probe that recursed, which
- * kprobes and the fentry guard otherwise refuse, falls back to the shared
- * slot), so a job's counts need no atomicity beyond local_t's. Interrupts
- * and NMIs, which nest, all use the shared slot and the window counters:
- * local_t again, the window's turn-over decided by one cmpxchg. Readers on
- * other CPUs (magnet/jobs, JOBS_GET) take racy snapshots.
+ * Who touches what: writers of one CPU never run at once, but they nest.
+ * Interrupts and NMIs, whose job is unknown, use only the shared slot; so
+ * the hash slots are changed by task-context writers alone, and a slot is
+ * taken over only in mg_fair_find(), which calls nothing a probe could
+ * fire in. Between admit and done a task-context writer calls only the
+ * ring and the clock (notrace, NOKPROBE); a probe that still fires there
+ * (a kprobe on the clock under an fentry probe) nests like an interrupt.
+ * Every counter a nested writer may share is a local_t, losses to report
+ * are taken with cmpxchg (the loser writes padding, as ring_core.c does
+ * with LOST records), and the window turns over by one cmpxchg: a job's
+ * counts stay exact. Readers on other CPUs take racy snapshots.
+ *
+ * The fast path, a record of a job in its slot with nothing to report and
+ * the ring below the threshold, reads the slot's id, the threshold, head
+ * and tail, and adds to three counters: TCG, where row 2 runs, charges
+ * each memory access, so everything else waits for a slow path.
  *
  * Everything here is inline and uses only what ring_core.c uses, so it
  * compiles in user space (ring_user.h) and the unit tests run this code.
@@ -49,19 +58,18 @@ struct mg_fair_job {
 	unsigned long prev;	/* its bytes in the window before that one */
 	local_t cur;		/* its bytes in window epoch */
 	local_t written;	/* exact counts (magnet/jobs) */
-	local_t bytes;
 	local_t lost_fair;
 	local_t pending;	/* lost_fair not yet in a JOB_LOST record */
 	local_t lost_ring;
 };
 
 struct mg_fair_cpu {
-	local_t epoch;		/* the current window; starts at 2 */
-	local_t win;		/* bytes written in it */
+	local_t win;		/* bytes written in the current window */
+	local_t epoch;		/* its number; starts at 2 */
 	local_t act_cur;	/* jobs seen in it */
 	local_t act_new;	/* ... of them, not seen in the previous one */
 	unsigned long act_prev;	/* jobs seen in the previous one */
-	local_t busy;		/* a task-context writer holds the hash slots */
+	local_t unreported;	/* pending losses of all jobs, orphan's included */
 	local_t lost_fair;	/* every job's, for stats: never reset */
 	unsigned long orphan_id;	/* a job whose slot went to another ... */
 	local_t orphan;		/* ... and its losses still to report */
@@ -69,14 +77,11 @@ struct mg_fair_cpu {
 	struct mg_fair_job jobs[MG_FAIR_SLOTS];
 };
 
-/* What mg_fair_admit() decided, for mg_fair_done(). */
-struct mg_fair_ticket {
-	struct mg_fair_job *job;
-	unsigned int meta;	/* bytes of JOB_LOST records to write in front */
-	unsigned char owner;	/* holds the hash slots */
-	unsigned char own;	/* report the job's pending losses */
-	unsigned char orphan;	/* report the orphan's */
-};
+/* What mg_fair_reports() plans: JOB_LOST records in front of a record. */
+#define MG_FAIR_OWN	1U	/* the job's own losses */
+#define MG_FAIR_ORPHAN	2U	/* those of the job whose slot went */
+#define MG_FAIR_META(plan)	\
+	((((plan) & MG_FAIR_OWN) + ((plan) >> 1)) * (unsigned int)MG_JOB_LOST_LEN)
 
 /* Window numbers 0 and 1 mean "never seen" to every slot. */
 static inline void mg_fair_cpu_init(struct mg_fair_cpu *fc)
@@ -103,10 +108,18 @@ static __always_inline void mg_fair_seen(struct mg_fair_cpu *fc, struct mg_fair_
 		local_inc(&fc->act_new);
 }
 
+static __always_inline void mg_fair_see(struct mg_fair_cpu *fc, struct mg_fair_job *j)
+{
+	unsigned long e = local_read(&fc->epoch);
+
+	if (unlikely(READ_ONCE(j->epoch) != e))
+		mg_fair_seen(fc, j, e);
+}
+
 /*
  * A slot another job may take: free, or its job idle for two windows. One
  * with losses to report only while the orphan holder is empty: they move
- * there, and the next task's record reports them.
+ * there, and the next record reports them.
  */
 static __always_inline int mg_fair_idle(const struct mg_fair_cpu *fc,
 					const struct mg_fair_job *j, unsigned long e)
@@ -123,13 +136,13 @@ static __always_inline void mg_fair_take(struct mg_fair_cpu *fc, struct mg_fair_
 {
 	if (local_read(&j->pending)) {
 		fc->orphan_id = j->id;
+		barrier();	/* the id before the count: a nested writer takes both */
 		local_set(&fc->orphan, local_read(&j->pending));
 	}
 	WRITE_ONCE(j->epoch, 0);
 	WRITE_ONCE(j->prev, 0);
 	local_set(&j->cur, 0);
 	local_set(&j->written, 0);
-	local_set(&j->bytes, 0);
 	local_set(&j->lost_fair, 0);
 	local_set(&j->pending, 0);
 	local_set(&j->lost_ring, 0);
@@ -137,18 +150,18 @@ static __always_inline void mg_fair_take(struct mg_fair_cpu *fc, struct mg_fair_
 }
 
 /*
- * The slot of job @id: its hash slot or one of the next MG_FAIR_PROBES - 1,
- * taken if need be; the shared slot if none is free. Bounded work: a slot
- * is never emptied, only handed over, so a job is always within reach.
+ * The slot of job @id, task context only: its hash slot or one of the next
+ * MG_FAIR_PROBES - 1, taken if need be; the shared slot if none can be.
+ * Bounded work: a slot is never emptied, only handed over, so a job is
+ * always found within its MG_FAIR_PROBES.
  */
-static __always_inline struct mg_fair_job *mg_fair_find(struct mg_fair_cpu *fc,
-							unsigned long id, unsigned long e)
+static __always_inline struct mg_fair_job *mg_fair_find_slow(struct mg_fair_cpu *fc,
+							     unsigned long id, unsigned int h)
 {
-	unsigned int h = mg_fair_hash(id), i;
-	struct mg_fair_job *j = &fc->jobs[h], *take = NULL;
+	unsigned long e = local_read(&fc->epoch);
+	struct mg_fair_job *j, *take = NULL;
+	unsigned int i;
 
-	if (likely(j->id == id))
-		return j;
 	for (i = 1; i < MG_FAIR_PROBES; i++) {
 		j = &fc->jobs[(h + i) & (MG_FAIR_SLOTS - 1)];
 		if (j->id == id)
@@ -165,6 +178,17 @@ static __always_inline struct mg_fair_job *mg_fair_find(struct mg_fair_cpu *fc,
 	return take;
 }
 
+static __always_inline struct mg_fair_job *mg_fair_find(struct mg_fair_cpu *fc,
+							unsigned long id)
+{
+	unsigned int h = mg_fair_hash(id);
+	struct mg_fair_job *j = &fc->jobs[h];
+
+	if (likely(j->id == id))
+		return j;
+	return mg_fair_find_slow(fc, id, h);
+}
+
 /* Unread bytes (reserved, not consumed) above @fill percent of the ring. */
 static __always_inline int mg_fair_pressed(const struct mg_ring *rb, unsigned int fill)
 {
@@ -179,15 +203,17 @@ static __always_inline int mg_fair_pressed(const struct mg_ring *rb, unsigned in
  * Its use: its bytes of this window, and of the previous one in the
  * proportion of this window still to come.
  */
-static __always_inline int mg_fair_over(const struct mg_fair_cpu *fc, const struct mg_ring *rb,
-					const struct mg_fair_job *j)
+static __always_inline int mg_fair_over(struct mg_fair_cpu *fc, const struct mg_ring *rb,
+					struct mg_fair_job *j)
 {
-	unsigned long size = rb->size, w = local_read(&fc->win);
-	unsigned long n = READ_ONCE(fc->act_prev) + local_read(&fc->act_new);
+	unsigned long size = rb->size, w, n;
 	__u64 use;
 
+	mg_fair_see(fc, j);	/* a refused job is an active one */
+	n = READ_ONCE(fc->act_prev) + local_read(&fc->act_new);
 	if (n < 2)
 		return 0;	/* a job alone is never held back */
+	w = local_read(&fc->win);
 	if (w > size)
 		w = size;
 	use = (unsigned long)local_read(&j->cur) +
@@ -196,50 +222,47 @@ static __always_inline int mg_fair_over(const struct mg_fair_cpu *fc, const stru
 }
 
 /*
- * Before reserving @len bytes for a record of job @id (@intr: interrupt
- * context): 0 to go on, with mg_fair_done() to follow whatever the ring
- * says; -1 if the rule dropped the record (counted).
+ * Before reserving a record of job @id (@intr: interrupt context): the
+ * job's slot, for mg_fair_reports() and mg_fair_done(); NULL if the rule
+ * dropped the record (counted).
  */
-static __always_inline int mg_fair_admit(struct mg_fair_cpu *fc, struct mg_ring *rb,
-					 unsigned long id, int intr, struct mg_fair_ticket *t)
+static __always_inline struct mg_fair_job *mg_fair_admit(struct mg_fair_cpu *fc,
+							 const struct mg_ring *rb,
+							 unsigned long id, int intr)
 {
-	unsigned long e = local_read(&fc->epoch);
 	unsigned int fill = READ_ONCE(mg_fair_fill);
-	struct mg_fair_job *j;
+	struct mg_fair_job *j = likely(!intr) ? mg_fair_find(fc, id) : &fc->shared;
 
-	t->owner = !intr && !local_read(&fc->busy);
-	if (likely(t->owner)) {
-		local_inc(&fc->busy);
-		j = mg_fair_find(fc, id, e);
-	} else {
-		j = &fc->shared;
-	}
-	t->job = j;
-	if (unlikely(READ_ONCE(j->epoch) != e))
-		mg_fair_seen(fc, j, e);
-	t->meta = 0;
-	t->own = 0;
-	t->orphan = 0;
-	/* Overwrite mode: no rule, and no JOB_LOST a writer could push out. */
-	if (unlikely(rb->mode != MG_RING_DISCARD))
-		return 0;
-	if (fill && mg_fair_pressed(rb, fill) && mg_fair_over(fc, rb, j)) {
+	/* Overwrite mode: a flight recorder keeps the newest, whoever wrote it. */
+	if (fill && unlikely(mg_fair_pressed(rb, fill)) && rb->mode == MG_RING_DISCARD &&
+	    mg_fair_over(fc, rb, j)) {
 		local_inc(&j->lost_fair);
 		local_inc(&j->pending);
 		local_inc(&fc->lost_fair);
-		if (t->owner)
-			local_dec(&fc->busy);
-		return -1;
+		local_inc(&fc->unreported);
+		return NULL;
 	}
-	if (unlikely(local_read(&j->pending))) {
-		t->own = 1;
-		t->meta += MG_JOB_LOST_LEN;
-	}
-	if (unlikely(t->owner && local_read(&fc->orphan))) {
-		t->orphan = 1;
-		t->meta += MG_JOB_LOST_LEN;
-	}
-	return 0;
+	return j;
+}
+
+/*
+ * The JOB_LOST records to write in front of @j's record (MG_FAIR_*; their
+ * bytes: MG_FAIR_META). None in overwrite mode: a writer could push them
+ * out unread. They wait.
+ */
+static __always_inline unsigned int mg_fair_reports(const struct mg_fair_cpu *fc,
+						    const struct mg_ring *rb,
+						    const struct mg_fair_job *j)
+{
+	unsigned int plan = 0;
+
+	if (likely(!local_read(&fc->unreported)) || rb->mode != MG_RING_DISCARD)
+		return 0;
+	if (local_read(&j->pending))
+		plan |= MG_FAIR_OWN;
+	if (local_read(&fc->orphan))
+		plan |= MG_FAIR_ORPHAN;
+	return plan;
 }
 
 static __always_inline unsigned long mg_fair_take_count(local_t *l)
@@ -253,26 +276,31 @@ static __always_inline unsigned long mg_fair_take_count(local_t *l)
 }
 
 /*
- * A JOB_LOST record at @r; padding if a nested writer (the shared job)
- * reported the losses first, as ring_core.c does with LOST records.
+ * A JOB_LOST record at @r reporting what @count holds for job @id, or
+ * padding if a nested writer reported it first. Returns what follows.
  */
-static __always_inline void mg_fair_report(const struct mg_ring *rb, struct magnet_record *r,
-					   unsigned long id, unsigned long n, __u64 ts)
+static __always_inline struct magnet_record *
+mg_fair_report(struct mg_fair_cpu *fc, const struct mg_ring *rb, struct magnet_record *r,
+	       const unsigned long *id, local_t *count, __u64 ts)
 {
+	unsigned long n = mg_fair_take_count(count);
+
 	r->size = MG_JOB_LOST_LEN;
 	r->flags = 0;
 	r->timestamp = ts;
 	if (!n) {
 		r->event_id = MAGNET_EVENT_PAD;
-		return;
+	} else {
+		local_sub(n, &fc->unreported);
+		r->event_id = MAGNET_EVENT_JOB_LOST;
+		r->cpu = rb->cpu;
+		r->cgroup = (__u32)*id;
+		r->abstract_id = *id;
+		r->pid = 0;
+		r->tgid = 0;
+		((struct magnet_job_lost *)r->payload)->fair = n;
 	}
-	r->event_id = MAGNET_EVENT_JOB_LOST;
-	r->cpu = rb->cpu;
-	r->cgroup = (__u32)id;
-	r->abstract_id = id;
-	r->pid = 0;
-	r->tgid = 0;
-	((struct magnet_job_lost *)r->payload)->fair = n;
+	return (struct magnet_record *)((unsigned char *)r + MG_JOB_LOST_LEN);
 }
 
 static __always_inline void mg_fair_next_window(struct mg_fair_cpu *fc)
@@ -285,45 +313,37 @@ static __always_inline void mg_fair_next_window(struct mg_fair_cpu *fc)
 
 /*
  * After the ring answered: @rec the record (NULL: the ring lost it), @meta
- * the metadata in front of it, @len the bytes reserved for both. Writes
- * the JOB_LOST records admit planned at @meta and returns what follows
- * them (where a TASK record goes).
+ * the metadata in front of it, @plan what mg_fair_reports() planned, @len
+ * the bytes reserved for both. Writes the JOB_LOST records at @meta and
+ * returns what follows them (where a TASK record goes).
  */
 static __always_inline struct magnet_record *
-mg_fair_done(struct mg_fair_cpu *fc, struct mg_ring *rb, const struct mg_fair_ticket *t,
-	     const struct magnet_record *rec, struct magnet_record *meta, unsigned long len)
+mg_fair_done(struct mg_fair_cpu *fc, const struct mg_ring *rb, struct mg_fair_job *j,
+	     unsigned int plan, const struct magnet_record *rec, struct magnet_record *meta,
+	     unsigned long len)
 {
-	struct mg_fair_job *j = t->job;
 	unsigned long w;
 
 	if (unlikely(!rec)) {
 		local_inc(&j->lost_ring);
-		goto out;
+		return meta;
 	}
-	if (unlikely(t->meta)) {
+	if (unlikely(plan)) {
 		__u64 ts = meta->timestamp;
 
-		if (t->orphan) {
-			mg_fair_report(rb, meta, fc->orphan_id,
-				       mg_fair_take_count(&fc->orphan), ts);
-			meta = (struct magnet_record *)((unsigned char *)meta + MG_JOB_LOST_LEN);
-		}
-		if (t->own) {
-			mg_fair_report(rb, meta, j->id, mg_fair_take_count(&j->pending), ts);
-			meta = (struct magnet_record *)((unsigned char *)meta + MG_JOB_LOST_LEN);
-		}
+		if (plan & MG_FAIR_ORPHAN)
+			meta = mg_fair_report(fc, rb, meta, &fc->orphan_id, &fc->orphan, ts);
+		if (plan & MG_FAIR_OWN)
+			meta = mg_fair_report(fc, rb, meta, &j->id, &j->pending, ts);
 	}
+	mg_fair_see(fc, j);
 	local_inc(&j->written);
-	local_add(rec->size, &j->bytes);
 	local_add(len, &j->cur);
 	local_add(len, &fc->win);
 	/* One writer turns the window over, nested or not: the cmpxchg's. */
 	w = local_read(&fc->win);
 	if (unlikely(w >= rb->size) && local_cmpxchg(&fc->win, w, w - rb->size) == (long)w)
 		mg_fair_next_window(fc);
-out:
-	if (t->owner)
-		local_dec(&fc->busy);
 	return meta;
 }
 
@@ -332,7 +352,6 @@ out:
 struct mg_fair_stat {
 	u64 cgroup;
 	u64 written;
-	u64 bytes;
 	u64 lost_fair;
 	u64 pending;
 	u64 lost_ring;

@@ -632,7 +632,6 @@ static int mg_put_job(struct sk_buff *skb, unsigned int cpu, const struct mg_fai
 	if (!nest || nla_put_u32(skb, MAGNET_JOB_A_CPU, cpu) ||
 	    nla_put_u64_64bit(skb, MAGNET_JOB_A_CGROUP, st->cgroup, MAGNET_JOB_A_PAD) ||
 	    nla_put_u64_64bit(skb, MAGNET_JOB_A_WRITTEN, st->written, MAGNET_JOB_A_PAD) ||
-	    nla_put_u64_64bit(skb, MAGNET_JOB_A_BYTES, st->bytes, MAGNET_JOB_A_PAD) ||
 	    nla_put_u64_64bit(skb, MAGNET_JOB_A_LOST_FAIR, st->lost_fair, MAGNET_JOB_A_PAD) ||
 	    nla_put_u64_64bit(skb, MAGNET_JOB_A_PENDING, st->pending, MAGNET_JOB_A_PAD) ||
 	    nla_put_u64_64bit(skb, MAGNET_JOB_A_LOST_RING, st->lost_ring, MAGNET_JOB_A_PAD))

@@ -121,11 +121,11 @@ static int show_reply(struct nlattr **tb, void *arg)
 /* One job over every CPU (MAGNET_CMD_JOBS_GET sends one per CPU). */
 struct job {
 	__u64 cgroup;
-	__u64 v[5];	/* job_keys */
+	__u64 v[4];	/* job_keys */
 };
 
-static const char *const job_keys[5] = {
-	"written", "bytes", "lost_fair", "pending", "lost_ring",
+static const char *const job_keys[4] = {
+	"written", "lost_fair", "pending", "lost_ring",
 };
 
 struct jobs {
@@ -170,7 +170,7 @@ static int jobs_add(struct nlattr **tb, void *arg)
 		memset(j, 0, sizeof(*j));
 		j->cgroup = id;
 	}
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < 4; i++) {
 		/* WRITTEN..LOST_RING are consecutive, in job_keys' order. */
 		struct nlattr *x = a[MAGNET_JOB_A_WRITTEN + i];
 
@@ -183,7 +183,7 @@ static int jobs_add(struct nlattr **tb, void *arg)
 static int by_loss(const void *a, const void *b)
 {
 	const struct job *x = a, *y = b;
-	__u64 lx = x->v[2] + x->v[4], ly = y->v[2] + y->v[4];
+	__u64 lx = x->v[1] + x->v[3], ly = y->v[1] + y->v[3];
 
 	if (lx != ly)
 		return lx > ly ? -1 : 1;
@@ -206,11 +206,11 @@ static void print_jobs(struct jobs *js)
 	mg_cgmap_open(NULL, 0, &map);	/* no map: jobs are "cgroup:<id>" */
 	pr_array_open("jobs");
 	if (js->n)
-		pr_text("%-32s %12s %14s %12s %10s %12s\n", "job", "written", "bytes",
-			"lost_fair", "pending", "lost_ring");
+		pr_text("%-32s %12s %12s %10s %12s\n", "job", "written", "lost_fair", "pending",
+			"lost_ring");
 	for (i = 0; i < js->n; i++) {
-		static const char *const fmt[5] = {
-			" %12llu", " %14llu", " %12llu", " %10llu", " %12llu\n",
+		static const char *const fmt[4] = {
+			" %12llu", " %12llu", " %10llu", " %12llu\n",
 		};
 		const struct job *j = &js->v[i];
 		const char *job;
@@ -227,7 +227,7 @@ static void print_jobs(struct jobs *js)
 		pr_record_open("job");
 		pr_u64("cgroup", NULL, j->cgroup);
 		pr_str("job", "%-32s", job);
-		for (k = 0; k < 5; k++)
+		for (k = 0; k < 4; k++)
 			pr_u64(job_keys[k], fmt[k], j->v[k]);
 		pr_record_close();
 	}

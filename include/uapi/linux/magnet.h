@@ -55,10 +55,10 @@
  *                   FAIRNESS).
  *   magnet/jobs     A header line, then one line per job each CPU's
  *                   fairness table holds, tab-separated:
- *                   cpu cgroup written bytes lost_fair pending lost_ring
+ *                   cpu cgroup written lost_fair pending lost_ring
  *                   (cgroup is the job's whole cgroup v2 id, 0 the shared
- *                   job, listed only once it has a count; written and
- *                   bytes its event records and their bytes; lost_fair its
+ *                   job, listed only once it has a count; written its
+ *                   event records; lost_fair its
  *                   records the fairness rule dropped, pending those of
  *                   them no JOB_LOST record reported yet; lost_ring its
  *                   records the ring itself lost: full, too big,
@@ -613,7 +613,6 @@
  *         MAGNET_JOB_A_CGROUP: NLA_U64, the job's cgroup v2 id, 0: the
  *             shared job
  *         MAGNET_JOB_A_WRITTEN: NLA_U64, its event records
- *         MAGNET_JOB_A_BYTES: NLA_U64, their bytes
  *         MAGNET_JOB_A_LOST_FAIR: NLA_U64, dropped by the rule
  *         MAGNET_JOB_A_PENDING: NLA_U64, of those, not yet reported in a
  *             JOB_LOST record
@@ -1095,7 +1094,6 @@ enum magnet_job_attr {
 	MAGNET_JOB_A_CPU,		/* NLA_U32 */
 	MAGNET_JOB_A_CGROUP,		/* NLA_U64, 0: the shared job */
 	MAGNET_JOB_A_WRITTEN,		/* NLA_U64 */
-	MAGNET_JOB_A_BYTES,		/* NLA_U64 */
 	MAGNET_JOB_A_LOST_FAIR,		/* NLA_U64 */
 	MAGNET_JOB_A_PENDING,		/* NLA_U64, lost_fair not yet in band */
 	MAGNET_JOB_A_LOST_RING,		/* NLA_U64, full, too big, nesting */
