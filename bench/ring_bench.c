@@ -109,8 +109,8 @@ static __always_inline struct magnet_record *reserve(struct mg_ring *rb, unsigne
 	if (!j)
 		return NULL;
 	plan = mg_fair_reports(&fair_cpu, rb, j);
-	rec = mg_ring_reserve_meta(rb, size, MG_FAIR_META(plan), &meta);
-	mg_fair_done(&fair_cpu, rb, j, plan, rec, meta, size + MG_FAIR_META(plan));
+	rec = mg_ring_reserve_meta(rb, size, mg_fair_meta(plan), &meta);
+	mg_fair_done(&fair_cpu, rb, j, plan, rec, meta, size + mg_fair_meta(plan));
 	return rec;
 }
 

@@ -381,7 +381,7 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 		return NULL;	/* over its share of a filling ring: counted */
 	plan = mg_fair_reports(&buf->fair, rb, job);
 	slot = mg_task_unnamed(buf, rb, tsk, comm, &gen);
-	meta_len = MG_FAIR_META(plan) + (slot ? MG_TASK_RECORD_LEN : 0);
+	meta_len = mg_fair_meta(plan) + (slot ? MG_TASK_RECORD_LEN : 0);
 	rec = mg_ring_reserve_meta(rb, MAGNET_RECORD_HEADER + payload_len, meta_len, &meta);
 	/* [JOB_LOST ...][TASK][record]: the TASK record after the losses */
 	meta = mg_fair_done(&buf->fair, rb, job, plan, rec, meta,

@@ -80,13 +80,16 @@ struct mg_fair_cpu {
 /* What mg_fair_reports() plans: JOB_LOST records in front of a record. */
 #define MG_FAIR_OWN	1U	/* the job's own losses */
 #define MG_FAIR_ORPHAN	2U	/* those of the job whose slot went */
-#define MG_FAIR_META(plan)	\
-	((((plan) & MG_FAIR_OWN) + ((plan) >> 1)) * (unsigned int)MG_JOB_LOST_LEN)
 
 /* Window numbers 0 and 1 mean "never seen" to every slot. */
 static inline void mg_fair_cpu_init(struct mg_fair_cpu *fc)
 {
 	local_set(&fc->epoch, 2);
+}
+
+static __always_inline unsigned int mg_fair_meta(unsigned int plan)
+{
+	return ((plan & MG_FAIR_OWN) + (plan >> 1)) * (unsigned int)MG_JOB_LOST_LEN;
 }
 
 static __always_inline unsigned int mg_fair_hash(unsigned long id)
@@ -247,7 +250,7 @@ static __always_inline struct mg_fair_job *mg_fair_admit(struct mg_fair_cpu *fc,
 
 /*
  * The JOB_LOST records to write in front of @j's record (MG_FAIR_*; their
- * bytes: MG_FAIR_META). None in overwrite mode: a writer could push them
+ * bytes: mg_fair_meta). None in overwrite mode: a writer could push them
  * out unread. They wait.
  */
 static __always_inline unsigned int mg_fair_reports(const struct mg_fair_cpu *fc,

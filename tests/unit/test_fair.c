@@ -58,9 +58,9 @@ static int put(struct world *w, unsigned long job, int intr)
 	if (!j)
 		return 0;
 	plan = mg_fair_reports(&w->fc, &w->rb, j);
-	rec = mg_ring_reserve_meta(&w->rb, len, MG_FAIR_META(plan), &meta);
+	rec = mg_ring_reserve_meta(&w->rb, len, mg_fair_meta(plan), &meta);
 	meta = mg_fair_done(&w->fc, &w->rb, j, plan, rec, meta,
-			    ((len + 7) & ~7u) + MG_FAIR_META(plan));
+			    ((len + 7) & ~7u) + mg_fair_meta(plan));
 	if (!rec)
 		return 0;
 	if (plan)	/* the JOB_LOST records end where the record starts */
