@@ -22,9 +22,13 @@
  * counts stay exact. Readers on other CPUs take racy snapshots.
  *
  * The fast path, a record of a job in its slot with nothing to report and
- * the ring below the threshold, reads the slot's id, the threshold, head
- * and tail, and adds to three counters: TCG, where row 2 runs, charges
- * each memory access, so everything else waits for a slow path.
+ * the ring below the threshold, reads three words and adds to three
+ * counters: TCG, where row 2 runs, charges each memory access, so the
+ * rest waits for a slow path. Even the ring's fill is looked at only when
+ * the window's byte count crosses a sixteenth of the ring (MG_FAIR_CHUNKS):
+ * the ring grows only by records written, so it is never more than that
+ * past the threshold before the writers know; a writer that finds the hint
+ * set looks at the fill itself before it refuses anything.
  *
  * Everything here is inline and uses only what ring_core.c uses, so it
  * compiles in user space (ring_user.h) and the unit tests run this code.
@@ -47,6 +51,7 @@
 #error "the fairness table's hash wants MG_FAIR_BITS = log2(MG_FAIR_SLOTS)"
 #endif
 #define MG_FAIR_PROBES	MAGNET_FAIR_PROBES
+#define MG_FAIR_CHUNKS	16	/* fill checks per window */
 #define MG_JOB_LOST_LEN	(MAGNET_RECORD_HEADER + sizeof(struct magnet_job_lost))
 
 /* The threshold in percent of the ring, 0: off (fair.c; the tests' own). */
@@ -64,6 +69,7 @@ struct mg_fair_job {
 };
 
 struct mg_fair_cpu {
+	int pressed;		/* hint: filled past the threshold at the last check */
 	local_t win;		/* bytes written in the current window */
 	local_t epoch;		/* its number; starts at 2 */
 	local_t act_cur;	/* jobs seen in it */
@@ -225,6 +231,28 @@ static __always_inline int mg_fair_over(struct mg_fair_cpu *fc, const struct mg_
 }
 
 /*
+ * Whether the ring is filled past the threshold, for the hint. Overwrite
+ * mode never is: a flight recorder keeps the newest, whoever wrote it.
+ */
+static __always_inline int mg_fair_check(const struct mg_ring *rb)
+{
+	unsigned int fill = READ_ONCE(mg_fair_fill);
+
+	return fill && rb->mode == MG_RING_DISCARD && mg_fair_pressed(rb, fill);
+}
+
+/* The hint is set: the rule, on the ring's fill as it is now. */
+static __always_inline int mg_fair_refuse(struct mg_fair_cpu *fc, const struct mg_ring *rb,
+					  struct mg_fair_job *j)
+{
+	if (!mg_fair_check(rb)) {
+		WRITE_ONCE(fc->pressed, 0);	/* the reader caught up */
+		return 0;
+	}
+	return mg_fair_over(fc, rb, j);
+}
+
+/*
  * Before reserving a record of job @id (@intr: interrupt context): the
  * job's slot, for mg_fair_reports() and mg_fair_done(); NULL if the rule
  * dropped the record (counted).
@@ -233,12 +261,9 @@ static __always_inline struct mg_fair_job *mg_fair_admit(struct mg_fair_cpu *fc,
 							 const struct mg_ring *rb,
 							 unsigned long id, int intr)
 {
-	unsigned int fill = READ_ONCE(mg_fair_fill);
 	struct mg_fair_job *j = likely(!intr) ? mg_fair_find(fc, id) : &fc->shared;
 
-	/* Overwrite mode: a flight recorder keeps the newest, whoever wrote it. */
-	if (fill && unlikely(mg_fair_pressed(rb, fill)) && rb->mode == MG_RING_DISCARD &&
-	    mg_fair_over(fc, rb, j)) {
+	if (unlikely(READ_ONCE(fc->pressed)) && mg_fair_refuse(fc, rb, j)) {
 		local_inc(&j->lost_fair);
 		local_inc(&j->pending);
 		local_inc(&fc->lost_fair);
@@ -306,8 +331,18 @@ mg_fair_report(struct mg_fair_cpu *fc, const struct mg_ring *rb, struct magnet_r
 	return (struct magnet_record *)((unsigned char *)r + MG_JOB_LOST_LEN);
 }
 
-static __always_inline void mg_fair_next_window(struct mg_fair_cpu *fc)
+/*
+ * The window's count crossed a sixteenth of the ring: the fill hint anew,
+ * and a new window once it holds a ring's worth. One writer turns the
+ * window over, nested or not: the cmpxchg's.
+ */
+static __always_inline void mg_fair_chunk(struct mg_fair_cpu *fc, const struct mg_ring *rb)
 {
+	long w = local_read(&fc->win);
+
+	WRITE_ONCE(fc->pressed, mg_fair_check(rb));
+	if (w < (long)rb->size || local_cmpxchg(&fc->win, w, w - rb->size) != w)
+		return;
 	WRITE_ONCE(fc->act_prev, local_read(&fc->act_cur));
 	local_set(&fc->act_cur, 0);
 	local_set(&fc->act_new, 0);
@@ -342,11 +377,10 @@ mg_fair_done(struct mg_fair_cpu *fc, const struct mg_ring *rb, struct mg_fair_jo
 	mg_fair_see(fc, j);
 	local_inc(&j->written);
 	local_add(len, &j->cur);
-	local_add(len, &fc->win);
-	/* One writer turns the window over, nested or not: the cmpxchg's. */
-	w = local_read(&fc->win);
-	if (unlikely(w >= rb->size) && local_cmpxchg(&fc->win, w, w - rb->size) == (long)w)
-		mg_fair_next_window(fc);
+	w = local_add_return(len, &fc->win);
+	/* A count in another sixteenth of the ring: w and w - len differ there. */
+	if (unlikely(((w - len) ^ w) >= rb->size / MG_FAIR_CHUNKS))
+		mg_fair_chunk(fc, rb);
 	return meta;
 }
 

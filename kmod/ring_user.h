@@ -77,6 +77,14 @@ static inline void local_sub(long i, local_t *l)
 	__asm__ __volatile__("subq %1,%0" : "+m"(l->a) : "ir"(i) : "memory");
 }
 
+static inline long local_add_return(long i, local_t *l)
+{
+	long old = i;
+
+	__asm__ __volatile__("xaddq %0,%1" : "+r"(old), "+m"(l->a) :: "memory");
+	return old + i;
+}
+
 static inline long local_cmpxchg(local_t *l, long old, long new)
 {
 	long prev;
@@ -106,6 +114,11 @@ static inline void local_add(long i, local_t *l)
 static inline void local_sub(long i, local_t *l)
 {
 	__atomic_fetch_sub(&l->a, i, __ATOMIC_RELAXED);
+}
+
+static inline long local_add_return(long i, local_t *l)
+{
+	return __atomic_add_fetch(&l->a, i, __ATOMIC_RELAXED);
 }
 
 static inline long local_cmpxchg(local_t *l, long old, long new)

@@ -126,7 +126,7 @@ static unsigned long stat_of(int cpu, int col)
 /* magnet/jobs: @j's counts, and the pending losses of all jobs of CPU 0. */
 static unsigned long read_jobs(struct job *j)
 {
-	unsigned long w, b, lf, p, lr, pending0 = 0;
+	unsigned long w, lf, p, lr, pending0 = 0;
 	unsigned long long id;
 	char line[512];
 	FILE *f = fopen(DIR_PATH "/jobs", "r");
@@ -136,8 +136,7 @@ static unsigned long read_jobs(struct job *j)
 		die("open jobs: %s", strerror(errno));
 	j->written = j->lost_fair = j->pending = j->lost_ring = 0;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%u\t%llu\t%lu\t%lu\t%lu\t%lu\t%lu", &cpu, &id, &w, &b, &lf, &p,
-			   &lr) != 7)
+		if (sscanf(line, "%u\t%llu\t%lu\t%lu\t%lu\t%lu", &cpu, &id, &w, &lf, &p, &lr) != 6)
 			continue;
 		if (!cpu)
 			pending0 += p;
@@ -287,9 +286,26 @@ static void drain(void)
 		;
 }
 
+static void show(const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		fprintf(stderr, "fairtest: %s: %s", path, line);
+	if (f)
+		fclose(f);
+}
+
 static void check_exact(struct job *j)
 {
 	read_jobs(j);
+	if (j->records != j->written || j->calls != j->written + j->lost_fair + j->lost_ring ||
+	    j->in_band + j->pending != j->lost_fair) {
+		fprintf(stderr, "fairtest: %s is cgroup %llu\n", j->name, (unsigned long long)j->id);
+		show(DIR_PATH "/jobs");
+		show(DIR_PATH "/stats");
+	}
 	if (j->records != j->written)
 		die("%s: %lu records in the stream, magnet/jobs says %lu written", j->name,
 		    j->records, j->written);

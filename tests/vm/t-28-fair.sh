@@ -18,7 +18,7 @@ fairtest on 3 || fail "fairness: B must lose nothing, A's losses exact"
 magnet-ctl buffer show >/tmp/show || fail "buffer show"
 cat /tmp/show
 grep -q "fair 50%" /tmp/show || fail "buffer show: no threshold"
-awk 'NR == 3 && $1 == "/mgfairA" && $4 > 0 { a = 1 } $1 == "/mgfairB" && $4 == 0 && $6 == 0 { b = 1 }
+awk 'NR == 3 && $1 == "/mgfairA" && $3 > 0 { a = 1 } $1 == "/mgfairB" && $3 == 0 && $5 == 0 { b = 1 }
 	END { exit !(a && b) }' /tmp/show || fail "buffer show: A should top the losses, B lose none"
 magnet-ctl -j buffer show | grep -q '"fair":50,"jobs":\[{"cgroup":' || fail "buffer show -j: $(magnet-ctl -j buffer show)"
 awk -F'\t' 'NR > 1 { f += $9 } END { exit !(f > 0) }' $M/stats || fail "stats: no lost_fair: $(cat $M/stats)"
