@@ -231,6 +231,9 @@ static inline bool mg_record_is_job_lost(const struct magnet_record *r)
 	return r->event_id == MAGNET_EVENT_JOB_LOST;
 }
 
+#define MG_JOB_LOST_SIZE \
+	(MAGNET_RECORD_HEADER + sizeof(struct magnet_job_lost))
+
 static inline __u64 mg_record_job_lost(const struct magnet_record *r)
 {
 	return ((const struct magnet_job_lost *)r->payload)->fair;
