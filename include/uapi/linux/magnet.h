@@ -305,9 +305,12 @@
  * in discard mode, before a record is reserved, if the ring's unread
  * bytes (reserved, not yet consumed) exceed F % of its size, at least two
  * jobs are active, and the writer's job has a use above size / active
- * jobs (its fair share), the record is lost: counted in the CPU's
- * lost_fair (stats) and in the job's (magnet/jobs, MAGNET_CMD_JOBS_GET),
- * and reported in band. So above F % only the jobs under their share
+ * jobs (its fair share), the record is lost. (The fill is looked at each
+ * time another sixteenth of the ring has been written, and again before
+ * any record is refused: the ring may reach F % plus a sixteenth before
+ * the rule holds anyone back, never less.) A lost record is counted in
+ * the CPU's lost_fair (stats) and in the job's (magnet/jobs,
+ * MAGNET_CMD_JOBS_GET), and reported in band. So above F % only the jobs under their share
  * write, and they keep finding room as long as they alone do not fill
  * the rest of the ring. A job alone on its CPU (no other job active in
  * the two windows) is never held back: one job sees exactly the ring's
