@@ -17,8 +17,12 @@ struct mg_btf_param {
  * The parameters of kernel function @func per the kernel's BTF: fills up to
  * @max entries and returns the function's parameter count. -EOPNOTSUPP: the
  * kernel has no BTF; -ENOENT: no function of that name in it; -ENOTUNIQ:
- * several, with parameters that differ in what is reported. Sleeps.
+ * several, with parameters that differ in what is reported. Sleeps; the
+ * first call reads the kernel's BTF, later ones only search what it kept.
  */
 int mg_btf_func_params(const char *func, struct mg_btf_param *par, unsigned int max);
+
+/* Frees what mg_btf_func_params() kept; no call may run or follow. */
+void mg_btf_exit(void);
 
 #endif /* _MAGNET_BTF_H */

@@ -61,6 +61,7 @@ static struct mg_ring *mg_ring_alloc(unsigned int cpu, unsigned long size,
 	if (mg_ring_init(rb, data, size, mode, cpu))
 		goto err_init;
 	rb->notify = mg_notify;
+	rb->task_gen = 1;
 	return rb;
 
 err_init:
@@ -105,27 +106,34 @@ void mg_buffer_stats(struct mg_cpu_buf *buf, struct mg_ring_stats *st)
 	mg_stats_add(st, &now);
 }
 
+/* The next TASK slot generation after @gen: never 0, which marks a torn slot. */
+static unsigned int mg_task_gen_next(unsigned int gen)
+{
+	return gen + 1 ?: 1;
+}
+
 /*
  * A reader that has not seen the TASK records already written must meet
- * them again: writers compare task_gen before trusting a slot.
+ * them again: writers compare the ring's task_gen before trusting a slot.
+ * Call with the reader slot held (no resize meanwhile).
  */
 void mg_buffer_forget_tasks(struct mg_cpu_buf *buf)
 {
-	unsigned int gen = READ_ONCE(buf->task_gen) + 1;
+	struct mg_ring *rb = rcu_dereference_protected(buf->ring, atomic_read(&buf->reader));
 
-	WRITE_ONCE(buf->task_gen, gen ? gen : 1);
+	WRITE_ONCE(rb->task_gen, mg_task_gen_next(READ_ONCE(rb->task_gen)));
 }
 
 struct mg_carry {
 	struct mg_ring *to;
-	const struct mg_ring *from;
+	unsigned long lost[MG_LOST_REASONS];
 };
 
 static void mg_carry_pending(void *arg)
 {
-	const struct mg_carry *c = arg;
+	struct mg_carry *c = arg;
 
-	mg_ring_carry_pending(c->to, c->from);
+	mg_ring_carry_pending(c->to, c->lost);
 }
 
 unsigned long mg_buffers_size(void)
@@ -148,21 +156,31 @@ static bool mg_size_fits(unsigned long size)
 }
 
 /*
- * Replace every ring (new size or mode). Refused while any CPU has a
- * reader: the reader would lose its place. Buffered records are dropped;
- * the counters carry over.
+ * Replace every ring (new size or mode; size 0 or mode -1 keep the current
+ * one). Refused while any CPU has a reader: the reader would lose its
+ * place. Buffered records are dropped; the counters carry over, and so do
+ * the losses no reader was told of.
  */
-int mg_buffers_resize(unsigned long size, enum mg_ring_mode mode)
+int mg_buffers_resize(unsigned long size, int mode)
 {
 	struct mg_ring **fresh;
 	unsigned int cpu, held = 0;
 	int ret = 0;
 
-	if (size < MG_RING_MIN_SIZE || size > MG_RING_MAX_SIZE || !is_power_of_2(size))
-		return -EINVAL;
-	if (!mg_size_fits(size))
-		return -ENOMEM;
 	mutex_lock(&mg_resize_lock);
+	if (!size)
+		size = mg_size;
+	if (mode < 0)
+		mode = mg_mode;
+	if (size < MG_RING_MIN_SIZE || size > MG_RING_MAX_SIZE || !is_power_of_2(size) ||
+	    (mode != MG_RING_DISCARD && mode != MG_RING_OVERWRITE)) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (!mg_size_fits(size)) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
 	if (size == mg_size && mode == mg_mode)
 		goto out_unlock;
 	fresh = kcalloc(nr_cpu_ids, sizeof(*fresh), GFP_KERNEL);
@@ -185,12 +203,24 @@ int mg_buffers_resize(unsigned long size, enum mg_ring_mode mode)
 			goto out_free;
 		}
 	}
-	for_each_possible_cpu(cpu)
+	/*
+	 * A new ring forgets every TASK slot: its generation is past any the
+	 * old ring gave out, before a writer can see it (writers that find the
+	 * new ring right after the swap must name their tasks in it).
+	 */
+	for_each_possible_cpu(cpu) {
+		struct mg_ring *old = rcu_dereference_protected(mg_bufs[cpu]->ring, true);
+
+		fresh[cpu]->task_gen = mg_task_gen_next(old->task_gen);
 		fresh[cpu] = rcu_replace_pointer(mg_bufs[cpu]->ring, fresh[cpu], true);
-	/* Writers run with preemption off: this waits for all of them. */
+	}
+	/*
+	 * Writers run with preemption off, and only where RCU is watching
+	 * (mg_handler_enter()): this waits for all of them.
+	 */
 	synchronize_rcu();
 	/*
-	 * Losses not yet reported in-band move to the new ring, whose next
+	 * Losses no reader was told of move to the new ring, whose next
 	 * record reports them; its writers run on its CPU, so the add runs
 	 * there too (local_t is only safe on its own CPU). Unread records go
 	 * with the old ring: they are counted as discarded.
@@ -199,14 +229,13 @@ int mg_buffers_resize(unsigned long size, enum mg_ring_mode mode)
 	for_each_possible_cpu(cpu) {
 		struct mg_carry c = {
 			.to = rcu_dereference_protected(mg_bufs[cpu]->ring, true),
-			.from = fresh[cpu],
 		};
 		struct mg_ring_stats old;
 
+		mg_ring_unreported(fresh[cpu], c.lost);
 		if (!cpu_online(cpu) || smp_call_function_single(cpu, mg_carry_pending, &c, 1))
 			mg_carry_pending(&c);	/* offline: no writer runs there */
 		irq_work_sync(&mg_bufs[cpu]->wake_work);
-		mg_buffer_forget_tasks(mg_bufs[cpu]);
 		mg_ring_stats(fresh[cpu], &old);
 		old.discarded += mg_ring_avail_records(fresh[cpu]);
 		mg_stats_add(&mg_bufs[cpu]->base, &old);
@@ -255,7 +284,6 @@ int mg_buffers_init(unsigned long size, enum mg_ring_mode mode)
 			goto err;
 		mg_bufs[cpu] = buf;
 		buf->cpu = cpu;
-		buf->task_gen = 1;
 		mg_fair_cpu_init(&buf->fair);
 		mg_fs_buf_init(buf);
 		rb = mg_ring_alloc(cpu, size, mode);
@@ -316,7 +344,7 @@ mg_task_unnamed(struct mg_cpu_buf *buf, struct mg_ring *rb, struct task_struct *
 	BUILD_BUG_ON(sizeof(tsk->comm) != 2 * sizeof(u64) ||
 		     sizeof(((struct magnet_task *)NULL)->comm) != 2 * sizeof(u64));
 	memcpy(comm, tsk->comm, 2 * sizeof(u64));	/* may race a rename: harmless */
-	*gen = READ_ONCE(buf->task_gen);
+	*gen = READ_ONCE(rb->task_gen);
 	if (READ_ONCE(slot->gen) == *gen && slot->pid == tsk->pid &&
 	    slot->comm[0] == comm[0] && slot->comm[1] == comm[1] &&
 	    (rb->mode == MG_RING_DISCARD || mg_ring_unread(rb, slot->pos)))
@@ -367,7 +395,6 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 	unsigned int gen, meta_len, plan;
 	struct mg_task_slot *slot;
 	struct mg_fair_job *job;
-	bool intr = !in_task();
 	u64 comm[2], cgroup;
 
 	*rbp = rb;
@@ -376,7 +403,8 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 		return NULL;
 	}
 	cgroup = mg_task_cgroup(tsk);
-	job = mg_fair_admit(&buf->fair, rb, cgroup, intr);
+	/* The caller knows the hit's context (a trapping kprobe runs in int3). */
+	job = mg_fair_admit(&buf->fair, rb, cgroup, flags & MAGNET_REC_INTR);
 	if (unlikely(!job))
 		return NULL;	/* over its share of a filling ring: counted */
 	plan = mg_fair_reports(&buf->fair, rb, job);
@@ -392,7 +420,7 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 	if (slot)
 		mg_task_name(rb, slot, gen, meta, tsk, comm, cgroup, rec->timestamp);
 	rec->event_id = event_id;
-	rec->flags = intr ? flags | MAGNET_REC_INTR : flags;
+	rec->flags = flags;
 	rec->cpu = rb->cpu;
 	rec->cgroup = (u32)cgroup;
 	rec->abstract_id = abstract_id;

@@ -18,7 +18,7 @@
 struct mg_task_slot {
 	u64 comm[2];
 	u32 pid;
-	u32 gen;		/* mg_cpu_buf.task_gen when written; 0: empty */
+	u32 gen;		/* the ring's task_gen when written; 0: empty */
 	unsigned long pos;	/* where the TASK record went in the ring */
 };
 
@@ -46,10 +46,10 @@ struct mg_cpu_buf {
 	struct dentry *dentry;
 
 	/*
-	 * Writer side. task_gen is bumped (never to 0) when a reader may not
-	 * have seen the TASK records already written: a new reader, a resize.
+	 * Writer side. The ring's task_gen is bumped (never to 0) when a
+	 * reader may not have seen the TASK records already written: a new
+	 * reader; a new ring starts past the old one's.
 	 */
-	unsigned int task_gen;
 	struct mg_task_slot tasks[MG_TASK_SLOTS];
 	struct mg_fair_cpu fair;	/* per-job fairness (fair.h) */
 };
@@ -61,7 +61,7 @@ extern enum mg_clock mg_clock;
 
 int mg_buffers_init(unsigned long size, enum mg_ring_mode mode);
 void mg_buffers_exit(void);
-int mg_buffers_resize(unsigned long size, enum mg_ring_mode mode);
+int mg_buffers_resize(unsigned long size, int mode);	/* 0, -1: unchanged */
 unsigned long mg_buffers_size(void);
 enum mg_ring_mode mg_buffers_mode(void);
 void mg_buffer_stats(struct mg_cpu_buf *buf, struct mg_ring_stats *st);
@@ -70,8 +70,10 @@ void mg_buffer_forget_tasks(struct mg_cpu_buf *buf);
 /*
  * The record writer, used by every probe handler: reserve a record on this
  * CPU with its header filled in, write the payload, commit. Call with
- * preemption disabled; any context. NULL means lost (and counted). The
- * first record of a task in the stream is preceded by its TASK record.
+ * preemption disabled, where RCU is watching; any context. @flags are the
+ * record's, MAGNET_REC_INTR included: only the caller knows what context
+ * its hit interrupted. NULL means lost (and counted). The first record of
+ * a task in the stream is preceded by its TASK record.
  */
 struct magnet_record *magnet_reserve(struct mg_ring **rbp, u16 event_id, u16 flags,
 				     u64 abstract_id, u32 payload_len);

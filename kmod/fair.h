@@ -10,12 +10,15 @@
  * of its next record that fits.
  *
  * Who touches what: writers of one CPU never run at once, but they nest.
- * Interrupts and NMIs, whose job is unknown, use only the shared slot; so
- * the hash slots are changed by task-context writers alone, and a slot is
- * taken over only in mg_fair_find(), which calls nothing a probe could
- * fire in. Between admit and done a task-context writer calls only the
- * ring and the clock (notrace, NOKPROBE); a probe that still fires there
- * (a kprobe on the clock under an fentry probe) nests like an interrupt.
+ * Hits in interrupt context (MAGNET_REC_INTR), whose job is unknown, use
+ * only the shared slot; so the hash slots are changed by writers of
+ * task-context hits alone, and a slot is taken over only in
+ * mg_fair_find(), which calls nothing a probe could fire in, and only if
+ * its job was seen in neither of the last two windows (admit marks the
+ * writer's own seen first). Between admit and done a writer calls only
+ * the ring and the clock (notrace, NOKPROBE); a probe that still fires
+ * there (a kprobe on the clock under an fentry probe) nests like an
+ * interrupt.
  * Every counter a nested writer may share is a local_t, losses to report
  * are taken with cmpxchg (the loser writes padding, as ring_core.c does
  * with LOST records), and the window turns over by one cmpxchg: a job's
@@ -218,7 +221,6 @@ static __always_inline int mg_fair_over(struct mg_fair_cpu *fc, const struct mg_
 	unsigned long size = rb->size, w, n;
 	__u64 use;
 
-	mg_fair_see(fc, j);	/* a refused job is an active one */
 	n = READ_ONCE(fc->act_prev) + local_read(&fc->act_new);
 	if (n < 2)
 		return 0;	/* a job alone is never held back */
@@ -253,7 +255,8 @@ static __always_inline int mg_fair_refuse(struct mg_fair_cpu *fc, const struct m
 }
 
 /*
- * Before reserving a record of job @id (@intr: interrupt context): the
+ * Before reserving a record of job @id (@intr: the hit's context is an
+ * interrupt's, MAGNET_REC_INTR): the
  * job's slot, for mg_fair_reports() and mg_fair_done(); NULL if the rule
  * dropped the record (counted).
  */
@@ -263,6 +266,8 @@ static __always_inline struct mg_fair_job *mg_fair_admit(struct mg_fair_cpu *fc,
 {
 	struct mg_fair_job *j = likely(!intr) ? mg_fair_find(fc, id) : &fc->shared;
 
+	/* Seen now, its slot is no idle one a nested writer could take over. */
+	mg_fair_see(fc, j);
 	if (unlikely(READ_ONCE(fc->pressed)) && mg_fair_refuse(fc, rb, j)) {
 		local_inc(&j->lost_fair);
 		local_inc(&j->pending);
@@ -374,7 +379,6 @@ mg_fair_done(struct mg_fair_cpu *fc, const struct mg_ring *rb, struct mg_fair_jo
 		if (plan & MG_FAIR_OWN)
 			meta = mg_fair_report(fc, rb, meta, &j->id, &j->pending, ts);
 	}
-	mg_fair_see(fc, j);
 	local_inc(&j->written);
 	local_add(len, &j->cur);
 	w = local_add_return(len, &fc->win);

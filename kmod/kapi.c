@@ -42,14 +42,21 @@ int magnet_log(struct magnet_event *ev, u64 abstract_id, const void *data, u32 l
 	struct mg_probe *p = (struct mg_probe *)ev;
 	struct magnet_record *rec;
 	struct magnet_raw *raw;
+	unsigned int busy;
 	struct mg_ring *rb;
 	int ret = 0;
 
 	/*
 	 * Everything, the flags too, inside the preemption-off section that
-	 * magnet_event_unregister() waits for: @ev may be going away.
+	 * magnet_event_unregister() waits for: @ev may be going away. Where
+	 * RCU is not watching, that wait would not cover us: nothing is done.
 	 */
 	preempt_disable_notrace();
+	busy = mg_handler_enter(p);
+	if (!busy) {
+		ret = -EAGAIN;
+		goto out_enable;
+	}
 	if (READ_ONCE(p->flags) & MAGNET_PROBE_F_DISABLED) {
 		ret = -ENODATA;
 		goto out;
@@ -67,8 +74,8 @@ int magnet_log(struct magnet_event *ev, u64 abstract_id, const void *data, u32 l
 		ret = -E2BIG;
 		goto out;
 	}
-	rec = magnet_reserve(&rb, p->id, MAGNET_HANDLER_RAW << MAGNET_REC_HANDLER_SHIFT,
-			     abstract_id, sizeof(*raw) + len);
+	rec = magnet_reserve(&rb, p->id, MAGNET_HANDLER_RAW << MAGNET_REC_HANDLER_SHIFT |
+			     (in_task() ? 0 : MAGNET_REC_INTR), abstract_id, sizeof(*raw) + len);
 	if (!rec) {
 		this_cpu_inc(p->pc->lost);
 		ret = -ENOSPC;
@@ -80,6 +87,8 @@ int magnet_log(struct magnet_event *ev, u64 abstract_id, const void *data, u32 l
 	memcpy(raw->data, data, len);
 	mg_probe_done(p, rb, rec);
 out:
+	mg_handler_leave(busy);
+out_enable:
 	preempt_enable_notrace();
 	return ret;
 }

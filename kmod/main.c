@@ -17,6 +17,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include "alarm.h"
+#include "btf.h"
 #include "buffer.h"
 #include "fs.h"
 #include "netlink.h"
@@ -46,7 +47,7 @@ static int mg_param_set_size(const char *val, const struct kernel_param *kp)
 		return -EINVAL;
 	}
 	mutex_lock(&mg_param_lock);
-	ret = mg_live ? mg_buffers_resize(size, mg_buffers_mode()) : 0;
+	ret = mg_live ? mg_buffers_resize(size, -1) : 0;
 	if (!ret)
 		buf_size = size;
 	else if (ret == -EBUSY)
@@ -69,7 +70,7 @@ static int mg_param_set_mode(const char *val, const struct kernel_param *kp)
 		return -EINVAL;
 	}
 	mutex_lock(&mg_param_lock);
-	ret = mg_live ? mg_buffers_resize(mg_buffers_size(), mode) : 0;
+	ret = mg_live ? mg_buffers_resize(0, mode) : 0;
 	if (!ret)
 		buf_mode = mode;
 	else if (ret == -EBUSY)
@@ -108,7 +109,7 @@ MODULE_PARM_DESC(mode, "full ring: discard new records (default) or overwrite ol
 module_param(clock, charp, 0444);
 MODULE_PARM_DESC(clock, "record timestamps: mono (default, ns) or tsc (cycles)");
 module_param(probes, charp, 0400);	/* what is probed: root only */
-MODULE_PARM_DESC(probes, "probes to insert at load: kprobe:SYM[+OFF][:NARGS[:LEN@ARG]],kretprobe:SYM[:NARGS[:LEN@ARG]]");
+MODULE_PARM_DESC(probes, "probes to insert at load, comma-separated: kprobe:SYM[+OFF][:NARGS[:LEN@ARG]], kretprobe:SYM[:NARGS[:LEN@ARG]], fentry:SYM[:NARGS[:LEN@ARG]]");
 
 /*
  * Each step has one init and one exit; what user space can reach (the
@@ -173,6 +174,7 @@ static void __exit mg_exit(void)
 	mutex_unlock(&mg_param_lock);
 	mg_netlink_exit();	/* no control operation after this */
 	mg_probes_exit();	/* no writer runs after this */
+	mg_btf_exit();
 	mg_fs_exit();
 	mg_alarm_exit();
 	mg_buffers_exit();

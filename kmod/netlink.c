@@ -509,8 +509,15 @@ static int mg_act_sample_set(struct genl_info *info, struct nlattr **tb, struct 
 	if (tb[MAGNET_PROBE_A_SAMPLE_EVERY])
 		WRITE_ONCE(p->sample_every, nla_get_u32(tb[MAGNET_PROBE_A_SAMPLE_EVERY]));
 	if (tb[MAGNET_PROBE_A_SAMPLE_INTERVAL_NS]) {
-		atomic64_set(&p->sample_last, 0);
-		WRITE_ONCE(p->sample_interval, nla_get_u64(tb[MAGNET_PROBE_A_SAMPLE_INTERVAL_NS]));
+		u64 interval = nla_get_u64(tb[MAGNET_PROBE_A_SAMPLE_INTERVAL_NS]);
+
+		/*
+		 * As if the last hit taken were one interval ago: the next hit
+		 * passes. (0 would hold every hit back until the clock, which
+		 * counts from boot, passed the interval; the sum wraps harmlessly.)
+		 */
+		atomic64_set(&p->sample_last, ktime_get_mono_fast_ns() - interval);
+		WRITE_ONCE(p->sample_interval, interval);
 	}
 	mg_probes_generation++;
 	return 0;
@@ -544,7 +551,7 @@ static int mg_nl_buffer_set(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *bt[MAGNET_BUFFER_A_MAX + 1];
 	unsigned long size;
-	u8 mode;
+	int mode;
 	int ret;
 
 	if (!info->attrs[MAGNET_A_BUFFER]) {
@@ -561,10 +568,12 @@ static int mg_nl_buffer_set(struct sk_buff *skb, struct genl_info *info)
 			mg_fair_set_fill(nla_get_u8(bt[MAGNET_BUFFER_A_FAIR_FILL]));
 		return 0;
 	}
-	size = bt[MAGNET_BUFFER_A_SIZE] ? nla_get_u64(bt[MAGNET_BUFFER_A_SIZE]) : mg_buffers_size();
-	mode = bt[MAGNET_BUFFER_A_MODE] ? nla_get_u8(bt[MAGNET_BUFFER_A_MODE]) : mg_buffers_mode();
-	if (size < MAGNET_BUFFER_SIZE_MIN || size > MAGNET_BUFFER_SIZE_MAX ||
-	    !is_power_of_2(size)) {
+	/* What is not given stays: mg_buffers_resize() reads it under its lock. */
+	size = bt[MAGNET_BUFFER_A_SIZE] ? nla_get_u64(bt[MAGNET_BUFFER_A_SIZE]) : 0;
+	mode = bt[MAGNET_BUFFER_A_MODE] ? nla_get_u8(bt[MAGNET_BUFFER_A_MODE]) : -1;
+	if (bt[MAGNET_BUFFER_A_SIZE] &&
+	    (size < MAGNET_BUFFER_SIZE_MIN || size > MAGNET_BUFFER_SIZE_MAX ||
+	     !is_power_of_2(size))) {
 		NL_SET_ERR_MSG_ATTR(info->extack, bt[MAGNET_BUFFER_A_SIZE],
 				    "the size must be a power of two from MAGNET_BUFFER_SIZE_MIN ("
 				    __stringify(MAGNET_BUFFER_SIZE_MIN_KIB) " KiB) to _MAX ("

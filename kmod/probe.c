@@ -50,6 +50,7 @@ DEFINE_MUTEX(mg_probes_lock);
 LIST_HEAD(mg_probes);
 unsigned int mg_probes_generation = 1;
 static DEFINE_IDA(mg_ids);
+DEFINE_PER_CPU(unsigned int, mg_handler_levels);
 
 /* What a kretprobe keeps from entry to return, per instance. */
 struct mg_ret_data {
@@ -189,9 +190,19 @@ static void mg_fill_sock(struct magnet_sock *ms, const struct sock *sk, u64 size
 		return;
 	if (skc.skc_family != AF_INET && skc.skc_family != AF_INET6)
 		return;
-	if (get_kernel_nofault(protocol, &sk->sk_protocol) ||
-	    get_kernel_nofault(sport, &inet_sk(sk)->inet_sport))
+	/*
+	 * Timewait and request socks are only a struct sock_common and a
+	 * little more: sk_protocol and inet_sport lie beyond them, in the
+	 * next slab object. Their local port is skc_num; their protocol
+	 * (TCP or DCCP) is nowhere in them: 0.
+	 */
+	if ((1 << skc.skc_state) & (TCPF_TIME_WAIT | TCPF_NEW_SYN_RECV)) {
+		protocol = 0;
+		sport = htons(skc.skc_num);
+	} else if (get_kernel_nofault(protocol, &sk->sk_protocol) ||
+		   get_kernel_nofault(sport, &inet_sk(sk)->inet_sport)) {
 		return;
+	}
 	ms->protocol = protocol;
 	ms->state = skc.skc_state;
 	ms->sport = sport;
@@ -434,8 +445,11 @@ out:
 
 NOKPROBE_SYMBOL(mg_fill_skb);
 
-/* A hit at function entry (or SYMBOL+OFFSET): kprobes and fentry probes. */
-static void mg_entry_hit(struct mg_probe *p, struct pt_regs *regs)
+/*
+ * A hit at function entry (or SYMBOL+OFFSET): kprobes and fentry probes.
+ * @intr: MAGNET_REC_INTR if the hit interrupted task context.
+ */
+static void mg_entry_hit(struct mg_probe *p, struct pt_regs *regs, u16 intr)
 {
 	u64 abstract_id = regs_get_kernel_argument(regs, p->skb_arg);
 	struct magnet_record *rec;
@@ -445,7 +459,7 @@ static void mg_entry_hit(struct mg_probe *p, struct pt_regs *regs)
 
 	if (!mg_probe_pass(p, abstract_id))
 		return;
-	rec = magnet_reserve(&rb, p->id, p->rec_flags, abstract_id, p->payload_len);
+	rec = magnet_reserve(&rb, p->id, p->rec_flags | intr, abstract_id, p->payload_len);
 	if (!rec) {
 		this_cpu_inc(p->pc->lost);
 		return;
@@ -471,13 +485,50 @@ static void mg_entry_hit(struct mg_probe *p, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(mg_entry_hit);
 
+/*
+ * The context a kprobe hit interrupted. Through ftrace (KPROBES_ON_FTRACE:
+ * function entry) the handler runs in the probed function's own context.
+ * A kprobe that traps runs inside the trap's nmi_enter(), which adds
+ * NMI_OFFSET + HARDIRQ_OFFSET to the preempt count whatever the trap
+ * interrupted (in_task() is false even in a syscall): take them off again.
+ * Such kprobes are kept from jump optimization (mg_probe_register()), so
+ * every hit that is not through ftrace is such a trap.
+ */
+static __always_inline u16 mg_kprobe_intr(struct kprobe *kp)
+{
+	unsigned long pc = preempt_count();
+
+	if (!kprobe_ftrace(kp))
+		pc -= NMI_OFFSET + HARDIRQ_OFFSET;
+	return (pc & (NMI_MASK | HARDIRQ_MASK)) || in_serving_softirq() ? MAGNET_REC_INTR : 0;
+}
+
 static int mg_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 {
-	mg_entry_hit(container_of(kp, struct mg_probe, kp), regs);
+	struct mg_probe *p = container_of(kp, struct mg_probe, kp);
+	unsigned int busy = mg_handler_enter(p);
+
+	if (busy) {
+		mg_entry_hit(p, regs, mg_kprobe_intr(kp));
+		mg_handler_leave(busy);
+	}
 	return 0;
 }
 
 NOKPROBE_SYMBOL(mg_kprobe_pre);
+
+/*
+ * Nothing to do after the probed instruction; its presence keeps the
+ * kprobes optimizer from turning a trapping kprobe into a jump (kprobes
+ * with a post_handler are never optimized), whose callback runs in the
+ * interrupted context without an nmi_enter(): mg_kprobe_intr() could not
+ * tell the two apart inside a real NMI.
+ */
+static void mg_kprobe_post(struct kprobe *kp, struct pt_regs *regs, unsigned long flags)
+{
+}
+
+NOKPROBE_SYMBOL(mg_kprobe_post);
 
 #ifdef CONFIG_DYNAMIC_FTRACE
 /*
@@ -508,23 +559,25 @@ static void mg_fentry_hit(unsigned long ip, unsigned long parent_ip, struct ftra
 			  struct ftrace_regs *fregs)
 {
 	struct mg_probe *p = container_of(ops, struct mg_probe, fops);
+	unsigned int busy;
 	int bit;
 
 	/*
-	 * Our own guard (no FTRACE_OPS_FL_RECURSION: that would put ftrace's
-	 * assist function between the trampoline and us). It also disables
-	 * preemption, which the ring and the filter set's RCU need.
+	 * ftrace's guard (no FTRACE_OPS_FL_RECURSION: that would put ftrace's
+	 * assist function between the trampoline and us) disables preemption,
+	 * which the ring and the filter set's RCU need. It lets one recursion
+	 * through (its TRANSITION bit); mg_handler_enter() does not.
 	 */
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0) {
 		this_cpu_inc(p->pc->missed);
 		return;
 	}
-	/* ftrace reaches functions that run where RCU is not watching. */
-	if (likely(rcu_is_watching()))
-		mg_entry_hit(p, mg_fentry_regs(fregs));
-	else
-		this_cpu_inc(p->pc->missed);
+	busy = mg_handler_enter(p);
+	if (busy) {
+		mg_entry_hit(p, mg_fentry_regs(fregs), in_task() ? 0 : MAGNET_REC_INTR);
+		mg_handler_leave(busy);
+	}
 	ftrace_test_recursion_unlock(bit);
 }
 
@@ -601,6 +654,11 @@ static int mg_kret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct mg_ret_data *d = (struct mg_ret_data *)ri->data;
 	unsigned int i;
 
+	/* No instance where the return could not be recorded (mg_handler_enter()). */
+	if (unlikely(!rcu_is_watching())) {
+		this_cpu_inc(p->pc->missed);
+		return 1;
+	}
 	d->abstract_id = regs_get_kernel_argument(regs, 0);
 	d->capture_from = regs_get_kernel_argument(regs, p->capture_arg);
 	for (i = 0; i < p->nargs; i++)
@@ -618,15 +676,21 @@ static int mg_kret_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct mg_probe *p = container_of(get_kretprobe(ri), struct mg_probe, rp);
 	struct mg_ret_data *d = (struct mg_ret_data *)ri->data;
 	struct magnet_record *rec;
+	unsigned int busy;
 	struct mg_ring *rb;
 	u64 *payload;
 
-	if (!mg_probe_pass(p, d->abstract_id))
+	busy = mg_handler_enter(p);
+	if (!busy)
 		return 0;
-	rec = magnet_reserve(&rb, p->id, p->rec_flags, d->abstract_id, p->payload_len);
+	if (!mg_probe_pass(p, d->abstract_id))
+		goto out;
+	/* The return trampoline is a plain return: in_task() is the truth. */
+	rec = magnet_reserve(&rb, p->id, p->rec_flags | (in_task() ? 0 : MAGNET_REC_INTR),
+			     d->abstract_id, p->payload_len);
 	if (!rec) {
 		this_cpu_inc(p->pc->lost);
-		return 0;
+		goto out;
 	}
 	payload = (u64 *)rec->payload;
 	payload[0] = regs_return_value(regs);
@@ -635,6 +699,8 @@ static int mg_kret_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (p->capture_len)
 		mg_capture(p, &payload[2 + p->nargs], d->capture_from);
 	mg_probe_done(p, rb, rec);
+out:
+	mg_handler_leave(busy);
 	return 0;
 }
 
@@ -806,18 +872,39 @@ static const char *mg_register_error(u8 type, int err)
 }
 
 /* kprobe structs are consumed by registration: fill them afresh each time. */
+static int mg_kprobe_register(struct mg_probe *p, bool trap)
+{
+	memset(&p->kp, 0, sizeof(p->kp));
+	p->kp.symbol_name = p->symbol;
+	p->kp.offset = p->offset;
+	p->kp.pre_handler = mg_kprobe_pre;
+	if (trap)
+		p->kp.post_handler = mg_kprobe_post;
+	if (p->flags & MAGNET_PROBE_F_DISABLED)
+		p->kp.flags = KPROBE_FLAG_DISABLED;
+	return register_kprobe(&p->kp);
+}
+
 static int mg_probe_register(struct mg_probe *p)
 {
+	int ret;
+
 	if (p->type == MAGNET_PROBE_FENTRY)
 		return mg_fentry_register(p);
 	if (p->type == MAGNET_PROBE_KPROBE) {
-		memset(&p->kp, 0, sizeof(p->kp));
-		p->kp.symbol_name = p->symbol;
-		p->kp.offset = p->offset;
-		p->kp.pre_handler = mg_kprobe_pre;
-		if (p->flags & MAGNET_PROBE_F_DISABLED)
-			p->kp.flags = KPROBE_FLAG_DISABLED;
-		return register_kprobe(&p->kp);
+		ret = mg_kprobe_register(p, false);
+		/*
+		 * Only registration tells whether the address is ftrace's call
+		 * site. One that traps must never become a jump (see
+		 * mg_kprobe_post()): register it again, with a post_handler,
+		 * long before the optimizer's delay has passed. Not through
+		 * ftrace: there a post_handler moves the probe to kprobes'
+		 * IPMODIFY ops, which would refuse a livepatch of the function.
+		 */
+		if (ret || kprobe_ftrace(&p->kp))
+			return ret;
+		unregister_kprobe(&p->kp);
+		return mg_kprobe_register(p, true);
 	}
 	memset(&p->rp, 0, sizeof(p->rp));
 	p->rp.kp.symbol_name = p->symbol;
@@ -925,6 +1012,20 @@ static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *
 	return 0;
 }
 
+/* The name a spec gives its probe: its own, or one made of its target. */
+static const char *mg_probe_name(const struct mg_probe_spec *s, char *name, size_t len)
+{
+	if (s->name)
+		strscpy(name, s->name, len);
+	else if (s->type == MAGNET_PROBE_KRETPROBE)
+		snprintf(name, len, "%s%%return", s->symbol);
+	else if (s->offset)
+		snprintf(name, len, "%s+%u", s->symbol, s->offset);
+	else
+		strscpy(name, s->symbol, len);
+	return name;
+}
+
 struct mg_probe *mg_probe_add(const struct mg_probe_spec *s, struct netlink_ext_ack *extack)
 {
 	struct mg_probe *p;
@@ -948,14 +1049,7 @@ struct mg_probe *mg_probe_add(const struct mg_probe_spec *s, struct netlink_ext_
 	p->rec_flags = mg_rec_flags(s);
 	p->payload_len = mg_payload_len(s);
 	strscpy(p->symbol, s->symbol, sizeof(p->symbol));
-	if (s->name)
-		strscpy(p->name, s->name, sizeof(p->name));
-	else if (s->type == MAGNET_PROBE_KRETPROBE)
-		snprintf(p->name, sizeof(p->name), "%s%%return", s->symbol);
-	else if (s->offset)
-		snprintf(p->name, sizeof(p->name), "%s+%u", s->symbol, s->offset);
-	else
-		strscpy(p->name, s->symbol, sizeof(p->name));
+	mg_probe_name(s, p->name, sizeof(p->name));
 	if (mg_probe_find(-1, p->name)) {
 		NL_SET_ERR_MSG(extack, "a probe with this name exists: give another name");
 		ret = -EEXIST;
@@ -1048,20 +1142,31 @@ void mg_probe_sum(const struct mg_probe *p, struct mg_probe_pcpu *sum)
 
 unsigned long mg_probe_missed(const struct mg_probe *p)
 {
-	if (p->type == MAGNET_PROBE_KPROBE)
-		return p->kp.nmissed;
-	if (p->type == MAGNET_PROBE_KRETPROBE)
-		return p->rp.kp.nmissed + p->rp.nmissed;
-	if (p->type == MAGNET_PROBE_FENTRY) {
-		struct mg_probe_pcpu sum;
+	struct mg_probe_pcpu sum;
 
-		mg_probe_sum(p, &sum);
-		return sum.missed;
-	}
-	return 0;
+	mg_probe_sum(p, &sum);
+	if (p->type == MAGNET_PROBE_KPROBE)
+		return p->kp.nmissed + sum.missed;
+	if (p->type == MAGNET_PROBE_KRETPROBE)
+		return p->rp.kp.nmissed + p->rp.nmissed + sum.missed;
+	return sum.missed;
 }
 
 /* ---- probes= at load ---- */
+
+static const char *mg_type_name(const struct mg_probe *p)
+{
+	switch (p->type) {
+	case MAGNET_PROBE_KPROBE:
+		return "kprobe";
+	case MAGNET_PROBE_KRETPROBE:
+		return "kretprobe";
+	case MAGNET_PROBE_FENTRY:
+		return "fentry";
+	default:
+		return "custom";
+	}
+}
 
 /* Parse one spec in place; the caller's error names it. */
 static int mg_probe_parse(char *spec, struct mg_probe_spec *s)
@@ -1133,7 +1238,7 @@ int mg_probes_add_list(const char *list)
 	mutex_lock(&mg_probes_lock);
 	cur = copy;
 	while ((spec = strsep(&cur, ",")) != NULL) {
-		char shown[KSYM_NAME_LEN + 32];
+		char shown[KSYM_NAME_LEN + 32], name[MAGNET_NAME_MAX + 1];
 		struct mg_probe_spec s;
 
 		if (!*spec)
@@ -1148,11 +1253,18 @@ int mg_probes_add_list(const char *list)
 		p = mg_probe_add(&s, NULL);
 		if (IS_ERR(p)) {
 			ret = PTR_ERR(p);
-			if (ret != -EEXIST)
+			if (ret != -EEXIST) {
 				pr_err("probe '%s': %s (%d)\n", shown,
 				       mg_register_error(s.type, ret), ret);
-			else
+				goto err;
+			}
+			/* probes= cannot name probes: say which one took the name. */
+			p = mg_probe_find(-1, mg_probe_name(&s, name, sizeof(name)));
+			if (p && p->type == s.type)
 				pr_err("probe '%s': given twice\n", shown);
+			else
+				pr_err("probe '%s': its name '%s' is taken by the %s probe before it; add one of them with magnet-ctl and a name of its own\n",
+				       shown, name, p ? mg_type_name(p) : "?");
 			goto err;
 		}
 		added++;	/* on mg_probes at once: a later duplicate finds it */
@@ -1205,20 +1317,6 @@ void mg_probes_exit(void)
 	kfree(rps);
 	/* Replaced filter sets are freed by call_rcu() callbacks in this module. */
 	rcu_barrier();
-}
-
-static const char *mg_type_name(const struct mg_probe *p)
-{
-	switch (p->type) {
-	case MAGNET_PROBE_KPROBE:
-		return "kprobe";
-	case MAGNET_PROBE_KRETPROBE:
-		return "kretprobe";
-	case MAGNET_PROBE_FENTRY:
-		return "fentry";
-	default:
-		return "custom";
-	}
 }
 
 int mg_probes_show(struct seq_file *m, void *v)

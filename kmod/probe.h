@@ -6,6 +6,8 @@
 #include <linux/kprobes.h>
 #include <linux/mutex.h>
 #include <linux/netlink.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/magnet.h>
 
@@ -98,6 +100,38 @@ const char *mg_handler_name(u8 handler);
  * True means: write the record (and count recorded or lost after).
  */
 bool mg_probe_pass(struct mg_probe *p, u64 abstract_id);
+
+/*
+ * Every handler's way in, with preemption disabled: 0 means skip the hit
+ * (counted as missed), else pass the value to mg_handler_leave(). Skipped:
+ * - where RCU is not watching (the idle loop after ct_idle_enter(), entry
+ *   code): the rings, filter sets and alarms RCU protects may be freed
+ *   under such a CPU, since grace periods do not wait for it;
+ * - the module's own work: a handler at an interrupt level where another
+ *   of magnet's handlers is already running on this CPU was reached from
+ *   that handler (its nofault copies, its irq_work), not by the traced
+ *   code. A real interrupt or NMI has a level of its own.
+ */
+DECLARE_PER_CPU(unsigned int, mg_handler_levels);
+
+static __always_inline unsigned int mg_handler_enter(struct mg_probe *p)
+{
+	unsigned int level = 1U << interrupt_context_level();
+
+	if (unlikely(!rcu_is_watching() || (__this_cpu_read(mg_handler_levels) & level))) {
+		this_cpu_inc(p->pc->missed);
+		return 0;
+	}
+	/* Not atomic, and need not be: what interrupts us restores its bit. */
+	__this_cpu_or(mg_handler_levels, level);
+	return level;
+}
+
+static __always_inline void mg_handler_leave(unsigned int level)
+{
+	__this_cpu_and(mg_handler_levels, ~level);
+}
+
 void mg_probe_alarm(struct mg_probe *p, u64 abstract_id, u64 ts);
 struct mg_ring;
 void mg_probe_done(struct mg_probe *p, struct mg_ring *rb, struct magnet_record *rec);

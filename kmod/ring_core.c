@@ -192,10 +192,10 @@ void mg_ring_reset(struct mg_ring *rb)
 	local_set(&rb->commit, 0);
 	local_set(&rb->committing, 0);
 	atomic_long_set(&rb->tail, 0);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < MG_LOST_REASONS; i++)
 		local_set(&rb->pending[i], 0);
 	rb->seen_overwritten = local_read(&rb->overwritten);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < MG_LOST_REASONS; i++)
 		rb->seen_folded[i] = local_read(&rb->folded[i]);
 	rb->consumed = local_read(&rb->written) - local_read(&rb->overwritten);
 }
@@ -273,8 +273,9 @@ NOKPROBE_SYMBOL(mg_ring_lose);
 
 static notrace inline int rb_has_pending(struct mg_ring *rb)
 {
-	return local_read(&rb->pending[0]) | local_read(&rb->pending[1]) |
-	       local_read(&rb->pending[2]);
+	return local_read(&rb->pending[MG_LOST_FULL]) | local_read(&rb->pending[MG_LOST_TOO_BIG]) |
+	       local_read(&rb->pending[MG_LOST_NESTING]) |
+	       local_read(&rb->pending[MG_LOST_OVERWRITTEN]);
 }
 
 static notrace unsigned long rb_take_pending(struct mg_ring *rb, int reason)
@@ -287,12 +288,43 @@ static notrace unsigned long rb_take_pending(struct mg_ring *rb, int reason)
 	return v;
 }
 
-void mg_ring_carry_pending(struct mg_ring *to, const struct mg_ring *from)
+void mg_ring_unreported(const struct mg_ring *rb, unsigned long lost[MG_LOST_REASONS])
+{
+	unsigned long pos = atomic_long_read(&rb->tail), c = local_read(&rb->commit);
+	int i;
+
+	for (i = 0; i < MG_LOST_REASONS; i++)
+		lost[i] = local_read(&rb->pending[i]);
+	/* What a resize drops unread: only the events are counted (discarded). */
+	while (pos != c) {
+		const struct magnet_record *rec = rb_at(rb, pos);
+
+		if (rec->size < RB_MIN_RECORD || rec->size > c - pos)
+			break;	/* a corrupt ring: must never happen */
+		if (rec->event_id == MAGNET_EVENT_LOST) {
+			const struct magnet_lost *l = (const struct magnet_lost *)rec->payload;
+
+			lost[MG_LOST_FULL] += l->full;
+			lost[MG_LOST_TOO_BIG] += l->too_big;
+			lost[MG_LOST_NESTING] += l->nesting;
+			lost[MG_LOST_OVERWRITTEN] += l->overwritten;
+		}
+		pos += rec->size;
+	}
+	if (rb->mode != MG_RING_OVERWRITE)
+		return;
+	/* What rb_consume_overwrite() would have told the next read. */
+	lost[MG_LOST_OVERWRITTEN] += local_read(&rb->overwritten) - rb->seen_overwritten;
+	for (i = 0; i < MG_LOST_REASONS; i++)
+		lost[i] += local_read(&rb->folded[i]) - rb->seen_folded[i];
+}
+
+void mg_ring_carry_pending(struct mg_ring *to, const unsigned long lost[MG_LOST_REASONS])
 {
 	int i;
 
-	for (i = 0; i < 3; i++)
-		local_add(local_read(&from->pending[i]), &to->pending[i]);
+	for (i = 0; i < MG_LOST_REASONS; i++)
+		local_add(lost[i], &to->pending[i]);
 }
 
 static notrace void rb_write_pad(struct mg_ring *rb, unsigned long pos, unsigned long len)
@@ -312,8 +344,9 @@ static notrace void rb_write_lost(struct mg_ring *rb, unsigned long pos, __u64 t
 	unsigned long full = rb_take_pending(rb, MG_LOST_FULL);
 	unsigned long too_big = rb_take_pending(rb, MG_LOST_TOO_BIG);
 	unsigned long nesting = rb_take_pending(rb, MG_LOST_NESTING);
+	unsigned long overwritten = rb_take_pending(rb, MG_LOST_OVERWRITTEN);
 
-	if (!(full | too_big | nesting)) {
+	if (!(full | too_big | nesting | overwritten)) {
 		rb_write_pad(rb, pos, RB_LOST_LEN);
 		return;
 	}
@@ -329,7 +362,7 @@ static notrace void rb_write_lost(struct mg_ring *rb, unsigned long pos, __u64 t
 	lost->full = full;
 	lost->too_big = too_big;
 	lost->nesting = nesting;
-	lost->overwritten = 0;
+	lost->overwritten = overwritten;	/* carried across a resize */
 }
 
 /*
@@ -377,6 +410,7 @@ static notrace int rb_push_tail(struct mg_ring *rb, unsigned long h, unsigned lo
 			local_add(lost.full, &rb->folded[MG_LOST_FULL]);
 			local_add(lost.too_big, &rb->folded[MG_LOST_TOO_BIG]);
 			local_add(lost.nesting, &rb->folded[MG_LOST_NESTING]);
+			local_add(lost.overwritten, &rb->folded[MG_LOST_OVERWRITTEN]);
 		} else if (id >= MAGNET_EVENT_FIRST_DYNAMIC) {
 			local_inc(&rb->overwritten);	/* an event, not a TASK record */
 		}
@@ -615,7 +649,7 @@ static long rb_consume_discard(struct mg_ring *rb, struct mg_reader *rd, unsigne
 
 static long rb_consume_overwrite(struct mg_ring *rb, struct mg_reader *rd, unsigned long max)
 {
-	unsigned long t, c, end, rs, bytes, records, gen, ovr, folded[3];
+	unsigned long t, c, end, rs, bytes, records, gen, ovr, folded[MG_LOST_REASONS];
 	unsigned char *dst = rd->bounce, *last = NULL;
 	struct magnet_record *lost;
 	unsigned long lost_len = 0;
@@ -640,7 +674,7 @@ retry:
 		smp_rmb();
 		t = atomic_long_read(&rb->tail);
 		ovr = local_read(&rb->overwritten);
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < MG_LOST_REASONS; i++)
 			folded[i] = local_read(&rb->folded[i]);
 		/*
 		 * The snapshot before pushing and push_gen again: pairs with the
@@ -659,9 +693,11 @@ retry:
 
 	/* Losses since the last read go in front, as one LOST record. */
 	lost_len = 0;
-	if (ovr != rb->seen_overwritten || folded[0] != rb->seen_folded[0] ||
-	    folded[1] != rb->seen_folded[1] || folded[2] != rb->seen_folded[2])
+	if (ovr != rb->seen_overwritten)
 		lost_len = RB_LOST_LEN;
+	for (i = 0; i < MG_LOST_REASONS; i++)
+		if (folded[i] != rb->seen_folded[i])
+			lost_len = RB_LOST_LEN;
 	if (lost_len && max < lost_len + RB_MIN_RECORD)
 		return -EINVAL;
 
@@ -715,12 +751,16 @@ retry:
 		 */
 		lost->timestamp = bytes ? ((struct magnet_record *)(dst + lost_len))->timestamp :
 				  rb->seen_ts;
-		((struct magnet_lost *)lost->payload)->full = folded[0] - rb->seen_folded[0];
-		((struct magnet_lost *)lost->payload)->too_big = folded[1] - rb->seen_folded[1];
-		((struct magnet_lost *)lost->payload)->nesting = folded[2] - rb->seen_folded[2];
-		((struct magnet_lost *)lost->payload)->overwritten = ovr - rb->seen_overwritten;
+		((struct magnet_lost *)lost->payload)->full = folded[MG_LOST_FULL] -
+			rb->seen_folded[MG_LOST_FULL];
+		((struct magnet_lost *)lost->payload)->too_big = folded[MG_LOST_TOO_BIG] -
+			rb->seen_folded[MG_LOST_TOO_BIG];
+		((struct magnet_lost *)lost->payload)->nesting = folded[MG_LOST_NESTING] -
+			rb->seen_folded[MG_LOST_NESTING];
+		((struct magnet_lost *)lost->payload)->overwritten = ovr - rb->seen_overwritten +
+			folded[MG_LOST_OVERWRITTEN] - rb->seen_folded[MG_LOST_OVERWRITTEN];
 		rb->seen_overwritten = ovr;
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < MG_LOST_REASONS; i++)
 			rb->seen_folded[i] = folded[i];
 	}
 	if (last)

@@ -43,6 +43,13 @@ struct mg_ring_stats {
 	unsigned long discarded;	/* unread records dropped by a resize */
 };
 
+/*
+ * Loss reasons, as in struct magnet_lost. A writer loses records for the
+ * first three; overwritten ones are counted apart (overwritten), and
+ * pending/folded carry them only across a resize (mg_ring_carry_pending).
+ */
+enum { MG_LOST_FULL, MG_LOST_TOO_BIG, MG_LOST_NESTING, MG_LOST_OVERWRITTEN, MG_LOST_REASONS };
+
 struct mg_ring {
 	/* Written only by this CPU's (possibly nested) writers. */
 	local_t head;		/* next byte to reserve, free-running */
@@ -52,12 +59,13 @@ struct mg_ring {
 	local_t written;
 	local_t bytes;
 	local_t lost[3];	/* MG_LOST_FULL, _TOO_BIG, _NESTING: totals */
-	local_t pending[3];	/* losses not yet reported in a LOST record */
+	/* Losses not yet reported in a LOST record; _OVERWRITTEN: carried. */
+	local_t pending[MG_LOST_REASONS];
 	/* Overwrite mode: pushes of the tail by the writer, see "Overwrite". */
 	local_t pushing;	/* writers inside a push */
 	local_t push_gen;	/* bumped after each push completes */
 	local_t overwritten;	/* real records pushed out */
-	local_t folded[3];	/* counts of LOST records pushed out */
+	local_t folded[MG_LOST_REASONS];	/* counts of LOST records pushed out */
 
 	/* Shared with the reader. */
 	atomic_long_t tail;	/* oldest unread byte */
@@ -69,7 +77,7 @@ struct mg_ring {
 
 	/* Reader-private overwrite bookkeeping: what it already reported. */
 	unsigned long seen_overwritten;
-	unsigned long seen_folded[3];
+	unsigned long seen_folded[MG_LOST_REASONS];
 	__u64 seen_ts;		/* timestamp of the last record handed out */
 
 	/* Immutable after mg_ring_init(). */
@@ -79,9 +87,10 @@ struct mg_ring {
 	unsigned long max_record;
 	enum mg_ring_mode mode;
 	unsigned int cpu;
-};
 
-enum { MG_LOST_FULL, MG_LOST_TOO_BIG, MG_LOST_NESTING };
+	/* The includer's: the kernel's TASK record slots (buffer.c). */
+	unsigned int task_gen;
+};
 
 int mg_ring_init(struct mg_ring *rb, void *data, unsigned long size,
 		 enum mg_ring_mode mode, unsigned int cpu);
@@ -181,11 +190,16 @@ void mg_ring_reset(struct mg_ring *rb);
 /* At least half the ring is readable: every read condition holds. */
 int mg_ring_half_full(const struct mg_ring *rb);
 /*
- * Add @from's losses not yet reported in a LOST record to @to's, so that
- * the next record written to @to reports them. Call on @to's CPU (or
- * while no writer can run on it) once no writer uses @from any more.
+ * A ring about to be replaced: the losses no reader of it has been told
+ * of, by reason (struct magnet_lost's order): those not yet written in a
+ * LOST record, those in LOST records still unread, and in overwrite mode
+ * those its reader has not reported yet. Call once no writer or reader
+ * uses @rb any more. mg_ring_carry_pending() adds them to @to's pending
+ * losses, so that the next record written to @to reports them: call it on
+ * @to's CPU (or while no writer can run on it).
  */
-void mg_ring_carry_pending(struct mg_ring *to, const struct mg_ring *from);
+void mg_ring_unreported(const struct mg_ring *rb, unsigned long lost[MG_LOST_REASONS]);
+void mg_ring_carry_pending(struct mg_ring *to, const unsigned long lost[MG_LOST_REASONS]);
 /* Arm the notify callback: it runs once, from a writer, when due. */
 void mg_ring_arm(struct mg_ring *rb);
 int mg_ring_wake_due(const struct mg_ring *rb);

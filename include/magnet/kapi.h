@@ -32,7 +32,9 @@ u16 magnet_event_id(const struct magnet_event *ev);
 /*
  * 0: recorded. -ENODATA: filtered or sampled out, or the event is
  * disabled. -ENOSPC: the ring had no room (counted as lost). -E2BIG: more
- * than MAGNET_PAYLOAD_MAX - 8 bytes (counted as lost).
+ * than MAGNET_PAYLOAD_MAX - 8 bytes (counted as lost). -EAGAIN: not
+ * recorded, counted as missed: called where RCU is not watching (the idle
+ * loop), or from inside one of magnet's own handlers on this CPU.
  */
 int magnet_log(struct magnet_event *ev, u64 abstract_id, const void *data, u32 len);
 void magnet_event_unregister(struct magnet_event *ev);

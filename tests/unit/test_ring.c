@@ -480,6 +480,84 @@ START_TEST(test_full_discard_accounting)
 }
 END_TEST
 
+/*
+ * A ring being replaced (a resize) tells what no reader was told: losses
+ * still pending, LOST records still unread, and an overwrite-mode ring's
+ * counts its reader has not reported. Carried to the next ring, they come
+ * out in its first LOST record, exactly.
+ */
+START_TEST(test_resize_carries_losses)
+{
+	static unsigned char out[1 << 17];
+	unsigned long lost[MG_LOST_REASONS], fired, ok;
+	struct mg_ring *old, *fresh;
+	struct mg_ring_stats st;
+	struct seen s = { 0 };
+	long got;
+
+	/* Discard: k losses, reported by an unread LOST record, then j pending. */
+	old = ring_new(MG_RING_MIN_SIZE, MG_RING_DISCARD);
+	for (fired = ok = 0; fired < 5000; fired++)
+		ok += put(old, 0, fired, 64);
+	ck_assert_ptr_null(mg_ring_reserve(old, old->max_record + 1));	/* too big */
+	got = drain(old, out, sizeof(out));
+	ck_assert_int_gt(got, 0);
+	ck_assert(put(old, 0, fired++, 64));	/* carries the LOST record, unread */
+	ok++;
+	while (put(old, 0, fired++, 64))	/* until one is lost: pending, unreported */
+		ok++;
+	mg_ring_unreported(old, lost);
+	mg_ring_stats(old, &st);
+	ck_assert_uint_eq(lost[MG_LOST_FULL], st.lost_full);
+	ck_assert_uint_eq(lost[MG_LOST_FULL], fired - ok);
+	ck_assert_uint_eq(lost[MG_LOST_TOO_BIG], 1);
+	ck_assert_uint_eq(lost[MG_LOST_NESTING] + lost[MG_LOST_OVERWRITTEN], 0);
+	ring_free(old);
+
+	fresh = ring_new(MG_RING_MIN_SIZE, MG_RING_DISCARD);
+	mg_ring_carry_pending(fresh, lost);
+	ck_assert(put(fresh, 0, 0, 64));
+	got = drain(fresh, out, sizeof(out));
+	ck_assert_uint_eq(((struct magnet_record *)out)->event_id, MAGNET_EVENT_LOST);
+	check_records(out, got, &s, 1);
+	ck_assert_uint_eq(s.lost_full, lost[MG_LOST_FULL]);
+	ck_assert_uint_eq(s.lost_too_big, 1);
+	ck_assert_uint_eq(s.records, 1);
+	ring_free(fresh);
+
+	/* Overwrite: what was pushed out, never read, is overwritten. */
+	old = ring_new(MG_RING_MIN_SIZE, MG_RING_OVERWRITE);
+	for (fired = 0; fired < 5000; fired++)
+		ck_assert(put(old, 0, fired, 64));
+	mg_ring_stats(old, &st);
+	ck_assert_uint_gt(st.overwritten, 0);
+	mg_ring_unreported(old, lost);
+	ck_assert_uint_eq(lost[MG_LOST_OVERWRITTEN], st.overwritten);
+	ck_assert_uint_eq(lost[MG_LOST_FULL] + lost[MG_LOST_TOO_BIG] + lost[MG_LOST_NESTING], 0);
+	/* Once a read reported them, nothing is left to carry. */
+	got = drain(old, out, 1024);
+	ck_assert_int_gt(got, 0);
+	mg_ring_unreported(old, lost);
+	ck_assert_uint_eq(lost[MG_LOST_OVERWRITTEN], 0);
+	ring_free(old);
+
+	/* Carried into an overwrite ring and pushed out there: the reader says so. */
+	fresh = ring_new(MG_RING_MIN_SIZE, MG_RING_OVERWRITE);
+	lost[MG_LOST_OVERWRITTEN] = 7;
+	lost[MG_LOST_FULL] = 3;
+	mg_ring_carry_pending(fresh, lost);
+	for (fired = 0; fired < 5000; fired++)
+		ck_assert(put(fresh, 0, fired, 64));
+	mg_ring_stats(fresh, &st);
+	memset(&s, 0, sizeof(s));
+	while ((got = drain(fresh, out, sizeof(out))) > 0)
+		check_records(out, got, &s, 1);
+	ck_assert_uint_eq(s.overwritten, st.overwritten + 7);
+	ck_assert_uint_eq(s.lost_full, 3);
+	ring_free(fresh);
+}
+END_TEST
+
 START_TEST(test_overwrite_keeps_newest)
 {
 	struct mg_ring *rb = ring_new(MG_RING_MIN_SIZE, MG_RING_OVERWRITE);
@@ -881,6 +959,7 @@ int main(void)
 	tcase_add_test(tc, test_wake_at_half_ring);
 	tcase_add_test(tc, test_overwrite_read_bounded);
 	tcase_add_test(tc, test_meta_record);
+	tcase_add_test(tc, test_resize_carries_losses);
 	tcase_set_timeout(ts, 60);
 	tcase_add_test(ts, test_stress_nested_discard);
 	tcase_add_test(ts, test_stress_nested_in_place);

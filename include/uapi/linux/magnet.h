@@ -33,9 +33,10 @@
  *                   (type is kprobe, kretprobe, fentry or custom; target
  *                   is SYMBOL or SYMBOL+OFFSET; missed counts calls the
  *                   probe skipped: the kprobes core's count (recursion, too
- *                   many kretprobe instances in flight), or an fentry
- *                   probe's calls made inside a record or where RCU is not
- *                   watching; the last column is there only for probes
+ *                   many kretprobe instances in flight), and, for every
+ *                   type, calls made where RCU is not watching (the idle
+ *                   loop) or by magnet's own record path (see PROBE
+ *                   TYPES); the last column is there only for probes
  *                   that capture memory).
  *   magnet/stats    A header line, then one line per CPU, tab-separated:
  *                   cpu written bytes lost_full lost_too_big lost_nesting
@@ -183,8 +184,11 @@
  * JOB_LOST records of the shared job (FAIRNESS) and in format 2 streams
  * (unknown).
  *
- * MAGNET_REC_INTR in flags: the record was written in interrupt context
- * (hard or soft interrupt, NMI). Its pid, tgid and cgroup are those of the
+ * MAGNET_REC_INTR in flags: the probed code ran in interrupt context
+ * (hard or soft interrupt, NMI), whatever the probe's own mechanism: a
+ * kprobe that traps (an offset, or a function ftrace cannot trace) runs
+ * its handler inside the trap's NMI-like entry, yet its records of code
+ * running in a syscall are not flagged. Its pid, tgid and cgroup are those of the
  * task that was interrupted, which need not be the event's cause (packet
  * reception runs in softirq on whatever task the CPU was running): what
  * job caused such an event is not knowable at that point.
@@ -230,7 +234,12 @@
  *   previous record of the stream, by reason. The ring writes it in front of
  *   the first record that fits after a loss (reasons full, too_big,
  *   nesting); the reader inserts it in front of the first record it returns
- *   after the writer overwrote unread records (reason overwritten). Losses
+ *   after the writer overwrote unread records (reason overwritten). A
+ *   resize (BUFFER_SET) hands the losses no reader was told of to the new
+ *   ring, whose first record's LOST record reports them, any reason
+ *   included: losses not yet reported, LOST records left unread, and
+ *   overwritten records an overwrite-mode reader had not been told of
+ *   (the unread events themselves count as discarded). Losses
  *   are never silent: the sum over a stream's LOST records, plus losses
  *   not yet followed by a record, equals the CPU's counters in stats.
  *
@@ -550,7 +559,8 @@
  *     value.
  * Of the hits that pass the filters, record one in SAMPLE_EVERY (per CPU;
  * 0 or 1: all) and at most one per SAMPLE_INTERVAL_NS (across CPUs; 0: no
- * limit). No reply but the ACK. Errors: EINVAL with neither; ENOENT.
+ * limit; the first hit after the command passes). No reply but the ACK.
+ * Errors: EINVAL with neither; ENOENT.
  *
  * MAGNET_CMD_BUFFER_GET
  * ---------------------
@@ -643,7 +653,11 @@
  * PROBE TYPES
  * -----------
  *
- * KPROBE: a kprobe at SYMBOL+OFFSET; any instruction kprobes accepts.
+ * KPROBE: a kprobe at SYMBOL+OFFSET; any instruction kprobes accepts. At
+ *   the entry of a function ftrace can trace it goes through ftrace's call
+ *   site; elsewhere it traps (int3), and is never jump-optimized, so that
+ *   MAGNET_REC_INTR tells the truth (a jump-optimized kprobe inside an
+ *   NMI could not be told from a trap in a syscall).
  * KRETPROBE: at the function's return (entry arguments, retval, latency).
  * FENTRY: at function entry through ftrace's own call site in the
  *   function, with an ftrace_ops of the probe's own (as the kernel's fprobe
@@ -652,10 +666,15 @@
  *   functions ftrace can trace (tracefs available_filter_functions; ENOENT
  *   otherwise); no offset; the symbol is a name, never a glob (EINVAL).
  *   A name that several static functions share covers all of them, as
- *   ftrace's set_ftrace_filter does. A call made while the same CPU is
- *   inside this probe in the same context (the function is used by the
- *   record path itself), or where RCU is not watching (idle, early entry
- *   code), is not recorded and counts as missed.
+ *   ftrace's set_ftrace_filter does.
+ * Every type: a hit where RCU is not watching (the idle loop after
+ *   ct_idle_enter(), as arch_cpu_idle and default_idle run; early entry
+ *   code) is not recorded and counts as the probe's missed: the rings and
+ *   filter sets are freed after RCU grace periods, which do not wait for
+ *   such a CPU. Nor is a hit in magnet's own work: a probed function that
+ *   the record path calls (its nofault copies, irq_work_queue) reached
+ *   while one of magnet's handlers runs on that CPU at the same interrupt
+ *   level; an interrupt or NMI that arrives meanwhile is recorded.
  * CUSTOM: an event a kernel module registers (include/magnet/kapi.h); not
  *   created over netlink.
  *
@@ -672,10 +691,15 @@
  *   MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_SOCK, and the abstract id
  *   is the socket's address. Which job sends what to which host, per
  *   record. PROBE_ADD checks the function's parameters in the kernel's
- *   BTF (/sys/kernel/btf/vmlinux): EINVAL unless the first is a struct
+ *   BTF (/sys/kernel/btf/vmlinux in init's mount namespace, whatever the
+ *   caller's; read at the first sock or skb PROBE_ADD of a load and kept,
+ *   in part, until unload): EINVAL unless the first is a struct
  *   sock *, EOPNOTSUPP on a kernel without BTF. magnet_sock.size is the
  *   third argument where BTF says it is an integer, else 0. The socket is
- *   read without faulting: one that cannot be read gives family 0.
+ *   read without faulting: one that cannot be read gives family 0. A
+ *   timewait or request sock (state TCP_TIME_WAIT or TCP_NEW_SYN_RECV:
+ *   a smaller object than a socket) gives what it has: family, state,
+ *   addresses and ports, protocol 0.
  * "skb": function entry only (a kprobe without offset, or an fentry;
  *   EINVAL for a kretprobe or an offset), for functions that take a
  *   struct sk_buff *: one record per
