@@ -31,6 +31,9 @@
  *   ring_bench -C [-n RECORDS] SIZE           single thread, for callgrind
  *   ring_bench -F [-n RECORDS]                fail path, for callgrind
  *   ring_bench -K [-n CALLS]                  cost of the clock alone
+ * -J (with any mode) writes as magnet_reserve() does with the per-job
+ * fairness of kmod/fair.h: admit, reports, reserve, done, one job, the
+ * rule on at its default threshold (so each record pays its checks).
  * -C/-F run write_records()/fail_records() so that
  * valgrind --tool=callgrind --toggle-collect=<that function> counts the
  * instructions of exactly the writer path (reserve + fill + commit).
@@ -49,6 +52,7 @@
 #include <sys/prctl.h>
 #include <x86intrin.h>
 
+#include "fair.h"
 #include "ring_core.h"
 
 #define RING_SIZE	(1UL << 20)
@@ -56,7 +60,9 @@
 #define EV		MAGNET_EVENT_FIRST_DYNAMIC
 #define MAX_RUNS	31
 
-static int use_tsc;
+static int use_tsc, use_fair;
+unsigned int mg_fair_fill = MAGNET_FAIR_FILL_DEFAULT;
+static struct mg_fair_cpu fair_cpu;
 
 __u64 mg_ring_clock(void)
 {
@@ -90,15 +96,33 @@ static void pin(int cpu)
 
 static unsigned char src[MAGNET_PAYLOAD_MAX];
 
+static __always_inline struct magnet_record *reserve(struct mg_ring *rb, unsigned int size,
+						      int fair)
+{
+	struct magnet_record *rec, *meta = NULL;
+	struct mg_fair_job *j;
+	unsigned int plan;
+
+	if (!fair)
+		return mg_ring_reserve(rb, size);
+	j = mg_fair_admit(&fair_cpu, rb, 1234, 0);
+	if (!j)
+		return NULL;
+	plan = mg_fair_reports(&fair_cpu, rb, j);
+	rec = mg_ring_reserve_meta(rb, size, mg_fair_meta(plan), &meta);
+	mg_fair_done(&fair_cpu, rb, j, plan, rec, meta, size + mg_fair_meta(plan));
+	return rec;
+}
+
 /* What a probe handler does per hit: reserve, fill, commit. */
-__attribute__((noinline))
-unsigned long write_records(struct mg_ring *rb, unsigned long n, unsigned int size)
+static __always_inline unsigned long write_n(struct mg_ring *rb, unsigned long n,
+					     unsigned int size, int fair)
 {
 	unsigned int payload = size - MAGNET_RECORD_HEADER;
 	unsigned long i, ok = 0;
 
 	for (i = 0; i < n; i++) {
-		struct magnet_record *rec = mg_ring_reserve(rb, size);
+		struct magnet_record *rec = reserve(rb, size, fair);
 
 		if (!rec)
 			continue;
@@ -122,6 +146,12 @@ unsigned long write_records(struct mg_ring *rb, unsigned long n, unsigned int si
 		ok++;
 	}
 	return ok;
+}
+
+__attribute__((noinline))
+unsigned long write_records(struct mg_ring *rb, unsigned long n, unsigned int size)
+{
+	return use_fair ? write_n(rb, n, size, 1) : write_n(rb, n, size, 0);
 }
 
 /* The same calls on a full ring: every reserve fails and counts a loss. */
@@ -297,7 +327,8 @@ int main(int argc, char **argv)
 	int runs = 5, wcpu = 0, rcpu = 1, opt, i;
 	char mode = 'w';
 
-	while ((opt = getopt(argc, argv, "n:k:c:w:r:fCFK")) != -1) {
+	mg_fair_cpu_init(&fair_cpu);
+	while ((opt = getopt(argc, argv, "n:k:c:w:r:fCFKJ")) != -1) {
 		switch (opt) {
 		case 'n': n = strtoul(optarg, NULL, 0); break;
 		case 'k': runs = atoi(optarg); break;
@@ -309,6 +340,7 @@ int main(int argc, char **argv)
 			break;
 		case 'w': wcpu = atoi(optarg); break;
 		case 'r': rcpu = atoi(optarg); break;
+		case 'J': use_fair = 1; break;
 		case 'f': case 'C': case 'F': case 'K': mode = opt; break;
 		default: usage();
 		}

@@ -453,7 +453,7 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 				(unsigned long long)k->lost_nesting,
 				(unsigned long long)k->overwritten,
 				(unsigned long long)cs[i].records,
-				(unsigned long long)mg_lost_total(&cs[i].lost));
+				(unsigned long long)(mg_lost_total(&cs[i].lost) + cs[i].lost_fair));
 	}
 	free(ks);
 	free(cs);
@@ -565,11 +565,12 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 		const struct mg_totals_job *j = i < v.njobs ? &v.jobs[i] : &v.other;
 
 		mg_escape_word(name, sizeof(name), j->path);
-		mg_client_reply(c, "job %llu %s events=%llu sock_bytes=%llu exported=%d intr=%llu",
+		mg_client_reply(c, "job %llu %s events=%llu sock_bytes=%llu exported=%d intr=%llu lost_fair=%llu",
 				(unsigned long long)j->cgroup, name,
 				(unsigned long long)j->events,
 				(unsigned long long)j->sock_bytes, j->exported,
-				(unsigned long long)j->intr_events);
+				(unsigned long long)j->intr_events,
+				(unsigned long long)j->lost_fair);
 	}
 	mg_totals_view_free(&v);
 }

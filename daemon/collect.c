@@ -57,7 +57,7 @@ struct ring_file {
 };
 
 struct cpu_counts {
-	_Atomic __u64 records, bytes, full, too_big, nesting, overwritten;
+	_Atomic __u64 records, bytes, full, too_big, nesting, overwritten, fair;
 };
 
 struct mg_collect {
@@ -129,13 +129,15 @@ static void deliver(struct mg_collect *c, struct ring_file *f,
 	struct cpu_counts *k = &c->counts[f->cpu];
 	const struct magnet_record *rec;
 	struct magnet_lost lost = { 0 };
-	__u64 events = 0, tasks = 0;
+	__u64 events = 0, tasks = 0, fair = 0;
 	size_t off = 0;
 	int r;
 
 	while ((r = mg_record_next(buf, n, &off, &rec)) == 1) {
 		if (mg_record_is_lost(rec))
 			mg_lost_add(&lost, mg_record_lost(rec));
+		else if (mg_record_is_job_lost(rec))
+			fair += mg_record_job_lost(rec);
 		else if (mg_record_is_task(rec))
 			tasks++;	/* TASK records are not events */
 		else
@@ -154,6 +156,7 @@ static void deliver(struct mg_collect *c, struct ring_file *f,
 	atomic_fetch_add(&k->too_big, lost.too_big);
 	atomic_fetch_add(&k->nesting, lost.nesting);
 	atomic_fetch_add(&k->overwritten, lost.overwritten);
+	atomic_fetch_add(&k->fair, fair);
 }
 
 static int read_attr(struct mg_collect *c, struct ring_file *f,
@@ -912,5 +915,6 @@ void mg_collect_cpu_stats(struct mg_collect *c, struct mg_collect_cpu *out)
 		out[i].lost.too_big = atomic_load(&k->too_big);
 		out[i].lost.nesting = atomic_load(&k->nesting);
 		out[i].lost.overwritten = atomic_load(&k->overwritten);
+		out[i].lost_fair = atomic_load(&k->fair);
 	}
 }

@@ -53,9 +53,10 @@ struct mg_collect_cfg {
 
 /* Per CPU, since the daemon started (reads of every load of the module). */
 struct mg_collect_cpu {
-	__u64 records;			/* event records (LOST, TASK excluded) */
+	__u64 records;			/* event records (LOST, TASK, JOB_LOST excluded) */
 	__u64 bytes;
 	struct magnet_lost lost;	/* sums of the LOST records read */
+	__u64 lost_fair;		/* of the JOB_LOST records read */
 };
 
 /*

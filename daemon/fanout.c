@@ -196,12 +196,16 @@ int mg_fanout_agg_key(void *arg, enum mg_agg_key kind,
 	}
 }
 
-/* LOST records always pass; TASK records too, for binary streams. */
+/*
+ * LOST and JOB_LOST records always pass (losses are never silent); TASK
+ * records too, for binary streams.
+ */
 static bool wants(const struct client *c, const struct magnet_record *r)
 {
 	if (mg_record_is_task(r))
 		return c->format == MG_FORMAT_BINARY;
-	return r->event_id == MAGNET_EVENT_LOST || mg_expr_match(c->filter, r);
+	return r->event_id == MAGNET_EVENT_LOST || mg_record_is_job_lost(r) ||
+	       mg_expr_match(c->filter, r);
 }
 
 static void feed_agg(struct mg_server *s, struct client *c)
@@ -211,7 +215,9 @@ static void feed_agg(struct mg_server *s, struct client *c)
 	for (i = 0; i < s->nrecs; i++) {
 		const struct magnet_record *r = s->recs[i];
 
-		if (mg_record_is_task(r) || (c->subscribed && !wants(c, r)))
+		/* A job's fairness losses are TOTALS' (per job), not an event. */
+		if (mg_record_is_task(r) || mg_record_is_job_lost(r) ||
+		    (c->subscribed && !wants(c, r)))
 			continue;
 		if (c->net) {
 			mg_netview_add_record(c->net, r);

@@ -161,6 +161,13 @@ int mg_prom_render(FILE *out, const struct mg_totals_view *v)
 				   v->jobs[i].intr_events);
 	job_sample(out, "magnet_job_intr_events_total", &v->other,
 		   v->other.intr_events);
+	family(out, "magnet_job_lost_fair_total", "counter",
+	       "Records of each job the kernel's fairness rule dropped (its JOB_LOST records: the job over its share of a filling ring), as magnet_job_events_total; the shared job (interrupt context) as cgroup=\"other\".");
+	for (i = 0; i < v->njobs; i++)
+		if (v->jobs[i].exported)
+			job_sample(out, "magnet_job_lost_fair_total", &v->jobs[i],
+				   v->jobs[i].lost_fair);
+	job_sample(out, "magnet_job_lost_fair_total", &v->other, v->other.lost_fair);
 	return ferror(out) ? -EIO : 0;
 }
 

@@ -30,7 +30,7 @@ struct probe_count {
 struct job_slot {
 	__u64 cgroup;		/* 0: empty */
 	bool exported;
-	__u64 events, sock_bytes, intr_events;
+	__u64 events, sock_bytes, intr_events, lost_fair;
 };
 
 struct mg_totals {
@@ -117,6 +117,35 @@ static __u64 sock_bytes_of(const struct magnet_record *r)
 	return s->size;
 }
 
+/* The job's slot, made if need be; NULL for cgroup 0 or a full table. */
+static struct job_slot *job_of(struct mg_totals *t, __u64 cgroup)
+{
+	struct job_slot *j = cgroup ? job_find(t, cgroup) : NULL;
+
+	if (j && !j->cgroup) {
+		if (t->njobs >= MG_TOTALS_JOBS)
+			return NULL;	/* the table is full: "other" */
+		j->cgroup = cgroup;
+		j->exported = t->nexported < t->exported_max;
+		t->nexported += j->exported;
+		t->njobs++;
+	}
+	return j;
+}
+
+/* A JOB_LOST record: n records of its job dropped by the fairness rule. */
+static void count_job_lost(struct mg_totals *t, const struct magnet_record *r)
+{
+	__u64 n = mg_record_job_lost(r);
+	struct job_slot *j = job_of(t, r->cgroup);
+
+	t->kernel_lost += n;
+	if (j)
+		j->lost_fair += n;
+	if (!j || !j->exported)
+		t->other.lost_fair += n;
+}
+
 /*
  * Records of one probe, job and kind in a row (a read is mostly such
  * runs): counted once per run, not once per record.
@@ -148,17 +177,7 @@ static void count_run(struct mg_totals *t, const struct run *u)
 		}
 	}
 
-	j = u->cgroup ? job_find(t, u->cgroup) : NULL;
-	if (j && !j->cgroup) {
-		if (t->njobs >= MG_TOTALS_JOBS) {
-			j = NULL;	/* the table is full: "other" */
-		} else {
-			j->cgroup = u->cgroup;
-			j->exported = t->nexported < t->exported_max;
-			t->nexported += j->exported;
-			t->njobs++;
-		}
-	}
+	j = job_of(t, u->cgroup);
 	if (j) {
 		j->events += u->events;
 		j->sock_bytes += u->sock;
@@ -184,6 +203,11 @@ static void add(struct mg_totals *t, const void *data, size_t len)
 		if (r->event_id == MAGNET_EVENT_LOST) {
 			if (r->size >= MAGNET_RECORD_HEADER + sizeof(struct magnet_lost))
 				t->kernel_lost += mg_lost_total(mg_record_lost(r));
+			continue;
+		}
+		if (mg_record_is_job_lost(r)) {
+			if (r->size >= MG_JOB_LOST_SIZE)
+				count_job_lost(t, r);
 			continue;
 		}
 		if (r->event_id == MAGNET_EVENT_PAD || mg_record_is_task(r))
@@ -313,6 +337,7 @@ int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 		o->events = j->events;
 		o->sock_bytes = j->sock_bytes;
 		o->intr_events = j->intr_events;
+		o->lost_fair = j->lost_fair;
 	}
 	pthread_mutex_unlock(&t->lock);
 	qsort(v->jobs, v->njobs, sizeof(*v->jobs), busiest_first);

@@ -12,10 +12,12 @@
  * Probes: per event id, events, and for "sock" handler probes the bytes
  *         of their size argument (bytes sent or received).
  * Jobs:   per cgroup (the job: the record header's cgroup, that of the
- *         thread when it wrote the record), events, sock bytes, and
- *         the events of those written in interrupt context (their job
- *         is the interrupted task's). Records of cgroup 0 (no job
- *         known: format-2 streams) count towards "other".
+ *         thread when it wrote the record), events, sock bytes, the
+ *         events of those written in interrupt context (their job is
+ *         the interrupted task's), and the records the fairness rule
+ *         dropped (its JOB_LOST records; UAPI FAIRNESS). Records of
+ *         cgroup 0 (no job known: format-2 streams; the shared job's
+ *         losses) count towards "other".
  *
  * TASK records are not events: not counted anywhere here.
  *
@@ -54,8 +56,8 @@ struct mg_totals_node {
 	unsigned int cpus;
 	__u64 records;			/* event records read */
 	__u64 bytes;			/* bytes of those records */
-	__u64 kernel_lost;		/* records the kernel's LOST records
-					 * reported lost */
+	__u64 kernel_lost;		/* records the kernel's LOST and
+					 * JOB_LOST records reported lost */
 	__u64 daemon_dropped;		/* records counted that the server's
 					 * queue refused */
 	unsigned int probes;		/* probes loaded now (magnet/probes) */
@@ -79,6 +81,7 @@ struct mg_totals_job {
 	__u64 events;
 	__u64 sock_bytes;
 	__u64 intr_events;		/* of those, MAGNET_REC_INTR records */
+	__u64 lost_fair;		/* dropped by the fairness rule */
 };
 
 /* A copy of the counters at one moment, for a renderer. */
@@ -97,7 +100,8 @@ void mg_totals_free(struct mg_totals *t);
 
 /*
  * Count one record: an event under its header's cgroup; LOST records
- * towards kernel_lost; TASK records not at all.
+ * towards kernel_lost; JOB_LOST records towards kernel_lost and their
+ * job's lost_fair; TASK records not at all.
  */
 void mg_totals_add(struct mg_totals *t, const struct magnet_record *r);
 

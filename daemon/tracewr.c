@@ -169,8 +169,8 @@ static __u64 walk(const unsigned char *data, size_t len, struct walk *out)
 
 				memcpy(&l, r + MAGNET_RECORD_HEADER, sizeof(l));
 				mg_lost_add(&out->lost, &l);
-			} else if (id == MAGNET_EVENT_TASK) {
-				out->tasks++;
+			} else if (id == MAGNET_EVENT_TASK || id == MAGNET_EVENT_JOB_LOST) {
+				out->tasks++;	/* metadata: no event */
 			} else {
 				out->events++;
 			}

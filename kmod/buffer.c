@@ -284,6 +284,7 @@ int mg_buffers_init(unsigned long size, enum mg_ring_mode mode)
 			goto err;
 		mg_bufs[cpu] = buf;
 		buf->cpu = cpu;
+		mg_fair_cpu_init(&buf->fair);
 		mg_fs_buf_init(buf);
 		rb = mg_ring_alloc(cpu, size, mode);
 		if (!rb)
@@ -354,8 +355,10 @@ mg_task_unnamed(struct mg_cpu_buf *buf, struct mg_ring *rb, struct task_struct *
 static __always_inline void
 mg_task_name(struct mg_ring *rb, struct mg_task_slot *slot, unsigned int gen,
 	     struct magnet_record *rec, struct task_struct *tsk, const u64 comm[2],
-	     u64 cgroup)
+	     u64 cgroup, u64 ts)
 {
+	rec->size = MG_TASK_RECORD_LEN;	/* JOB_LOST records may share the metadata */
+	rec->timestamp = ts;
 	rec->event_id = MAGNET_EVENT_TASK;
 	rec->flags = 0;
 	rec->cpu = rb->cpu;
@@ -387,10 +390,11 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 {
 	struct mg_cpu_buf *buf = mg_bufs[smp_processor_id()];
 	struct mg_ring *rb = rcu_dereference_sched(buf->ring);
-	struct magnet_record *rec, *task = NULL;
+	struct magnet_record *rec, *meta = NULL;
 	struct task_struct *tsk = current;
+	unsigned int gen, meta_len, plan;
 	struct mg_task_slot *slot;
-	unsigned int gen;
+	struct mg_fair_job *job;
 	u64 comm[2], cgroup;
 
 	*rbp = rb;
@@ -399,13 +403,22 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 		return NULL;
 	}
 	cgroup = mg_task_cgroup(tsk);
+	/* The caller knows the hit's context (a trapping kprobe runs in int3). */
+	job = mg_fair_admit(&buf->fair, rb, cgroup, flags & MAGNET_REC_INTR);
+	if (unlikely(!job))
+		return NULL;	/* over its share of a filling ring: counted */
+	plan = mg_fair_reports(&buf->fair, rb, job);
 	slot = mg_task_unnamed(buf, rb, tsk, comm, &gen);
-	rec = mg_ring_reserve_meta(rb, MAGNET_RECORD_HEADER + payload_len,
-				   slot ? MG_TASK_RECORD_LEN : 0, &task);
+	meta_len = mg_fair_meta(plan) + (slot ? MG_TASK_RECORD_LEN : 0);
+	rec = mg_ring_reserve_meta(rb, MAGNET_RECORD_HEADER + payload_len, meta_len, &meta);
+	/* [JOB_LOST ...][TASK][record]: the TASK record after the losses */
+	meta = mg_fair_done(&buf->fair, rb, job, plan, rec, meta,
+			    ALIGN(MAGNET_RECORD_HEADER + payload_len, MAGNET_RECORD_ALIGN) +
+			    meta_len);
 	if (unlikely(!rec))
 		return NULL;
 	if (slot)
-		mg_task_name(rb, slot, gen, task, tsk, comm, cgroup);
+		mg_task_name(rb, slot, gen, meta, tsk, comm, cgroup, rec->timestamp);
 	rec->event_id = event_id;
 	rec->flags = flags;
 	rec->cpu = rb->cpu;

@@ -6,6 +6,7 @@
 #include <linux/mutex.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include "fair.h"
 #include "ring_core.h"
 
 /*
@@ -50,6 +51,7 @@ struct mg_cpu_buf {
 	 * reader; a new ring starts past the old one's.
 	 */
 	struct mg_task_slot tasks[MG_TASK_SLOTS];
+	struct mg_fair_cpu fair;	/* per-job fairness (fair.h) */
 };
 
 enum mg_clock { MG_CLOCK_MONO, MG_CLOCK_TSC };

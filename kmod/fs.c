@@ -3,8 +3,8 @@
  * magnetfs: the debugfs face of the rings.
  *
  * magnet/cpuN are the data files (consumed by reading, one reader each);
- * version, probes, stats and buffers are read-only control files. The read
- * condition, delivery modes and file formats are specified in the UAPI
+ * version, probes, stats, buffers and jobs are read-only control files. The
+ * read condition, delivery modes and file formats are specified in the UAPI
  * header, include/uapi/linux/magnet.h.
  *
  * The data files are created with debugfs_create_file_unsafe(): 6.1's
@@ -707,12 +707,12 @@ static int mg_stats_show(struct seq_file *m, void *v)
 	unsigned int cpu;
 
 	seq_puts(m,
-		 "cpu\twritten\tbytes\tlost_full\tlost_too_big\tlost_nesting\toverwritten\tdiscarded\n");
+		 "cpu\twritten\tbytes\tlost_full\tlost_too_big\tlost_nesting\toverwritten\tdiscarded\tlost_fair\n");
 	for_each_possible_cpu(cpu) {
 		mg_buffer_stats(mg_bufs[cpu], &st);
-		seq_printf(m, "%u\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\n", cpu, st.written,
+		seq_printf(m, "%u\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\n", cpu, st.written,
 			   st.bytes, st.lost_full, st.lost_too_big, st.lost_nesting, st.overwritten,
-			   st.discarded);
+			   st.discarded, mg_fair_lost(&mg_bufs[cpu]->fair));
 	}
 	return 0;
 }
@@ -722,16 +722,16 @@ static int mg_buffers_show(struct seq_file *m, void *v)
 {
 	unsigned int cpu;
 
-	seq_puts(m, "cpu\tsize\tmode\tused\treader\n");
+	seq_puts(m, "cpu\tsize\tmode\tused\treader\tfair\n");
 	for_each_possible_cpu(cpu) {
 		struct mg_cpu_buf *buf = mg_bufs[cpu];
 		struct mg_ring *rb;
 
 		rcu_read_lock_sched();
 		rb = rcu_dereference_sched(buf->ring);
-		seq_printf(m, "%u\t%lu\t%s\t%lu\t%d\n", cpu, rb->size,
+		seq_printf(m, "%u\t%lu\t%s\t%lu\t%d\t%u\n", cpu, rb->size,
 			   rb->mode == MG_RING_OVERWRITE ? "overwrite" : "discard",
-			   mg_ring_avail_bytes(rb), atomic_read(&buf->reader));
+			   mg_ring_avail_bytes(rb), atomic_read(&buf->reader), mg_fair_get_fill());
 		rcu_read_unlock_sched();
 	}
 	return 0;
@@ -804,6 +804,7 @@ void mg_fs_publish(void)
 	mg_fs_create("probes", NULL, &mg_probes_fops, true, NULL);
 	mg_fs_create("stats", NULL, &mg_stats_fops, true, NULL);
 	mg_fs_create("buffers", NULL, &mg_buffers_fops, true, NULL);
+	mg_fs_create("jobs", NULL, &mg_jobs_fops, true, NULL);
 	for_each_possible_cpu(cpu) {
 		snprintf(name, sizeof(name), "cpu%u", cpu);
 		mg_fs_create(name, mg_bufs[cpu], &mg_data_fops, false, &mg_bufs[cpu]->dentry);

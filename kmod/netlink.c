@@ -48,6 +48,7 @@ static const struct nla_policy mg_buffer_policy[MAGNET_BUFFER_A_MAX + 1] = {
 	[MAGNET_BUFFER_A_SIZE] = { .type = NLA_U64 },
 	[MAGNET_BUFFER_A_MODE] = NLA_POLICY_MAX(NLA_U8, MAGNET_BUFFER_OVERWRITE),
 	[MAGNET_BUFFER_A_CPUS] = { .type = NLA_REJECT },
+	[MAGNET_BUFFER_A_FAIR_FILL] = NLA_POLICY_MAX(NLA_U8, MAGNET_FAIR_FILL_MAX),
 };
 
 static const struct nla_policy mg_policy[MAGNET_A_MAX + 1] = {
@@ -57,6 +58,7 @@ static const struct nla_policy mg_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_CPU_STATS] = { .type = NLA_REJECT },
 	[MAGNET_A_ALARM] = { .type = NLA_REJECT },
 	[MAGNET_A_GENERATION] = { .type = NLA_REJECT },
+	[MAGNET_A_JOB] = { .type = NLA_REJECT },
 };
 
 static struct genl_family mg_family;
@@ -533,7 +535,8 @@ static int mg_fill_buffer(struct sk_buff *skb, const void *arg)
 	if (!nest ||
 	    nla_put_u64_64bit(skb, MAGNET_BUFFER_A_SIZE, mg_buffers_size(), 0) ||
 	    nla_put_u8(skb, MAGNET_BUFFER_A_MODE, mg_buffers_mode()) ||
-	    nla_put_u32(skb, MAGNET_BUFFER_A_CPUS, num_possible_cpus()))
+	    nla_put_u32(skb, MAGNET_BUFFER_A_CPUS, num_possible_cpus()) ||
+	    nla_put_u8(skb, MAGNET_BUFFER_A_FAIR_FILL, mg_fair_get_fill()))
 		return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;
@@ -559,6 +562,12 @@ static int mg_nl_buffer_set(struct sk_buff *skb, struct genl_info *info)
 			       mg_buffer_policy, info->extack);
 	if (ret)
 		return ret;
+	/* The threshold alone keeps the rings: no reader needs to let go. */
+	if (!bt[MAGNET_BUFFER_A_SIZE] && !bt[MAGNET_BUFFER_A_MODE]) {
+		if (bt[MAGNET_BUFFER_A_FAIR_FILL])
+			mg_fair_set_fill(nla_get_u8(bt[MAGNET_BUFFER_A_FAIR_FILL]));
+		return 0;
+	}
 	/* What is not given stays: mg_buffers_resize() reads it under its lock. */
 	size = bt[MAGNET_BUFFER_A_SIZE] ? nla_get_u64(bt[MAGNET_BUFFER_A_SIZE]) : 0;
 	mode = bt[MAGNET_BUFFER_A_MODE] ? nla_get_u8(bt[MAGNET_BUFFER_A_MODE]) : -1;
@@ -576,6 +585,8 @@ static int mg_nl_buffer_set(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "a reader is attached to a ring: close it first");
 	else if (ret == -ENOMEM)
 		NL_SET_ERR_MSG(info->extack, "not enough memory for rings of this size");
+	else if (!ret && bt[MAGNET_BUFFER_A_FAIR_FILL])
+		mg_fair_set_fill(nla_get_u8(bt[MAGNET_BUFFER_A_FAIR_FILL]));
 	return ret;
 }
 
@@ -610,7 +621,9 @@ static int mg_nl_stats_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		    nla_put_u64_64bit(skb, MAGNET_CSTAT_A_OVERWRITTEN, st.overwritten,
 				      MAGNET_CSTAT_A_PAD) ||
 		    nla_put_u64_64bit(skb, MAGNET_CSTAT_A_DISCARDED, st.discarded,
-				      MAGNET_CSTAT_A_PAD)) {
+				      MAGNET_CSTAT_A_PAD) ||
+		    nla_put_u64_64bit(skb, MAGNET_CSTAT_A_LOST_FAIR,
+				      mg_fair_lost(&mg_bufs[cpu]->fair), MAGNET_CSTAT_A_PAD)) {
 			genlmsg_cancel(skb, hdr);
 			break;
 		}
@@ -618,6 +631,51 @@ static int mg_nl_stats_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		genlmsg_end(skb, hdr);
 	}
 	cb->args[0] = cpu;
+	return skb->len;
+}
+
+static int mg_put_job(struct sk_buff *skb, unsigned int cpu, const struct mg_fair_stat *st)
+{
+	struct nlattr *nest = nla_nest_start(skb, MAGNET_A_JOB);
+
+	if (!nest || nla_put_u32(skb, MAGNET_JOB_A_CPU, cpu) ||
+	    nla_put_u64_64bit(skb, MAGNET_JOB_A_CGROUP, st->cgroup, MAGNET_JOB_A_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_JOB_A_WRITTEN, st->written, MAGNET_JOB_A_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_JOB_A_LOST_FAIR, st->lost_fair, MAGNET_JOB_A_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_JOB_A_PENDING, st->pending, MAGNET_JOB_A_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_JOB_A_LOST_RING, st->lost_ring, MAGNET_JOB_A_PAD))
+		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* cb->args[0]: the CPU, cb->args[1]: the next entry of its table. */
+static int mg_nl_jobs_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	unsigned int cpu = cb->args[0], idx = cb->args[1];
+	struct mg_fair_stat st;
+	void *hdr;
+
+	for (; cpu < nr_cpu_ids; cpu++, idx = 0) {
+		if (!cpu_possible(cpu))
+			continue;
+		for (; idx < MG_FAIR_ENTRIES; idx++) {
+			if (mg_fair_entry(&mg_bufs[cpu]->fair, idx, &st))
+				continue;
+			hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+					  &mg_family, NLM_F_MULTI, MAGNET_CMD_JOBS_GET);
+			if (!hdr)
+				goto out;
+			if (mg_put_job(skb, cpu, &st)) {
+				genlmsg_cancel(skb, hdr);
+				goto out;
+			}
+			genlmsg_end(skb, hdr);
+		}
+	}
+out:
+	cb->args[0] = cpu;
+	cb->args[1] = idx;
 	return skb->len;
 }
 
@@ -681,6 +739,12 @@ static const struct genl_ops mg_ops[] = {
 		.cmd = MAGNET_CMD_STATS_GET,
 		.start = mg_dump_start,
 		.dumpit = mg_nl_stats_dump,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = MAGNET_CMD_JOBS_GET,
+		.start = mg_dump_start,
+		.dumpit = mg_nl_jobs_dump,
 		.flags = GENL_ADMIN_PERM,
 	},
 };

@@ -21,6 +21,9 @@
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #define barrier()	__asm__ __volatile__("" ::: "memory")
 #define notrace
+#ifndef __always_inline
+#define __always_inline	inline __attribute__((__always_inline__))
+#endif
 #define NOKPROBE_SYMBOL(fn)
 #define READ_ONCE(x)	(*(const volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
@@ -74,6 +77,14 @@ static inline void local_sub(long i, local_t *l)
 	__asm__ __volatile__("subq %1,%0" : "+m"(l->a) : "ir"(i) : "memory");
 }
 
+static inline long local_add_return(long i, local_t *l)
+{
+	long old = i;
+
+	__asm__ __volatile__("xaddq %0,%1" : "+r"(old), "+m"(l->a) :: "memory");
+	return old + i;
+}
+
 static inline long local_cmpxchg(local_t *l, long old, long new)
 {
 	long prev;
@@ -103,6 +114,11 @@ static inline void local_add(long i, local_t *l)
 static inline void local_sub(long i, local_t *l)
 {
 	__atomic_fetch_sub(&l->a, i, __ATOMIC_RELAXED);
+}
+
+static inline long local_add_return(long i, local_t *l)
+{
+	return __atomic_add_fetch(&l->a, i, __ATOMIC_RELAXED);
 }
 
 static inline long local_cmpxchg(local_t *l, long old, long new)

@@ -10,3 +10,10 @@ $(BUILD)/tests/unit/test_ring: $(BUILD)/tests/unit/test_ring.o $(RING_USER_OBJ)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) -lpthread
 $(BUILD)/tests/unit/test_ring.o: CFLAGS += -Ikmod
 UNIT_TESTS += $(BUILD)/tests/unit/test_ring
+
+# Per-job fairness (kmod/fair.h) on the same ring.
+$(BUILD)/tests/unit/test_fair: $(BUILD)/tests/unit/test_fair.o $(RING_USER_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS)
+$(BUILD)/tests/unit/test_fair.o: CFLAGS += -Ikmod
+UNIT_TESTS += $(BUILD)/tests/unit/test_fair

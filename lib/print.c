@@ -374,12 +374,28 @@ out:
 		print_who(f, o, r);
 }
 
+/* A JOB_LOST record: the job, and its records the fairness rule dropped. */
+static void print_job_lost(FILE *f, const struct mg_print_opts *o,
+			   const struct magnet_record *r)
+{
+	if (o->json)
+		fprintf(f, ",\"cpu\":%u,\"id\":%u,\"event\":\"job_lost\",\"cgroup\":%llu,\"fair\":%llu}",
+			r->cpu, r->event_id, (unsigned long long)r->abstract_id,
+			(unsigned long long)mg_record_job_lost(r));
+	else
+		fprintf(f, " %u JOB_LOST cgroup=%llu fair=%llu", r->cpu,
+			(unsigned long long)r->abstract_id,
+			(unsigned long long)mg_record_job_lost(r));
+}
+
 int mg_print_record(FILE *f, const struct mg_print_opts *o,
 		    const struct magnet_record *r)
 {
 	print_time(f, o, r->timestamp);
 	if (mg_record_is_lost(r))
 		print_lost(f, o, r);
+	else if (mg_record_is_job_lost(r))
+		print_job_lost(f, o, r);
 	else if (mg_record_is_task(r))
 		print_task(f, o, r);
 	else

@@ -167,6 +167,8 @@ const char *mg_event_name(const struct mg_probe_table *t, unsigned int id)
 
 	if (id == MAGNET_EVENT_LOST)
 		return "lost";
+	if (id == MAGNET_EVENT_JOB_LOST)
+		return "job_lost";
 	p = mg_probes_find(t, id);
 	return p ? p->target : "unknown";
 }

@@ -21,7 +21,7 @@ static const char *const mg_rec_reasons[MG_REC_NERR] = {
 	[MG_REC_SIZE_ALIGN]	= "record size not a multiple of 8",
 	[MG_REC_SIZE_BIG]	= "record size larger than MAGNET_RECORD_MAX",
 	[MG_REC_PAD]		= "padding record (event id 0)",
-	[MG_REC_EVENT]		= "reserved event id (3..15)",
+	[MG_REC_EVENT]		= "reserved event id (4..15)",
 	[MG_REC_FLAGS]		= "flags undefined (for this layout) or more than 6 arguments",
 	[MG_REC_LAYOUT]		= "record size does not match its layout",
 	[MG_REC_MISALIGNED]	= "record not 8-byte aligned",
@@ -136,6 +136,8 @@ const char *mg_record_type(const struct magnet_record *r)
 		return "lost";
 	if (mg_record_is_task(r))
 		return "task";
+	if (mg_record_is_job_lost(r))
+		return "job_lost";
 	if (mg_record_handler(r) == MAGNET_HANDLER_RAW)
 		return "custom";
 	return mg_record_is_return(r) ? "kretprobe" : "kprobe";
@@ -179,6 +181,12 @@ int mg_record_check(const void *buf, size_t len, size_t off)
 		if (r->flags)
 			return -MG_REC_FLAGS;
 		if (size != MAGNET_RECORD_HEADER + sizeof(struct magnet_task))
+			return -MG_REC_LAYOUT;
+		return 0;
+	case MAGNET_EVENT_JOB_LOST:
+		if (r->flags)
+			return -MG_REC_FLAGS;
+		if (size != MAGNET_RECORD_HEADER + sizeof(struct magnet_job_lost))
 			return -MG_REC_LAYOUT;
 		return 0;
 	default:
@@ -405,6 +413,22 @@ ssize_t mg_record_encode_task(void *buf, size_t len,
 	t = (struct magnet_task *)r->payload;
 	memset(t->comm, 0, sizeof(t->comm));	/* NUL-padded, as the kernel's */
 	memcpy(t->comm, comm, strnlen(comm, sizeof(t->comm)));
+	return size;
+}
+
+ssize_t mg_record_encode_job_lost(void *buf, size_t len,
+				  const struct mg_record_hdr *h, __u64 cgroup, __u64 fair)
+{
+	struct magnet_record *r = buf;
+	size_t size = MAGNET_RECORD_HEADER + sizeof(struct magnet_job_lost);
+	struct mg_record_hdr jh = *h;
+
+	if (len < size)
+		return -ENOSPC;
+	jh.cgroup = (__u32)cgroup;
+	jh.abstract_id = cgroup;
+	fill_header(r, &jh, size, MAGNET_EVENT_JOB_LOST, 0);
+	((struct magnet_job_lost *)r->payload)->fair = fair;
 	return size;
 }
 

@@ -20,7 +20,7 @@ enum mg_rec_err {
 	MG_REC_SIZE_ALIGN,	/* size not a multiple of MAGNET_RECORD_ALIGN */
 	MG_REC_SIZE_BIG,	/* size > MAGNET_RECORD_MAX */
 	MG_REC_PAD,		/* event id 0: ring padding leaked to a reader */
-	MG_REC_EVENT,		/* event id 3..15: reserved, undefined */
+	MG_REC_EVENT,		/* event id 4..15: reserved, undefined */
 	MG_REC_FLAGS,		/* undefined flag bits (a named handler's layout has
 				 * none but the handler), or nargs > 6 */
 	MG_REC_LAYOUT,		/* size does not match the layout flags describe */
@@ -198,6 +198,13 @@ ssize_t mg_record_encode_skb(void *buf, size_t len,
  */
 ssize_t mg_record_encode_task(void *buf, size_t len,
 			      const struct mg_record_hdr *h, const char *comm);
+/*
+ * A JOB_LOST record: @fair records of job @cgroup (its whole cgroup v2 id,
+ * 0 the shared job) dropped by the fairness rule. h->event_id, cgroup and
+ * abstract_id are ignored: the job is the record's.
+ */
+ssize_t mg_record_encode_job_lost(void *buf, size_t len,
+				  const struct mg_record_hdr *h, __u64 cgroup, __u64 fair);
 /* h->event_id is ignored: always MAGNET_EVENT_LOST. */
 ssize_t mg_record_encode_lost(void *buf, size_t len,
 			      const struct mg_record_hdr *h,
@@ -215,7 +222,24 @@ static inline bool mg_record_is_task(const struct magnet_record *r)
 	return r->event_id == MAGNET_EVENT_TASK;
 }
 
-/* Records LOST and TASK: written by magnet itself, not by a probe. */
+/*
+ * A JOB_LOST record: one job's records the fairness rule dropped on this
+ * CPU (UAPI FAIRNESS); the job is abstract_id, 0 the shared job.
+ */
+static inline bool mg_record_is_job_lost(const struct magnet_record *r)
+{
+	return r->event_id == MAGNET_EVENT_JOB_LOST;
+}
+
+#define MG_JOB_LOST_SIZE \
+	(MAGNET_RECORD_HEADER + sizeof(struct magnet_job_lost))
+
+static inline __u64 mg_record_job_lost(const struct magnet_record *r)
+{
+	return ((const struct magnet_job_lost *)r->payload)->fair;
+}
+
+/* Records LOST, TASK and JOB_LOST: written by magnet itself, not by a probe. */
 static inline bool mg_record_is_meta(const struct magnet_record *r)
 {
 	return r->event_id < MAGNET_EVENT_FIRST_DYNAMIC;
@@ -257,7 +281,10 @@ static inline unsigned int mg_record_handler(const struct magnet_record *r)
 	return MAGNET_REC_HANDLER(r->flags);
 }
 
-/* "kprobe", "kretprobe", "custom" (raw), "lost" or "task": the record's kind. */
+/*
+ * "kprobe", "kretprobe", "custom" (raw), "lost", "task" or "job_lost": the
+ * record's kind.
+ */
 const char *mg_record_type(const struct magnet_record *r);
 
 static inline const struct magnet_sock *

@@ -34,6 +34,7 @@ struct cpu_count {
 	__u64 records;			/* event records */
 	__u64 lost_records;
 	struct magnet_lost lost;
+	__u64 lost_fair;	/* JOB_LOST records' */
 	__u64 task_records;
 	__u64 unnamed;			/* event records no TASK record named */
 };
@@ -191,6 +192,11 @@ static void count(struct dump *d, const struct magnet_record *r, __u32 cpu,
 		mg_lost_add(&c->lost, mg_record_lost(r));
 		return;
 	}
+	if (mg_record_is_job_lost(r)) {
+		c->lost_records++;
+		c->lost_fair += mg_record_job_lost(r);
+		return;
+	}
 	if (mg_record_is_task(r)) {
 		c->task_records++;
 		return;
@@ -212,13 +218,13 @@ static void print_stats(const struct dump *d)
 	struct cpu_count sum = { 0 };
 	__u32 cpu, i;
 
-	printf("cpu\trecords\tlost_records\tlost_full\tlost_too_big\tlost_nesting\toverwritten\ttask_records\tunnamed\n");
+	printf("cpu\trecords\tlost_records\tlost_full\tlost_too_big\tlost_nesting\toverwritten\ttask_records\tunnamed\tlost_fair\n");
 	for (cpu = 0; cpu < in->ncpus; cpu++) {
 		const struct cpu_count *c = &d->per_cpu[cpu];
 
 		if (d->cpu_filter && !d->cpus[cpu])
 			continue;
-		printf("%u\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n", cpu,
+		printf("%u\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n", cpu,
 		       (unsigned long long)c->records,
 		       (unsigned long long)c->lost_records,
 		       (unsigned long long)c->lost.full,
@@ -226,14 +232,16 @@ static void print_stats(const struct dump *d)
 		       (unsigned long long)c->lost.nesting,
 		       (unsigned long long)c->lost.overwritten,
 		       (unsigned long long)c->task_records,
-		       (unsigned long long)c->unnamed);
+		       (unsigned long long)c->unnamed,
+		       (unsigned long long)c->lost_fair);
+		sum.lost_fair += c->lost_fair;
 		sum.records += c->records;
 		sum.lost_records += c->lost_records;
 		mg_lost_add(&sum.lost, &c->lost);
 		sum.task_records += c->task_records;
 		sum.unnamed += c->unnamed;
 	}
-	printf("all\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n",
+	printf("all\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n",
 	       (unsigned long long)sum.records,
 	       (unsigned long long)sum.lost_records,
 	       (unsigned long long)sum.lost.full,
@@ -241,7 +249,8 @@ static void print_stats(const struct dump *d)
 	       (unsigned long long)sum.lost.nesting,
 	       (unsigned long long)sum.lost.overwritten,
 	       (unsigned long long)sum.task_records,
-	       (unsigned long long)sum.unnamed);
+	       (unsigned long long)sum.unnamed,
+	       (unsigned long long)sum.lost_fair);
 
 	printf("\nid\tevent\ttype\tcount\n");
 	for (i = MAGNET_EVENT_FIRST_DYNAMIC; i <= MAGNET_EVENT_MAX; i++) {

@@ -81,6 +81,7 @@ struct cpu_file {
 	__u64 tasks;		/* TASK records */
 	__u64 bytes;
 	struct magnet_lost lost;
+	__u64 lost_fair;	/* JOB_LOST records' (per job: UAPI FAIRNESS) */
 };
 
 struct reader {
@@ -418,6 +419,8 @@ static void consume(struct reader *rd, struct cpu_file *c,
 		 */
 		if (mg_record_is_lost(rec)) {
 			mg_lost_add(&c->lost, mg_record_lost(rec));
+		} else if (mg_record_is_job_lost(rec)) {
+			c->lost_fair += mg_record_job_lost(rec);
 		} else if (mg_record_is_task(rec)) {
 			c->tasks++;
 		} else {
@@ -847,14 +850,15 @@ static void finish(struct reader *rd)
 			t->flags |= MG_TRAILER_KSTATS;
 			t->kstats = *k;
 		}
-		fprintf(stderr, "cpu%u: records %llu bytes %llu lost full=%llu too_big=%llu nesting=%llu overwritten=%llu tasks=%llu",
+		fprintf(stderr, "cpu%u: records %llu bytes %llu lost full=%llu too_big=%llu nesting=%llu overwritten=%llu tasks=%llu fair=%llu",
 			c->cpu, (unsigned long long)c->records,
 			(unsigned long long)c->bytes,
 			(unsigned long long)c->lost.full,
 			(unsigned long long)c->lost.too_big,
 			(unsigned long long)c->lost.nesting,
 			(unsigned long long)c->lost.overwritten,
-			(unsigned long long)c->tasks);
+			(unsigned long long)c->tasks,
+			(unsigned long long)c->lost_fair);
 		if (k)
 			fprintf(stderr, " | kernel written=%llu bytes=%llu full=%llu too_big=%llu nesting=%llu overwritten=%llu",
 				(unsigned long long)k->written,

@@ -80,6 +80,7 @@ struct ctl_req {
 	__u32 buffer_attrs;		/* CTL_BIT(MAGNET_BUFFER_A_*) */
 	__u64 size;
 	__u8 mode_buf;			/* 0 discard, 1 overwrite */
+	__u8 fair_fill;			/* percent, 0: off */
 
 	/* monitor */
 	long long count;		/* -c COUNT; -1: until interrupted */

@@ -138,6 +138,9 @@ struct nl_msg *ctl_req_msg(const struct ctl_req *r, int fam)
 		if ((a & CTL_BIT(MAGNET_BUFFER_A_MODE)) &&
 		    nla_put_u8(msg, MAGNET_BUFFER_A_MODE, r->mode_buf))
 			goto fail;
+		if ((a & CTL_BIT(MAGNET_BUFFER_A_FAIR_FILL)) &&
+		    nla_put_u8(msg, MAGNET_BUFFER_A_FAIR_FILL, r->fair_fill))
+			goto fail;
 		nla_nest_end(msg, nest);
 	}
 	return msg;
@@ -155,6 +158,7 @@ static const char *const top_names[] = {
 	[MAGNET_A_CPU_STATS] = "MAGNET_A_CPU_STATS",
 	[MAGNET_A_ALARM] = "MAGNET_A_ALARM",
 	[MAGNET_A_GENERATION] = "MAGNET_A_GENERATION",
+	[MAGNET_A_JOB] = "MAGNET_A_JOB",
 };
 
 static const char *const probe_names[] = {
@@ -186,6 +190,7 @@ static const char *const buffer_names[] = {
 	[MAGNET_BUFFER_A_SIZE] = "MAGNET_BUFFER_A_SIZE (size)",
 	[MAGNET_BUFFER_A_MODE] = "MAGNET_BUFFER_A_MODE (mode)",
 	[MAGNET_BUFFER_A_CPUS] = "MAGNET_BUFFER_A_CPUS",
+	[MAGNET_BUFFER_A_FAIR_FILL] = "MAGNET_BUFFER_A_FAIR_FILL (fair)",
 };
 
 #define NAME_OF(tab, t) \

@@ -10,12 +10,12 @@
 
 struct cstat {
 	__u32 cpu;
-	__u64 v[7];	/* written ... overwritten discarded: cstat_keys */
+	__u64 v[8];	/* written ... overwritten discarded lost_fair: cstat_keys */
 };
 
-static const char *const cstat_keys[7] = {
+static const char *const cstat_keys[8] = {
 	"written", "bytes", "lost_full", "lost_too_big", "lost_nesting",
-	"overwritten", "discarded",
+	"overwritten", "discarded", "lost_fair",
 };
 
 struct cstats {
@@ -53,9 +53,10 @@ static int cstats_add(struct nlattr **tb, void *arg)
 	}
 	c = &cs->v[cs->n++];
 	c->cpu = ctl_nla_uint(st[MAGNET_CSTAT_A_CPU]);
-	for (i = 0; i < 7; i++) {
-		/* WRITTEN..OVERWRITTEN are consecutive; DISCARDED came later. */
-		struct nlattr *a = st[i < 6 ? MAGNET_CSTAT_A_WRITTEN + i : MAGNET_CSTAT_A_DISCARDED];
+	for (i = 0; i < 8; i++) {
+		/* WRITTEN..OVERWRITTEN are consecutive; DISCARDED, LOST_FAIR came later. */
+		struct nlattr *a = st[i < 6 ? MAGNET_CSTAT_A_WRITTEN + i :
+				      i == 6 ? MAGNET_CSTAT_A_DISCARDED : MAGNET_CSTAT_A_LOST_FAIR];
 
 		c->v[i] = a ? ctl_nla_uint(a) : 0;
 	}
@@ -95,16 +96,16 @@ static int run_stats(struct ctl_nl *nl, struct ctl_req *r)
 
 	pr_object_open(NULL);
 	pr_array_open("cpus");
-	pr_text("%-5s %14s %16s %12s %12s %12s %12s %12s\n", "cpu", "written",
+	pr_text("%-5s %14s %16s %12s %12s %12s %12s %12s %12s\n", "cpu", "written",
 		"bytes", "lost_full", "lost_too_big", "lost_nesting",
-		"overwritten", "discarded");
+		"overwritten", "discarded", "lost_fair");
 	for (i = 0; i < cs.n; i++) {
 		pr_record_open("cpu");
 		pr_u64("cpu", "%-5llu", cs.v[i].cpu);
-		for (k = 0; k < 7; k++) {
-			static const char *const fmt[7] = {
+		for (k = 0; k < 8; k++) {
+			static const char *const fmt[8] = {
 				" %14llu", " %16llu", " %12llu", " %12llu",
-				" %12llu", " %12llu", " %12llu\n",
+				" %12llu", " %12llu", " %12llu", " %12llu\n",
 			};
 
 			pr_u64(cstat_keys[k], fmt[k], cs.v[i].v[k]);
@@ -112,11 +113,11 @@ static int run_stats(struct ctl_nl *nl, struct ctl_req *r)
 		}
 		pr_record_close();
 	}
-	pr_text("%-5s %14llu %16llu %12llu %12llu %12llu %12llu %12llu\n", "all",
+	pr_text("%-5s %14llu %16llu %12llu %12llu %12llu %12llu %12llu %12llu\n", "all",
 		(unsigned long long)sum.v[0], (unsigned long long)sum.v[1],
 		(unsigned long long)sum.v[2], (unsigned long long)sum.v[3],
 		(unsigned long long)sum.v[4], (unsigned long long)sum.v[5],
-		(unsigned long long)sum.v[6]);
+		(unsigned long long)sum.v[6], (unsigned long long)sum.v[7]);
 	pr_array_close();
 
 	pr_array_open("probes");
@@ -157,8 +158,9 @@ const struct ctl_object ctl_stats_object = {
 	.cmds = stats_cmds,
 	.notes =
 "Per CPU: records written, their bytes, and records lost because the ring\n"
-"was full, the record too big, writers nested too deep, or (overwrite mode)\n"
-"overwritten before they were read. Per probe: hits = filtered + sampled +\n"
+"was full, the record too big, writers nested too deep, (overwrite mode)\n"
+"overwritten before they were read, or (lost_fair) their job was over its\n"
+"share of a filling ring (per job: \"buffer show\"). Per probe: hits = filtered + sampled +\n"
 "recorded + lost; missed counts hits the kprobes core skipped; alarms and\n"
 "alarms_dropped (over the rate limit) count notifications.\n",
 };

@@ -26,7 +26,7 @@ mon_work send a 100000 >/dev/null
 mon_wait_job a 1001
 sleep 1
 line=$(mon_totals | awk '$1 == "job" && $3 == "/a"')
-[[ $line == *" events=1001 sock_bytes=100000 exported=1 intr=0" ]] ||
+[[ $line == *" events=1001 sock_bytes=100000 exported=1 intr=0 lost_fair=0" ]] ||
 	mon_fail "job /a after one send of 100000 bytes: $line"
 line=$(mon_totals | awk '$1 == "probe" && $4 == "tcp_sendmsg"')
 [[ $line == *" sock=1 loaded=1" ]] || mon_fail "tcp_sendmsg: $line"

@@ -714,6 +714,14 @@ START_TEST(sample_buffer_stats_monitor_forms)
 	expect_uint(ba[MAGNET_BUFFER_A_SIZE], 8, 65536);
 	/* Out of the kernel's range (64K..1G) but a power of two: its call. */
 	parse_ok("buffer set size 2G");
+	parse_ok("buffer set fair 30");
+	build(MAGNET_CMD_BUFFER_SET, false);
+	only(ba, MAGNET_BUFFER_A_MAX, B(MAGNET_BUFFER_A_FAIR_FILL));
+	expect_uint(ba[MAGNET_BUFFER_A_FAIR_FILL], 1, 30);
+	parse_ok("buffer set fair off size 1M");
+	build(MAGNET_CMD_BUFFER_SET, false);
+	only(ba, MAGNET_BUFFER_A_MAX, B(MAGNET_BUFFER_A_FAIR_FILL) | B(MAGNET_BUFFER_A_SIZE));
+	expect_uint(ba[MAGNET_BUFFER_A_FAIR_FILL], 1, 0);
 
 	parse_ok("stats");
 	build(MAGNET_CMD_STATS_GET, true);
@@ -906,7 +914,10 @@ static const struct {
 	{ "sample set 16 often", "unknown keyword 'often'" },
 	{ "sample clear", "missing PROBE" },
 	{ "sample clear 16 every 2", "unexpected 'every'" },
-	{ "buffer set", "missing 'size SIZE' or 'mode discard|overwrite'" },
+	{ "buffer set", "missing 'size SIZE', 'mode discard|overwrite' or 'fair PERCENT'" },
+	{ "buffer set fair 100", "fair 100: expected a percentage from 0 (off) to 99, or 'off'" },
+	{ "buffer set fair", "missing PERCENT or 'off'" },
+	{ "buffer set fair 5 fair 6", "'fair' given twice" },
 	{ "buffer set size", "missing SIZE" },
 	{ "buffer set size 3M", "size 3M: not a power of two" },
 	{ "buffer set size 0", "size 0: not a power of two" },
@@ -942,7 +953,7 @@ START_TEST(usage_lines)
 	/* One message line, then the usage. */
 	usage_error("buffer set size 3M",
 		    "magnet-ctl: buffer set: size 3M: not a power of two\n"
-		    "usage: magnet-ctl buffer set [size SIZE] [mode discard|overwrite]\n");
+		    "usage: magnet-ctl buffer set [size SIZE] [mode discard|overwrite] [fair PERCENT|off]\n");
 }
 END_TEST
 
@@ -1639,6 +1650,22 @@ START_TEST(run_ext_ack)
 }
 END_TEST
 
+/* One job of one CPU, as mg_put_job() sends it. */
+static void k_job(__u32 seq, __u32 cpu, __u64 cgroup, __u64 written, __u64 fair, __u64 ring)
+{
+	struct nl_msg *m = k_msg(seq, NLM_F_MULTI, MAGNET_CMD_JOBS_GET);
+	struct nlattr *n = nla_nest_start(m, MAGNET_A_JOB);
+
+	nla_put_u32(m, MAGNET_JOB_A_CPU, cpu);
+	nla_put_u64(m, MAGNET_JOB_A_CGROUP, cgroup);
+	nla_put_u64(m, MAGNET_JOB_A_WRITTEN, written);
+	nla_put_u64(m, MAGNET_JOB_A_LOST_FAIR, fair);
+	nla_put_u64(m, MAGNET_JOB_A_PENDING, fair);
+	nla_put_u64(m, MAGNET_JOB_A_LOST_RING, ring);
+	nla_nest_end(m, n);
+	k_add_free(m);
+}
+
 START_TEST(run_buffer_and_stats)
 {
 	struct nl_msg *m;
@@ -1651,17 +1678,32 @@ START_TEST(run_buffer_and_stats)
 	nla_put_u64(m, MAGNET_BUFFER_A_SIZE, 1 << 20);
 	nla_put_u8(m, MAGNET_BUFFER_A_MODE, 1);
 	nla_put_u32(m, MAGNET_BUFFER_A_CPUS, 2);
+	nla_put_u8(m, MAGNET_BUFFER_A_FAIR_FILL, 50);
 	nla_nest_end(m, n);
 	k_add_free(m);
 	k_ack(1);
 	k_flush();
+	/* The jobs, one message per CPU each: summed per job, most lost first. */
+	k_job(2, 0, 0, 1, 0, 0);
+	k_job(2, 0, 4000000000ULL, 10, 3, 0);
+	k_job(2, 1, 4000000000ULL, 5, 4, 2);
+	k_job(2, 1, 4000000001ULL, 500, 0, 0);
+	k_done(2, 0);
+	k_flush();
 	ck_assert_int_eq(fake_run("buffer"), 0);
-	ck_assert_str_eq(out_buf, "size 1M mode overwrite cpus 2\n");
+	ck_assert_str_eq(out_buf,
+			 "size 1M mode overwrite cpus 2 fair 50%\n"
+			 "job                                   written    lost_fair    pending    lost_ring\n"
+			 "cgroup:4000000000                          15            7          7            2\n"
+			 "cgroup:4000000001                         500            0          0            0\n"
+			 "(shared)                                    1            0          0            0\n");
 	ck_assert_int_eq(k_request(), MAGNET_CMD_BUFFER_GET);
 	ck_assert_ptr_null(top[MAGNET_A_BUFFER]);
+	ck_assert_int_eq(k_request(), MAGNET_CMD_JOBS_GET);
+	ck_assert(k_req_hdr->nlmsg_flags & NLM_F_DUMP);
 
 	for (cpu = 1; cpu >= 0; cpu--) {
-		m = k_msg(2, NLM_F_MULTI, MAGNET_CMD_STATS_GET);
+		m = k_msg(3, NLM_F_MULTI, MAGNET_CMD_STATS_GET);
 		n = nla_nest_start(m, MAGNET_A_CPU_STATS);
 		nla_put_u32(m, MAGNET_CSTAT_A_CPU, cpu);
 		nla_put_u64(m, MAGNET_CSTAT_A_WRITTEN, 10 + cpu);
@@ -1671,16 +1713,17 @@ START_TEST(run_buffer_and_stats)
 		nla_put_u64(m, MAGNET_CSTAT_A_LOST_NESTING, 3);
 		nla_put_u64(m, MAGNET_CSTAT_A_OVERWRITTEN, 4);
 		nla_put_u64(m, MAGNET_CSTAT_A_DISCARDED, 5 + cpu);
+		nla_put_u64(m, MAGNET_CSTAT_A_LOST_FAIR, 7 * cpu);
 		nla_nest_end(m, n);
 		k_add_free(m);
 	}
-	k_done(2, 0);
+	k_done(3, 0);
 	k_flush();
-	queue_list(3, false);
+	queue_list(4, false);
 	ck_assert_int_eq(fake_run("stats -m"), 0);
 	ck_assert_str_eq(out_buf,
-			 "cpu\t0\t10\t1000\t1\t2\t3\t4\t5\n"
-			 "cpu\t1\t11\t1001\t1\t2\t3\t4\t6\n"
+			 "cpu\t0\t10\t1000\t1\t2\t3\t4\t5\t0\n"
+			 "cpu\t1\t11\t1001\t1\t2\t3\t4\t6\t7\n"
 			 "pstat\t16\tvfs_read\t10\t1\t2\t6\t1\t5\t6\t7\n"
 			 "pstat\t17\trd\t100\t1\t2\t96\t1\t5\t6\t7\n");
 	ck_assert_int_eq(k_request(), MAGNET_CMD_STATS_GET);

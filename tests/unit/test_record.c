@@ -254,6 +254,26 @@ START_TEST(lost_roundtrip)
 }
 END_TEST
 
+START_TEST(job_lost_roundtrip)
+{
+	ssize_t len = mg_record_encode_job_lost(BUF, sizeof(buf64), &hdr, 0x100000007ULL, 42);
+	const struct magnet_record *r = decode_one(len);
+
+	ck_assert_int_eq(len, 48);
+	ck_assert_uint_eq(r->event_id, MAGNET_EVENT_JOB_LOST);
+	ck_assert_uint_eq(r->flags, 0);
+	ck_assert(mg_record_is_job_lost(r) && mg_record_is_meta(r) && !mg_record_is_lost(r));
+	ck_assert_str_eq(mg_record_type(r), "job_lost");
+	ck_assert_uint_eq(r->abstract_id, 0x100000007ULL);	/* the job, whole */
+	ck_assert_uint_eq(r->cgroup, 7);
+	ck_assert_uint_eq(mg_record_job_lost(r), 42);
+	ck_assert_uint_eq(r->timestamp, hdr.timestamp);
+	/* Its one layout: a byte more or less is refused. */
+	((struct magnet_record *)BUF)->size = 56;
+	ck_assert_int_eq(mg_record_check(BUF, 56, 0), -MG_REC_LAYOUT);
+}
+END_TEST
+
 /* No generic payload on a named handler's record. */
 static void check_no_generic(const struct magnet_record *r)
 {
@@ -658,7 +678,10 @@ START_TEST(err_event)
 	/* A probe layout under the TASK id: TASK records have no flags. */
 	good()->event_id = MAGNET_EVENT_TASK;
 	ck_assert_int_eq(check_at(56), -MG_REC_FLAGS);
-	for (id = 3; id < MAGNET_EVENT_FIRST_DYNAMIC; id++) {
+	/* A probe layout under the JOB_LOST id: JOB_LOST records have none. */
+	good()->event_id = MAGNET_EVENT_JOB_LOST;
+	ck_assert_int_eq(check_at(56), -MG_REC_FLAGS);
+	for (id = 4; id < MAGNET_EVENT_FIRST_DYNAMIC; id++) {
 		good()->event_id = id;
 		ck_assert_int_eq(check_at(56), -MG_REC_EVENT);
 	}
@@ -1384,6 +1407,7 @@ int main(void)
 	tcase_add_loop_test(tc, capture_unreadable, 0, MAGNET_ARGS_MAX + 1);
 	tcase_add_test(tc, capture_accessors);
 	tcase_add_test(tc, lost_roundtrip);
+	tcase_add_test(tc, job_lost_roundtrip);
 	tcase_add_test(tc, sock_roundtrip);
 	tcase_add_test(tc, raw_roundtrip);
 	tcase_add_test(tc, handler_accessors);

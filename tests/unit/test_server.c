@@ -1244,7 +1244,7 @@ START_TEST(attribution)
 	ck_assert(cl_line(t, line, sizeof(line), 2000));
 	ck_assert_msg(sscanf(line, "OK %u totals ", &n) == 1 &&
 		      strstr(line, " records=9 "), "%s", line);
-	snprintf(want, sizeof(want), "job %u %s events=6 sock_bytes=0 exported=1 intr=1",
+	snprintf(want, sizeof(want), "job %u %s events=6 sock_bytes=0 exported=1 intr=1 lost_fair=0",
 		 cg, rel);
 	for (i = 0; i < n; i++) {
 		ck_assert(cl_line(t, line, sizeof(line), 2000));
@@ -1252,7 +1252,7 @@ START_TEST(attribution)
 		    strncmp(line, "job 4294967280 ", 15))
 			ck_assert_str_eq(line, want);
 		if (!strncmp(line, "job 0 ", 6))
-			ck_assert_str_eq(line, "job 0 other events=1 sock_bytes=0 exported=1 intr=0");
+			ck_assert_str_eq(line, "job 0 other events=1 sock_bytes=0 exported=1 intr=0 lost_fair=0");
 	}
 	cl_free(t);
 

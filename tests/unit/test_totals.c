@@ -61,6 +61,14 @@ static const struct magnet_record *lost(__u64 full, __u64 overwritten)
 	return (const void *)buf;
 }
 
+static const struct magnet_record *job_lost(__u64 cgroup, __u64 fair)
+{
+	struct mg_record_hdr h = { 0 };
+
+	ck_assert_int_gt(mg_record_encode_job_lost(buf, sizeof(buf), &h, cgroup, fair), 0);
+	return (const void *)buf;
+}
+
 static const struct mg_totals_job *job(const struct mg_totals_view *v,
 				       __u64 cgroup)
 {
@@ -104,6 +112,9 @@ START_TEST(exact_counts)
 	mg_totals_add(t, sock(18, 500, 0));	/* no known job */
 	rec_bytes += ((const struct magnet_record *)buf)->size;
 	mg_totals_add(t, lost(3, 4));
+	/* The fairness rule's: lost, and per job; the shared job's in other. */
+	mg_totals_add(t, job_lost(1001, 20));
+	mg_totals_add(t, job_lost(0, 2));
 	/* Not events: counted nowhere. */
 	mg_totals_add(t, task(100, 1001, "job-a"));
 	/* In interrupt context: under the interrupted task's job, and apart. */
@@ -116,7 +127,7 @@ START_TEST(exact_counts)
 	ck_assert_int_eq(mg_totals_view(t, &v), 0);
 	ck_assert_uint_eq(v.node.records, 12);
 	ck_assert_uint_eq(v.node.bytes, rec_bytes);
-	ck_assert_uint_eq(v.node.kernel_lost, 7);
+	ck_assert_uint_eq(v.node.kernel_lost, 7 + 20 + 2);
 	ck_assert_uint_eq(v.node.daemon_dropped, 9);
 	ck_assert_uint_eq(v.node.jobs, 2);
 
@@ -134,6 +145,7 @@ START_TEST(exact_counts)
 	ck_assert_uint_eq(v.jobs[0].cgroup, 1001);	/* busiest first, */
 	ck_assert_uint_eq(v.jobs[0].events, 5);
 	ck_assert_uint_eq(v.jobs[0].intr_events, 0);
+	ck_assert_uint_eq(v.jobs[0].lost_fair, 20);
 	ck_assert(v.jobs[0].exported);
 	ck_assert_uint_eq(v.jobs[1].cgroup, 1002);
 	ck_assert_uint_eq(v.jobs[1].events, 5);	/* ties by cgroup */
@@ -142,6 +154,8 @@ START_TEST(exact_counts)
 	ck_assert_uint_eq(v.other.events, 2);
 	ck_assert_uint_eq(v.other.intr_events, 1);
 	ck_assert_uint_eq(v.other.sock_bytes, 500);
+	ck_assert_uint_eq(v.other.lost_fair, 2);
+	ck_assert_uint_eq(v.jobs[1].lost_fair, 0);
 	ck_assert_str_eq(v.other.path, "other");
 	mg_totals_view_free(&v);
 	mg_totals_free(t);

@@ -23,6 +23,12 @@ $(BUILD)/tests/vm/jobtest: $(BUILD)/tests/vm/jobtest.o $(LIBMAGNET)
 USER_BINS += $(BUILD)/tests/vm/jobtest
 GUEST_FILES += $(BUILD)/tests/vm/jobtest:/magnet/bin/jobtest
 
+$(BUILD)/tests/vm/fairtest: $(BUILD)/tests/vm/fairtest.o $(LIBMAGNET)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
+USER_BINS += $(BUILD)/tests/vm/fairtest
+GUEST_FILES += $(BUILD)/tests/vm/fairtest:/magnet/bin/fairtest
+
 $(BUILD)/tests/vm/pktsend: $(BUILD)/tests/vm/pktsend.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^

@@ -232,6 +232,8 @@ static void put_records(struct cat *k, const void *buf, size_t len)
 		}
 		if (mg_record_is_lost(r)) {
 			k->lost += mg_lost_total(mg_record_lost(r));
+		} else if (mg_record_is_job_lost(r)) {
+			k->lost += mg_record_job_lost(r);
 		} else if (mg_record_is_task(r)) {
 			continue;	/* not an event */
 		} else if (++k->records == k->limit) {

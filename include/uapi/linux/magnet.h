@@ -40,17 +40,32 @@
  *                   that capture memory).
  *   magnet/stats    A header line, then one line per CPU, tab-separated:
  *                   cpu written bytes lost_full lost_too_big lost_nesting
- *                   overwritten discarded
+ *                   overwritten discarded lost_fair
  *                   (written and bytes count event records, not LOST
  *                   records; every hit of a probe is exactly one of
- *                   written, lost_full, lost_too_big or lost_nesting;
+ *                   written, lost_full, lost_too_big, lost_nesting or
+ *                   lost_fair (see FAIRNESS);
  *                   discarded counts written records that a resize threw
  *                   away unread. Counters never decrease, resizes
  *                   included. Columns may be added at the end.)
  *   magnet/buffers  A header line, then one line per CPU, tab-separated:
- *                   cpu size mode used reader
+ *                   cpu size mode used reader fair
  *                   (mode is discard or overwrite, used the committed bytes
- *                   not yet consumed, reader 1 while a reader is attached).
+ *                   not yet consumed, reader 1 while a reader is attached,
+ *                   fair the fairness threshold in percent, 0: off; see
+ *                   FAIRNESS).
+ *   magnet/jobs     A header line, then one line per job each CPU's
+ *                   fairness table holds, tab-separated:
+ *                   cpu cgroup written lost_fair pending lost_ring
+ *                   (cgroup is the job's whole cgroup v2 id, 0 the shared
+ *                   job, listed only once it has a count; written its
+ *                   event records; lost_fair its
+ *                   records the fairness rule dropped, pending those of
+ *                   them no JOB_LOST record reported yet; lost_ring its
+ *                   records the ring itself lost: full, too big,
+ *                   nesting, reported by LOST records without a job. A
+ *                   job's counts start at 0 when it takes a slot. See
+ *                   FAIRNESS.)
  *
  * All control files are read-only, mode 0400, and not consumed by reading.
  *
@@ -158,7 +173,8 @@
  *   offset size field
  *        0    4 size         whole record in bytes, header included; a
  *                            multiple of 8, 40 <= size <= MAGNET_RECORD_MAX
- *        4    2 event_id     MAGNET_EVENT_LOST, or a probe's id (>= 16)
+ *        4    2 event_id     MAGNET_EVENT_LOST, _TASK, _JOB_LOST, or a
+ *                            probe's id (>= 16)
  *        6    2 flags        MAGNET_REC_* below; undefined bits are 0
  *        8    4 cpu          CPU the event happened on (no 64-CPU limit)
  *       12    4 cgroup       low 32 bits of the task's cgroup v2 id, see JOBS
@@ -180,8 +196,9 @@
  * generation that stays 0 until 2^32 cgroups have been created since boot,
  * and the low half is unique among live cgroups at any time: a reader maps
  * it to a path by the inode numbers under the cgroup2 mount. TASK records
- * carry the whole id. 1 is the root cgroup; 0 only in LOST records and in
- * format 2 streams (unknown).
+ * carry the whole id. 1 is the root cgroup; 0 only in LOST records, in
+ * JOB_LOST records of the shared job (FAIRNESS) and in format 2 streams
+ * (unknown).
  *
  * MAGNET_REC_INTR in flags: the probed code ran in interrupt context
  * (hard or soft interrupt, NMI), whatever the probe's own mechanism: a
@@ -242,6 +259,13 @@
  *   are never silent: the sum over a stream's LOST records, plus losses
  *   not yet followed by a record, equals the CPU's counters in stats.
  *
+ * MAGNET_EVENT_JOB_LOST: struct magnet_job_lost, size 48, flags 0; cgroup
+ *   the low half of the job's cgroup v2 id, abstract_id the whole id (0:
+ *   the shared job), pid and tgid 0, cpu the ring's CPU, timestamp that
+ *   of the record that follows it. Records of that one job the fairness
+ *   rule dropped on this CPU since the job's previous JOB_LOST record. See
+ *   FAIRNESS.
+ *
  * MAGNET_EVENT_TASK: struct magnet_task, size 56, flags 0; pid, tgid and
  *   cgroup those of the task named, abstract_id its whole cgroup v2 id,
  *   cpu the ring's CPU, the timestamp of the record that follows it. See
@@ -281,6 +305,71 @@
  * read condition's record watermark. The task's name as of
  * the TASK record is the name of every following record of that pid in
  * that CPU's stream, up to the next TASK record of that pid.
+ *
+ * FAIRNESS
+ * --------
+ *
+ * One job that calls a probed function in a tight loop must not take the
+ * ring from every other job on its CPU. So, per CPU, magnet counts the
+ * bytes each job writes, and when the ring is under pressure a job that
+ * has written more than its fair share loses its further records first.
+ *
+ * Job: the writer's cgroup v2 id (JOBS). Records written in interrupt
+ * context (MAGNET_REC_INTR: their cause is not known) belong to one
+ * shared job, id 0, as do jobs the CPU's table has no room for (below).
+ *
+ * Window: each ring size's worth of bytes written to a CPU's ring is a
+ * window (no clock: the rule follows the traffic). A job's use is its
+ * bytes in the current window plus its bytes of the previous window
+ * times the part of the current window still to come: a sliding window
+ * one ring long. Bytes are those of its records and of the TASK and
+ * JOB_LOST records written with them. Active jobs: those that wrote, or
+ * were refused, in the current or the previous window.
+ *
+ * The rule: with a threshold F (percent of the ring; 0: off) and the ring
+ * in discard mode, before a record is reserved, if the ring's unread
+ * bytes (reserved, not yet consumed) exceed F % of its size, at least two
+ * jobs are active, and the writer's job has a use above size / active
+ * jobs (its fair share), the record is lost. (The fill is looked at each
+ * time another sixteenth of the ring has been written, and again before
+ * any record is refused: the ring may reach F % plus a sixteenth before
+ * the rule holds anyone back, never less.) A lost record is counted in
+ * the CPU's lost_fair (stats) and in the job's (magnet/jobs,
+ * MAGNET_CMD_JOBS_GET), and reported in band. So above F % only the jobs under their share
+ * write, and they keep finding room as long as they alone do not fill
+ * the rest of the ring. A job alone on its CPU (no other job active in
+ * the two windows) is never held back: one job sees exactly the ring's
+ * behaviour without the rule, as does any ring never filled past F %.
+ * Overwrite mode (a flight recorder keeps the newest) never applies it.
+ *
+ * Parameters: F is MAGNET_BUFFER_A_FAIR_FILL (BUFFER_SET, BUFFER_GET) and
+ * the module parameter fair= (0644), one value for every ring, 0 to 99,
+ * default MAGNET_FAIR_FILL_DEFAULT (50: the point where every reader is
+ * woken anyway, READ CONDITION). fair=0 switches the rule off; the
+ * table still counts every job (magnet/jobs) and still reports losses
+ * made before.
+ *
+ * JOB_LOST records: a job's losses not yet reported are written as one
+ * JOB_LOST record naming the job in front of its next record on that CPU
+ * that fits (and its TASK record; all in one reservation), or, once its
+ * table slot has gone to another job, in front of the next record of any
+ * task there. Until then they are pending (magnet/jobs, JOBS_GET); a ring
+ * in overwrite mode writes none (its writers may overwrite them), so
+ * they wait. Losses are never silent: per CPU, the sum of the stream's
+ * JOB_LOST records plus the jobs' pending counts equals lost_fair in
+ * stats, and per job likewise while it keeps its slot.
+ *
+ * Table: per CPU, MAGNET_FAIR_SLOTS slots, looked up by a hash of the id
+ * and at most MAGNET_FAIR_PROBES neighbours (a bounded cost per record,
+ * whatever the number of jobs). A slot whose job has written nothing in
+ * the current and the previous window may be taken by another job (its
+ * counts in magnet/jobs then go; its pending losses are reported as
+ * above). A job that finds neither its slot nor one to take counts as the
+ * shared job on that CPU until one frees up. A job's counts are exact:
+ * only task-context writers of the CPU use the table, one at a time, and
+ * the shared job's counters are interrupt-safe. The window's bytes and
+ * the count of active jobs, which only steer the rule, may miss a record
+ * that an interrupt writes while the window turns over.
  *
  * GENERIC NETLINK CONTROL PLANE
  * -----------------------------
@@ -500,6 +589,8 @@
  *         MAGNET_BUFFER_A_MODE: NLA_U8, enum magnet_buffer_mode
  *         MAGNET_BUFFER_A_CPUS: NLA_U32, the possible CPUs, one ring each
  *             (never in a request)
+ *         MAGNET_BUFFER_A_FAIR_FILL: NLA_U8, the fairness threshold in
+ *             percent, 0: off (FAIRNESS)
  *
  * MAGNET_CMD_BUFFER_SET
  * ---------------------
@@ -509,8 +600,13 @@
  *         MAGNET_BUFFER_A_SIZE: NLA_U64, bytes per CPU, a power of two
  *             from MAGNET_BUFFER_SIZE_MIN to _MAX (EINVAL otherwise)
  *         MAGNET_BUFFER_A_MODE: NLA_U8, enum magnet_buffer_mode
- *     The one not given keeps its value; the same size and mode change
- *     nothing.
+ *         MAGNET_BUFFER_A_FAIR_FILL: NLA_U8, 0..MAGNET_FAIR_FILL_MAX
+ *             (ERANGE above): the fairness threshold, 0 switches the rule
+ *             off (FAIRNESS)
+ *     One not given keeps its value; the same size and mode change
+ *     nothing. FAIR_FILL alone takes effect at once, readers attached or
+ *     not, and keeps the rings and their records; with a new size or
+ *     mode it takes effect only if the rings were replaced.
  * No reply but the ACK. Errors: EBUSY while a reader is attached to any
  * ring, ENOMEM if the rings cannot be allocated or would take more than
  * half of memory (the old ones stay). A resize throws away unread records
@@ -532,7 +628,28 @@
  *         MAGNET_CSTAT_A_LOST_NESTING: NLA_U64
  *         MAGNET_CSTAT_A_OVERWRITTEN: NLA_U64
  *         MAGNET_CSTAT_A_DISCARDED: NLA_U64
- * Per-probe counters come with MAGNET_CMD_PROBE_GET.
+ *         MAGNET_CSTAT_A_LOST_FAIR: NLA_U64
+ * Per-probe counters come with MAGNET_CMD_PROBE_GET, per-job ones with
+ * MAGNET_CMD_JOBS_GET.
+ *
+ * MAGNET_CMD_JOBS_GET
+ * -------------------
+ *
+ * The fairness tables, those of magnet/jobs (FAIRNESS). May only be
+ * called via NLM_F_REQUEST | NLM_F_DUMP, no attributes needed. The kernel
+ * returns one message (NLM_F_MULTI) per job per CPU, containing:
+ *     MAGNET_A_JOB: NLA_NESTED (never in a request)
+ *         MAGNET_JOB_A_CPU: NLA_U32
+ *         MAGNET_JOB_A_CGROUP: NLA_U64, the job's cgroup v2 id, 0: the
+ *             shared job
+ *         MAGNET_JOB_A_WRITTEN: NLA_U64, its event records
+ *         MAGNET_JOB_A_LOST_FAIR: NLA_U64, dropped by the rule
+ *         MAGNET_JOB_A_PENDING: NLA_U64, of those, not yet reported in a
+ *             JOB_LOST record
+ *         MAGNET_JOB_A_LOST_RING: NLA_U64, lost by the ring itself (full,
+ *             too big, nesting)
+ * The counts are read while writers run: each is exact as of some moment,
+ * not all of them as of one. A job may appear under several CPUs.
  *
  * MAGNET_CMD_ALARM
  * ----------------
@@ -675,10 +792,10 @@
  *   debugfs files     mode 0400, owner root; debugfs itself is mounted
  *                     0700 by default. Opening cpuN also needs the one
  *                     reader slot (EBUSY).
- *   module parameters /sys/module/magnet/parameters: buf_size and mode
- *                     0644 (root writes, anyone reads the ring size and
- *                     mode), clock 0444, probes 0400 (it names what is
- *                     probed).
+ *   module parameters /sys/module/magnet/parameters: buf_size, mode and
+ *                     fair 0644 (root writes, anyone reads the ring size,
+ *                     mode and fairness threshold), clock 0444, probes
+ *                     0400 (it names what is probed).
  *   kernel API        modules only (include/magnet/kapi.h).
  *   magnetd           listens on 127.0.0.1:8650 by default (another
  *                     address needs an allowlist); any local user can
@@ -700,8 +817,11 @@
  * 3: the header's reserved word is the task's cgroup; TASK records name
  * tasks; MAGNET_REC_INTR. A version 2 stream is a valid version 3 stream
  * without them (cgroup 0: unknown).
+ * 4: JOB_LOST records (FAIRNESS); magnet/stats and MAGNET_CMD_STATS_GET
+ * gained lost_fair. A version 3 stream is a valid version 4 stream
+ * without them.
  */
-#define MAGNET_FORMAT_VERSION	3
+#define MAGNET_FORMAT_VERSION	4
 
 struct magnet_record {
 	__u32 size;
@@ -725,6 +845,7 @@ enum magnet_reserved_event {
 	MAGNET_EVENT_PAD = 0,
 	MAGNET_EVENT_LOST = 1,
 	MAGNET_EVENT_TASK = 2,
+	MAGNET_EVENT_JOB_LOST = 3,
 	MAGNET_EVENT_FIRST_DYNAMIC = 16,
 	MAGNET_EVENT_MAX = 0xffff,
 };
@@ -820,6 +941,18 @@ struct magnet_lost {
 	__u64 overwritten;	/* overwrite mode: replaced before read */
 };
 
+/* Payload of a JOB_LOST record: one job's losses; see FAIRNESS. */
+struct magnet_job_lost {
+	__u64 fair;		/* dropped by the fairness rule */
+};
+
+/* The fairness table (FAIRNESS): slots per CPU, neighbours looked at. */
+#define MAGNET_FAIR_SLOTS		64
+#define MAGNET_FAIR_PROBES		8
+/* Default threshold, percent of the ring; 0 switches the rule off. */
+#define MAGNET_FAIR_FILL_DEFAULT	50
+#define MAGNET_FAIR_FILL_MAX		99
+
 /* Read condition of one open data file; see READ CONDITION above. */
 struct magnet_read_attr {
 	__u64 watermark_bytes;
@@ -880,6 +1013,7 @@ enum magnet_cmd {
 	MAGNET_CMD_BUFFER_SET,
 	MAGNET_CMD_STATS_GET,
 	MAGNET_CMD_ALARM,
+	MAGNET_CMD_JOBS_GET,
 	__MAGNET_CMD_MAX
 };
 
@@ -893,6 +1027,7 @@ enum magnet_attr {
 	MAGNET_A_CPU_STATS,
 	MAGNET_A_ALARM,
 	MAGNET_A_GENERATION,
+	MAGNET_A_JOB,
 	__MAGNET_A_LAST
 };
 
@@ -962,6 +1097,7 @@ enum magnet_buffer_attr {
 	MAGNET_BUFFER_A_SIZE,
 	MAGNET_BUFFER_A_MODE,
 	MAGNET_BUFFER_A_CPUS,
+	MAGNET_BUFFER_A_FAIR_FILL,
 	__MAGNET_BUFFER_A_LAST
 };
 
@@ -995,10 +1131,26 @@ enum magnet_cstat_attr {
 	MAGNET_CSTAT_A_OVERWRITTEN,
 	MAGNET_CSTAT_A_PAD,
 	MAGNET_CSTAT_A_DISCARDED,	/* unread records dropped by a resize */
+	MAGNET_CSTAT_A_LOST_FAIR,	/* dropped by the fairness rule */
 	__MAGNET_CSTAT_A_LAST
 };
 
 #define MAGNET_CSTAT_A_MAX (__MAGNET_CSTAT_A_LAST - 1)
+
+/* One job of one CPU's fairness table (MAGNET_CMD_JOBS_GET). */
+enum magnet_job_attr {
+	MAGNET_JOB_A_UNSPEC,
+	MAGNET_JOB_A_CPU,		/* NLA_U32 */
+	MAGNET_JOB_A_CGROUP,		/* NLA_U64, 0: the shared job */
+	MAGNET_JOB_A_WRITTEN,		/* NLA_U64 */
+	MAGNET_JOB_A_LOST_FAIR,		/* NLA_U64 */
+	MAGNET_JOB_A_PENDING,		/* NLA_U64, lost_fair not yet in band */
+	MAGNET_JOB_A_LOST_RING,		/* NLA_U64, full, too big, nesting */
+	MAGNET_JOB_A_PAD,
+	__MAGNET_JOB_A_LAST
+};
+
+#define MAGNET_JOB_A_MAX (__MAGNET_JOB_A_LAST - 1)
 
 enum magnet_alarm_attr {
 	MAGNET_ALARM_A_UNSPEC,
