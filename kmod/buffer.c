@@ -136,6 +136,72 @@ static void mg_carry_pending(void *arg)
 	mg_ring_carry_pending(c->to, c->lost);
 }
 
+/*
+ * JOB_LOST records left unread in a ring being replaced: their counts go
+ * back to their jobs' pending losses, so that the new ring reports them
+ * again (losses are never silent, the fairness rule's neither). Merged by
+ * job; past MG_FAIR_ENTRIES jobs, the rest go to the shared job (id 0).
+ */
+struct mg_job_carry {
+	struct mg_fair_cpu *fc;
+	unsigned int n;
+	struct {
+		u64 id;
+		unsigned long lost;
+	} job[MG_FAIR_ENTRIES];
+};
+
+static void mg_job_lost_unread(const struct mg_ring *rb, struct mg_job_carry *jc)
+{
+	unsigned long pos = atomic_long_read(&rb->tail), c = local_read(&rb->commit);
+	unsigned int i;
+
+	jc->n = 0;
+	while (pos != c) {
+		const struct magnet_record *rec = (const void *)(rb->data + (pos & rb->mask));
+		u64 id;
+
+		if (rec->size < 8 || rec->size > c - pos)
+			break;	/* a corrupt ring: must never happen */
+		pos += rec->size;
+		if (rec->event_id != MAGNET_EVENT_JOB_LOST)
+			continue;
+		id = rec->abstract_id;
+		for (i = 0; i < jc->n && jc->job[i].id != id; i++)
+			;
+		/* The last entry is kept for the shared job. */
+		if (i == jc->n && jc->n == ARRAY_SIZE(jc->job) - 1)
+			for (id = 0, i = 0; i < jc->n && jc->job[i].id; i++)
+				;
+		if (i == jc->n) {
+			jc->job[i].id = id;
+			jc->job[i].lost = 0;
+			jc->n++;
+		}
+		jc->job[i].lost += ((const struct magnet_job_lost *)rec->payload)->fair;
+	}
+}
+
+/*
+ * On the CPU, preemption off: a task-context writer of the table, as the
+ * record writer is (fair.h: only those look up and take slots).
+ */
+static long mg_job_carry_pending(void *arg)
+{
+	struct mg_job_carry *jc = arg;
+	struct mg_fair_job *j;
+	unsigned int i;
+
+	preempt_disable();
+	for (i = 0; i < jc->n; i++) {
+		j = jc->job[i].id ? mg_fair_find(jc->fc, jc->job[i].id) : &jc->fc->shared;
+		local_add(jc->job[i].lost, &j->pending);
+		local_add(jc->job[i].lost, &jc->fc->unreported);
+	}
+	preempt_enable();
+	return 0;
+}
+
 unsigned long mg_buffers_size(void)
 {
 	return mg_size;
@@ -163,6 +229,7 @@ static bool mg_size_fits(unsigned long size)
  */
 int mg_buffers_resize(unsigned long size, int mode)
 {
+	struct mg_job_carry *jc = NULL;
 	struct mg_ring **fresh;
 	unsigned int cpu, held = 0;
 	int ret = 0;
@@ -187,6 +254,11 @@ int mg_buffers_resize(unsigned long size, int mode)
 	if (!fresh) {
 		ret = -ENOMEM;
 		goto out_unlock;
+	}
+	jc = kmalloc(sizeof(*jc), GFP_KERNEL);
+	if (!jc) {
+		ret = -ENOMEM;
+		goto out_release;
 	}
 	/* Hold every reader slot so no open() slips in during the swap. */
 	for_each_possible_cpu(cpu) {
@@ -235,6 +307,10 @@ int mg_buffers_resize(unsigned long size, int mode)
 		mg_ring_unreported(fresh[cpu], c.lost);
 		if (!cpu_online(cpu) || smp_call_function_single(cpu, mg_carry_pending, &c, 1))
 			mg_carry_pending(&c);	/* offline: no writer runs there */
+		jc->fc = &mg_bufs[cpu]->fair;
+		mg_job_lost_unread(fresh[cpu], jc);
+		if (jc->n && (!cpu_online(cpu) || work_on_cpu(cpu, mg_job_carry_pending, jc)))
+			mg_job_carry_pending(jc);
 		irq_work_sync(&mg_bufs[cpu]->wake_work);
 		mg_ring_stats(fresh[cpu], &old);
 		old.discarded += mg_ring_avail_records(fresh[cpu]);
@@ -252,6 +328,7 @@ out_release:
 			break;
 		atomic_set(&mg_bufs[cpu]->reader, 0);
 	}
+	kfree(jc);
 	kfree(fresh);
 out_unlock:
 	mutex_unlock(&mg_resize_lock);

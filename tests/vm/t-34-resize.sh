@@ -69,3 +69,35 @@ echo "overwrite: overwritten $stats in stats, $inband reported in the stream"
 [ "$stats" -gt 0 ] || fail "nothing was overwritten"
 [ "$inband" = "$stats" ] || fail "overwritten reported in-band $inband, stats $stats"
 unload
+
+# 4. Fairness: JOB_LOST records left unread at a resize are reported again
+# by the new ring: in band plus pending still equals lost_fair.
+job() { # cgroup command
+	taskset 1 sh -c "echo \$\$ >/sys/fs/cgroup/$1/cgroup.procs; $2"
+}
+load buf_size=65536 probes=kprobe:__x64_sys_getpid
+mkdir -p /sys/fs/cgroup/rsA /sys/fs/cgroup/rsB
+job rsB 'while :; do mgtest fire-n 10 >/dev/null; sleep 0.01; done' &
+bpid=$!
+job rsA 'mgtest fire 1 >/dev/null'	# over its share: losses pending
+magnet-read -t 1 -o /tmp/f1.mgt 2>/dev/null || fail "first read"
+job rsA 'mgtest fire 1 >/dev/null'	# a JOB_LOST record, unread; more losses
+kill $(cat /sys/fs/cgroup/rsB/cgroup.procs) 2>/dev/null
+wait $bpid 2>/dev/null
+magnet-ctl buffer set size 131072 || fail "resize"
+job rsA 'mgtest fire-n 10 >/dev/null'
+magnet-read -t 1 -o /tmp/f2.mgt 2>/dev/null || fail "second read"
+inband=$(for t in /tmp/f1.mgt /tmp/f2.mgt; do magnet-dump "$t"; done |
+	awk '$3 == "JOB_LOST" { for (i = 4; i <= NF; i++) if (index($i, "fair=") == 1) s += substr($i, 6) } END { print s + 0 }')
+pending=$(awk -F'\t' 'NR > 1 { s += $5 } END { print s + 0 }' /sys/kernel/debug/magnet/jobs)
+stats=$(stat_col lost_fair)
+echo "fairness: lost_fair $stats in stats, $inband reported in the stream, $pending pending"
+[ "$stats" -gt 0 ] || fail "the fairness rule dropped nothing"
+[ $((inband + pending)) = "$stats" ] || fail "JOB_LOST in band $inband + pending $pending != lost_fair $stats"
+unload
+i=0
+until rmdir /sys/fs/cgroup/rsA /sys/fs/cgroup/rsB 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 50 ] || fail "rmdir the jobs: $(cat /sys/fs/cgroup/rsB/cgroup.procs)"
+	sleep 0.1
+done

@@ -255,7 +255,9 @@
  *   ring, whose first record's LOST record reports them, any reason
  *   included: losses not yet reported, LOST records left unread, and
  *   overwritten records an overwrite-mode reader had not been told of
- *   (the unread events themselves count as discarded). Losses
+ *   (the unread events themselves count as discarded); JOB_LOST records
+ *   left unread go back to their jobs' pending losses, which the jobs'
+ *   next records in the new ring report again. Losses
  *   are never silent: the sum over a stream's LOST records, plus losses
  *   not yet followed by a record, equals the CPU's counters in stats.
  *
