@@ -82,7 +82,7 @@ bpid=$!
 job rsA 'mgtest fire 1 >/dev/null'	# over its share: losses pending
 magnet-read -t 1 -o /tmp/f1.mgt 2>/dev/null || fail "first read"
 job rsA 'mgtest fire 1 >/dev/null'	# a JOB_LOST record, unread; more losses
-kill $(cat /sys/fs/cgroup/rsB/cgroup.procs) 2>/dev/null
+while read -r p; do kill "$p" 2>/dev/null; done </sys/fs/cgroup/rsB/cgroup.procs
 wait $bpid 2>/dev/null
 magnet-ctl buffer set size 131072 || fail "resize"
 job rsA 'mgtest fire-n 10 >/dev/null'
