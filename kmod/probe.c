@@ -830,6 +830,11 @@ static void mg_register_extack(struct netlink_ext_ack *extack, u8 type, int err)
 			       "no traceable function of this name (tracefs available_filter_functions)");
 		return;
 	}
+	if (type != MAGNET_PROBE_FENTRY && err == -EOPNOTSUPP) {
+		NL_SET_ERR_MSG(extack,
+			       "kprobes cannot probe this instruction (e.g. a jump through memory)");
+		return;
+	}
 	switch (err) {
 	case -ENOENT:
 		NL_SET_ERR_MSG(extack, "no such symbol");
@@ -863,7 +868,9 @@ static const char *mg_register_error(u8 type, int err)
 		return type == MAGNET_PROBE_FENTRY ? "no traceable function of this name" :
 		       "no such symbol";
 	case -EOPNOTSUPP:
-		return "fentry probes need a kernel with CONFIG_DYNAMIC_FTRACE";
+		return type == MAGNET_PROBE_FENTRY ?
+		       "fentry probes need a kernel with CONFIG_DYNAMIC_FTRACE" :
+		       "kprobes cannot probe this instruction (e.g. a jump through memory)";
 	case -EINVAL:
 		return "refused by kprobes (blacklisted, or not a probeable address)";
 	case -EILSEQ:

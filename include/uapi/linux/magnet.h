@@ -445,7 +445,8 @@
  * which: MAGNET_A_PROBE, TYPE or SYMBOL missing, an offset on a kretprobe
  * or an fentry, a glob in an fentry's symbol, arguments and capture that
  * do not fit one record, ...); EOPNOTSUPP an fentry on a kernel without
- * CONFIG_DYNAMIC_FTRACE;
+ * CONFIG_DYNAMIC_FTRACE, or a kprobe on an instruction kprobes cannot
+ * single-step (x86: a jump or call through memory);
  * EILSEQ the offset is not on an instruction boundary; EBUSY the address
  * has another kind of probe; EEXIST name taken; ENOSPC no event id left.
  *
