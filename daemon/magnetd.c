@@ -16,6 +16,7 @@
  * (mg_server_wants).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -401,6 +402,15 @@ int main(int argc, char **argv)
 	};
 	size_t i;
 
+	/*
+	 * Buffers of 128 KiB and more (client queues grow to client_queue)
+	 * always get pages of their own, given back when freed: glibc's
+	 * dynamic threshold would otherwise move them into the heap after
+	 * the first such free, where the chains of their growth fragment it,
+	 * and the daemon's peak would depend on the order clients came and
+	 * went. Setting the threshold turns the dynamic one off.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
 	ret = mg_config_load(&d.cfg, argc, argv, err, sizeof(err));
 	if (ret == 1)
 		return 0;
