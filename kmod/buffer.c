@@ -396,11 +396,13 @@ void mg_buffers_exit(void)
 }
 
 /*
- * TASK records (UAPI: TASK RECORDS) give the command name behind a pid.
- * One per record would cost 16 bytes each; a table the reader looks up
- * later (ftrace's saved_cmdlines) forgets tasks that came and went. So a
- * task is named in a CPU's stream just before its first record there, and
- * again after it renames itself (exec, prctl) or when the reader may have
+ * TASK records (UAPI: TASK RECORDS) give the command name and the owner
+ * (uid, euid) behind a pid. One per record would cost 24 bytes each; a
+ * table the reader looks up later (ftrace's saved_cmdlines) forgets tasks
+ * that came and went. So a task is named in a CPU's stream just before its
+ * first record there, and again after it renames itself (exec, prctl) or
+ * changes its uids (setuid: magnetd decides by them who may read its
+ * records), or when the reader may have
  * missed its TASK record: each CPU remembers the last MG_TASK_SLOTS tasks
  * it named, and forgets them when a reader opens the ring, on a resize
  * and, in overwrite mode, once the TASK record is no longer in the ring.
@@ -412,18 +414,40 @@ void mg_buffers_exit(void)
  * it is torn; an empty gen while it is makes the worst case one more TASK
  * record.
  */
-static __always_inline struct mg_task_slot *
-mg_task_unnamed(struct mg_cpu_buf *buf, struct mg_ring *rb, struct task_struct *tsk,
-		u64 comm[2], unsigned int *gen)
+
+/* What a TASK record says of a task besides its pid: name and owner. */
+struct mg_task_id {
+	u64 comm[2];
+	u64 uids;	/* uid | euid << 32 */
+};
+
+static __always_inline void mg_task_id_of(struct task_struct *tsk, struct mg_task_id *id)
 {
-	struct mg_task_slot *slot = &buf->tasks[tsk->pid % MG_TASK_SLOTS];
+	/*
+	 * Only current is ever named, and a task's own cred needs no RCU
+	 * (commit_creds() frees the old one after a grace period, and we run
+	 * with preemption off). kuid values are those of the initial user
+	 * namespace: what magnetd compares its clients' uids with.
+	 */
+	const struct cred *cred = current_cred();
 
 	BUILD_BUG_ON(sizeof(tsk->comm) != 2 * sizeof(u64) ||
 		     sizeof(((struct magnet_task *)NULL)->comm) != 2 * sizeof(u64));
-	memcpy(comm, tsk->comm, 2 * sizeof(u64));	/* may race a rename: harmless */
+	memcpy(id->comm, tsk->comm, 2 * sizeof(u64));	/* may race a rename: harmless */
+	id->uids = __kuid_val(cred->uid) | (u64)__kuid_val(cred->euid) << 32;
+}
+
+static __always_inline struct mg_task_slot *
+mg_task_unnamed(struct mg_cpu_buf *buf, struct mg_ring *rb, struct task_struct *tsk,
+		struct mg_task_id *id, unsigned int *gen)
+{
+	struct mg_task_slot *slot = &buf->tasks[tsk->pid % MG_TASK_SLOTS];
+
+	mg_task_id_of(tsk, id);
 	*gen = READ_ONCE(rb->task_gen);
 	if (READ_ONCE(slot->gen) == *gen && slot->pid == tsk->pid &&
-	    slot->comm[0] == comm[0] && slot->comm[1] == comm[1] &&
+	    slot->comm[0] == id->comm[0] && slot->comm[1] == id->comm[1] &&
+	    slot->uids == id->uids &&
 	    (rb->mode == MG_RING_DISCARD || mg_ring_unread(rb, slot->pos)))
 		return NULL;
 	return slot;
@@ -431,9 +455,11 @@ mg_task_unnamed(struct mg_cpu_buf *buf, struct mg_ring *rb, struct task_struct *
 
 static __always_inline void
 mg_task_name(struct mg_ring *rb, struct mg_task_slot *slot, unsigned int gen,
-	     struct magnet_record *rec, struct task_struct *tsk, const u64 comm[2],
+	     struct magnet_record *rec, struct task_struct *tsk, const struct mg_task_id *id,
 	     u64 cgroup, u64 ts)
 {
+	struct magnet_task *t = (struct magnet_task *)rec->payload;
+
 	rec->size = MG_TASK_RECORD_LEN;	/* JOB_LOST records may share the metadata */
 	rec->timestamp = ts;
 	rec->event_id = MAGNET_EVENT_TASK;
@@ -443,13 +469,16 @@ mg_task_name(struct mg_ring *rb, struct mg_task_slot *slot, unsigned int gen,
 	rec->abstract_id = cgroup;
 	rec->pid = tsk->pid;
 	rec->tgid = tsk->tgid;
-	memcpy(((struct magnet_task *)rec->payload)->comm, comm, 2 * sizeof(u64));
+	memcpy(t->comm, id->comm, 2 * sizeof(u64));
+	t->uid = (u32)id->uids;
+	t->euid = id->uids >> 32;
 
 	WRITE_ONCE(slot->gen, 0);
 	barrier();	/* empty while torn: a nested writer never trusts it */
 	slot->pid = tsk->pid;
-	slot->comm[0] = comm[0];
-	slot->comm[1] = comm[1];
+	slot->comm[0] = id->comm[0];
+	slot->comm[1] = id->comm[1];
+	slot->uids = id->uids;
 	slot->pos = mg_ring_pos(rb, rec);
 	barrier();
 	WRITE_ONCE(slot->gen, gen);
@@ -472,7 +501,8 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 	unsigned int gen, meta_len, plan;
 	struct mg_task_slot *slot;
 	struct mg_fair_job *job;
-	u64 comm[2], cgroup;
+	struct mg_task_id id;
+	u64 cgroup;
 
 	*rbp = rb;
 	if (unlikely(payload_len > MAGNET_PAYLOAD_MAX)) {
@@ -485,7 +515,7 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 	if (unlikely(!job))
 		return NULL;	/* over its share of a filling ring: counted */
 	plan = mg_fair_reports(&buf->fair, rb, job);
-	slot = mg_task_unnamed(buf, rb, tsk, comm, &gen);
+	slot = mg_task_unnamed(buf, rb, tsk, &id, &gen);
 	meta_len = mg_fair_meta(plan) + (slot ? MG_TASK_RECORD_LEN : 0);
 	rec = mg_ring_reserve_meta(rb, MAGNET_RECORD_HEADER + payload_len, meta_len, &meta);
 	/* [JOB_LOST ...][TASK][record]: the TASK record after the losses */
@@ -495,7 +525,7 @@ struct magnet_record *notrace magnet_reserve(struct mg_ring **rbp, u16 event_id,
 	if (unlikely(!rec))
 		return NULL;
 	if (slot)
-		mg_task_name(rb, slot, gen, meta, tsk, comm, cgroup, rec->timestamp);
+		mg_task_name(rb, slot, gen, meta, tsk, &id, cgroup, rec->timestamp);
 	rec->event_id = event_id;
 	rec->flags = flags;
 	rec->cpu = rb->cpu;

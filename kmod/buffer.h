@@ -17,6 +17,7 @@
  */
 struct mg_task_slot {
 	u64 comm[2];
+	u64 uids;		/* uid | euid << 32, as named */
 	u32 pid;
 	u32 gen;		/* the ring's task_gen when written; 0: empty */
 	unsigned long pos;	/* where the TASK record went in the ring */

@@ -297,20 +297,36 @@ static void print_who(FILE *f, const struct mg_print_opts *o,
 	fprintf(f, " cgroup=%u", r->cgroup);
 }
 
-/* A TASK record: the thread it names, its comm, its whole cgroup id. */
+/* A TASK record's owner: null (JSON) or left out (text) when not known. */
+static void print_uids(FILE *f, bool json, __u32 uid, __u32 euid)
+{
+	if (json) {
+		if (uid == MG_UID_UNKNOWN)
+			fputs("\"uid\":null,\"euid\":null", f);
+		else
+			fprintf(f, "\"uid\":%u,\"euid\":%u", uid, euid);
+	} else if (uid != MG_UID_UNKNOWN) {
+		fprintf(f, " uid=%u euid=%u", uid, euid);
+	}
+}
+
+/* A TASK record: the thread it names, its comm, cgroup id and owner. */
 static void print_task(FILE *f, const struct mg_print_opts *o,
 		       const struct magnet_record *r)
 {
+	__u32 uid, euid;
 	char comm[17];
 
 	mg_record_task_comm(r, comm);
+	mg_record_task_uids(r, &uid, &euid);
 	if (o->json) {
 		fprintf(f, ",\"cpu\":%u,\"pid\":%u,\"tgid\":%u,\"comm\":",
 			r->cpu, r->pid, r->tgid);
 		mg_json_string(f, comm);
-		fprintf(f, ",\"cgroup\":%u,\"cgroup_id\":%llu,\"id\":%u,"
-			"\"event\":\"task\",\"type\":\"task\"}",
-			r->cgroup, (unsigned long long)r->abstract_id,
+		fprintf(f, ",\"cgroup\":%u,\"cgroup_id\":%llu,",
+			r->cgroup, (unsigned long long)r->abstract_id);
+		print_uids(f, true, uid, euid);
+		fprintf(f, ",\"id\":%u,\"event\":\"task\",\"type\":\"task\"}",
 			r->event_id);
 		return;
 	}
@@ -318,6 +334,7 @@ static void print_task(FILE *f, const struct mg_print_opts *o,
 	print_comm_text(f, comm);
 	fprintf(f, " cgroup=%u cgroup_id=%llu", r->cgroup,
 		(unsigned long long)r->abstract_id);
+	print_uids(f, false, uid, euid);
 }
 
 static void print_probe(FILE *f, const struct mg_print_opts *o,

@@ -180,7 +180,9 @@ int mg_record_check(const void *buf, size_t len, size_t off)
 	case MAGNET_EVENT_TASK:
 		if (r->flags)
 			return -MG_REC_FLAGS;
-		if (size != MAGNET_RECORD_HEADER + sizeof(struct magnet_task))
+		/* Before format 5, no uids. */
+		if (size != MAGNET_RECORD_HEADER + sizeof(struct magnet_task) &&
+		    size != MAGNET_RECORD_HEADER + MAGNET_TASK_V3_SIZE)
 			return -MG_REC_LAYOUT;
 		return 0;
 	case MAGNET_EVENT_JOB_LOST:
@@ -403,6 +405,14 @@ ssize_t mg_record_encode_skb(void *buf, size_t len,
 ssize_t mg_record_encode_task(void *buf, size_t len,
 			      const struct mg_record_hdr *h, const char *comm)
 {
+	return mg_record_encode_task_as(buf, len, h, comm, MG_UID_UNKNOWN,
+					MG_UID_UNKNOWN);
+}
+
+ssize_t mg_record_encode_task_as(void *buf, size_t len,
+				 const struct mg_record_hdr *h, const char *comm,
+				 __u32 uid, __u32 euid)
+{
 	struct magnet_record *r = buf;
 	struct magnet_task *t;
 	size_t size = MAGNET_RECORD_HEADER + sizeof(*t);
@@ -413,6 +423,8 @@ ssize_t mg_record_encode_task(void *buf, size_t len,
 	t = (struct magnet_task *)r->payload;
 	memset(t->comm, 0, sizeof(t->comm));	/* NUL-padded, as the kernel's */
 	memcpy(t->comm, comm, strnlen(comm, sizeof(t->comm)));
+	t->uid = uid;
+	t->euid = euid;
 	return size;
 }
 

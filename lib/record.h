@@ -198,6 +198,10 @@ ssize_t mg_record_encode_skb(void *buf, size_t len,
  */
 ssize_t mg_record_encode_task(void *buf, size_t len,
 			      const struct mg_record_hdr *h, const char *comm);
+/* The same with the task's owner (MG_UID_UNKNOWN: not known). */
+ssize_t mg_record_encode_task_as(void *buf, size_t len,
+				 const struct mg_record_hdr *h, const char *comm,
+				 __u32 uid, __u32 euid);
 /*
  * A JOB_LOST record: @fair records of job @cgroup (its whole cgroup v2 id,
  * 0 the shared job) dropped by the fairness rule. h->event_id, cgroup and
@@ -261,6 +265,26 @@ static inline const char *mg_record_task_comm(const struct magnet_record *r,
 		comm[i] = t->comm[i];
 	comm[i] = 0;
 	return comm;
+}
+
+/* A uid no task has ((uid_t)-1): a TASK record before format 5. */
+#define MG_UID_UNKNOWN	((__u32)-1)
+
+/*
+ * The owner a TASK record gives (real, effective uid); MG_UID_UNKNOWN
+ * for both in a record of format 3 or 4.
+ */
+static inline void mg_record_task_uids(const struct magnet_record *r,
+				       __u32 *uid, __u32 *euid)
+{
+	const struct magnet_task *t = (const struct magnet_task *)r->payload;
+
+	if (r->size < MAGNET_RECORD_HEADER + sizeof(*t)) {
+		*uid = *euid = MG_UID_UNKNOWN;
+		return;
+	}
+	*uid = t->uid;
+	*euid = t->euid;
 }
 
 /* Written in interrupt context: pid, tgid and cgroup are the interrupted task's. */

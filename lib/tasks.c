@@ -79,6 +79,7 @@ int mg_tasks_feed(struct mg_tasks *t, const struct magnet_record *r)
 	s->task.tgid = r->tgid;
 	s->task.cgroup = r->abstract_id;
 	mg_record_task_comm(r, s->task.comm);
+	mg_record_task_uids(r, &s->task.uid, &s->task.euid);
 	return 1;
 }
 
@@ -118,7 +119,8 @@ int mg_tasks_replay(const struct mg_tasks *t, __u64 timestamp,
 
 			if (!s->named)
 				continue;
-			mg_record_encode_task(buf, sizeof(buf), &h, s->task.comm);
+			mg_record_encode_task_as(buf, sizeof(buf), &h, s->task.comm,
+						 s->task.uid, s->task.euid);
 			ret = fn((const struct magnet_record *)buf, arg);
 			if (ret)
 				return ret;

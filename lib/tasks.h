@@ -21,6 +21,7 @@ struct mg_task {
 	__u32 tgid;
 	__u64 cgroup;		/* the full cgroup v2 id when it was named */
 	char comm[17];		/* NUL-terminated */
+	__u32 uid, euid;	/* its owner; MG_UID_UNKNOWN: not known */
 };
 
 struct mg_tasks;

@@ -160,7 +160,7 @@ grep -q '"capture":{"arg":5,"len":4000,"hex":"[0-9a-f]\{8000\}"}}$' "$T/json.out
 [ "$bad" -eq 0 ] || fail "$bad JSON lines do not match the schema"
 [ "$(grep -c -E '"tgid":[0-9]+,'"$who" "$T/json.out")" -eq $((n0 + n1)) ] || fail "JSON records without comm, cgroup, intr"
 run 0 jsont "$DUMP" -T -j "$T/trace"
-[ "$(grep -c -E '^\{"ts":[0-9]+,"cpu":[0-9]+,"pid":[0-9]+,"tgid":[0-9]+,"comm":"([^"\\]|\\.)*","cgroup":[0-9]+,"cgroup_id":[0-9]+,"id":2,"event":"task","type":"task"\}$' "$T/jsont.out")" -eq "$ntask" ] ||
+[ "$(grep -c -E '^\{"ts":[0-9]+,"cpu":[0-9]+,"pid":[0-9]+,"tgid":[0-9]+,"comm":"([^"\\]|\\.)*","cgroup":[0-9]+,"cgroup_id":[0-9]+,"uid":(null|[0-9]+),"euid":(null|[0-9]+),"id":2,"event":"task","type":"task"\}$' "$T/jsont.out")" -eq "$ntask" ] ||
 	fail "JSON TASK lines do not match the schema"
 ok "JSON lines match the documented schema"
 if command -v python3 >/dev/null 2>&1; then

@@ -600,14 +600,14 @@ START_TEST(task_lines)
 	struct mg_record_hdr h = hdr;
 
 	h.abstract_id = 3ULL << 32 | 4026531841U;	/* a second generation */
-	mg_record_encode_task(buf64, sizeof(buf64), &h, "kworker/3:1 \"x\"");
-	expect(&o, "12.000000345 3 TASK 4242/4200 comm=kworker/3:1\\x20\"x\" cgroup=4026531841 cgroup_id=16911433729\n");
+	mg_record_encode_task_as(buf64, sizeof(buf64), &h, "kworker/3:1 \"x\"", 1000, 0);
+	expect(&o, "12.000000345 3 TASK 4242/4200 comm=kworker/3:1\\x20\"x\" cgroup=4026531841 cgroup_id=16911433729 uid=1000 euid=0\n");
 	o.json = true;
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":\"kworker/3:1 \\\"x\\\"\",\"cgroup\":4026531841,\"cgroup_id\":16911433729,\"id\":2,\"event\":\"task\",\"type\":\"task\"}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":\"kworker/3:1 \\\"x\\\"\",\"cgroup\":4026531841,\"cgroup_id\":16911433729,\"uid\":1000,\"euid\":0,\"id\":2,\"event\":\"task\",\"type\":\"task\"}\n");
 	/* 16 bytes, no NUL in the record; pid 0 is the idle task. */
 	h.pid = h.tgid = 0;
 	mg_record_encode_task(buf64, sizeof(buf64), &h, "0123456789abcdefgh");
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":0,\"tgid\":0,\"comm\":\"0123456789abcdef\",\"cgroup\":4026531841,\"cgroup_id\":16911433729,\"id\":2,\"event\":\"task\",\"type\":\"task\"}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":0,\"tgid\":0,\"comm\":\"0123456789abcdef\",\"cgroup\":4026531841,\"cgroup_id\":16911433729,\"uid\":null,\"euid\":null,\"id\":2,\"event\":\"task\",\"type\":\"task\"}\n");
 	o.json = false;
 	mg_record_encode_task(buf64, sizeof(buf64), &h, "?");
 	expect(&o, "12.000000345 3 TASK 0/0 comm=\\x3f cgroup=4026531841 cgroup_id=16911433729\n");

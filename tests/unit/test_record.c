@@ -563,11 +563,12 @@ START_TEST(task_record)
 	struct magnet_record *r = (struct magnet_record *)BUF;
 	char comm[17];
 	ssize_t n;
+	__u32 uid, euid;
 
 	memset(buf64, 0xaa, 128);
 	n = mg_record_encode_task(BUF, sizeof(buf64), &hdr, "kworker/u4:2-events");
-	ck_assert_int_eq(n, 56);
-	ck_assert_int_eq(check_at(56), 0);
+	ck_assert_int_eq(n, 64);
+	ck_assert_int_eq(check_at(64), 0);
 	ck_assert(mg_record_is_task(r) && mg_record_is_meta(r));
 	ck_assert_str_eq(mg_record_type(r), "task");
 	ck_assert_uint_eq(r->flags, 0);
@@ -577,15 +578,31 @@ START_TEST(task_record)
 	n = mg_record_encode_task(BUF, sizeof(buf64), &hdr, "sh");
 	ck_assert_str_eq(mg_record_task_comm(r, comm), "sh");
 	ck_assert_int_eq(r->payload[15], 0);	/* NUL-padded */
-	ck_assert_int_eq(mg_record_encode_task(BUF, 55, &hdr, "sh"), -ENOSPC);
+	ck_assert_int_eq(mg_record_encode_task(BUF, 63, &hdr, "sh"), -ENOSPC);
 	ck_assert_ptr_null(mg_record_task_comm(good(), comm));
-	/* Exactly 56 bytes, flags 0 (not even INTR). */
-	mg_record_encode_task(BUF, sizeof(buf64), &hdr, "sh");
-	r->size = 64;
-	ck_assert_int_eq(check_at(64), -MG_REC_LAYOUT);
+	/* The owner: unknown unless given. */
+	mg_record_task_uids(r, &uid, &euid);
+	ck_assert_uint_eq(uid, MG_UID_UNKNOWN);
+	ck_assert_uint_eq(euid, MG_UID_UNKNOWN);
+	n = mg_record_encode_task_as(BUF, sizeof(buf64), &hdr, "sh", 1000, 0);
+	ck_assert_int_eq(n, 64);
+	mg_record_task_uids(r, &uid, &euid);
+	ck_assert_uint_eq(uid, 1000);
+	ck_assert_uint_eq(euid, 0);
+	/* A format 3/4 record (56 bytes, no uids) is valid, its owner unknown. */
+	r->size = 56;
+	ck_assert_int_eq(check_at(56), 0);
+	mg_record_task_uids(r, &uid, &euid);
+	ck_assert_uint_eq(uid, MG_UID_UNKNOWN);
+	ck_assert_str_eq(mg_record_task_comm(r, comm), "sh");
+	/* Other sizes are not; flags 0 (not even INTR). */
+	r->size = 72;
+	ck_assert_int_eq(check_at(72), -MG_REC_LAYOUT);
+	r->size = 48;
+	ck_assert_int_eq(check_at(48), -MG_REC_LAYOUT);
 	mg_record_encode_task(BUF, sizeof(buf64), &hdr, "sh");
 	r->flags = MAGNET_REC_INTR;
-	ck_assert_int_eq(check_at(56), -MG_REC_FLAGS);
+	ck_assert_int_eq(check_at(64), -MG_REC_FLAGS);
 }
 END_TEST
 

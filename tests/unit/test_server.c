@@ -1260,18 +1260,18 @@ START_TEST(attribution)
 	sub = cl_new(connect_fd(0));
 	cl_expect(sub, "SUBSCRIBE FORMAT binary\n", "OK subscribed format=binary");
 	ck_assert(cl_line(sub, line, sizeof(line), 2000));
-	ck_assert_str_eq(line, "B 112");
+	ck_assert_str_eq(line, "B 128");
 	{
-		union { char b[112]; __u64 align; } u;
+		union { char b[128]; __u64 align; } u;
 		const struct magnet_record *r = (const void *)u.b;
 		char comm[17];
 
-		cl_bytes(sub, u.b, 112);
+		cl_bytes(sub, u.b, 128);
 		ck_assert(mg_record_is_task(r));
 		ck_assert_uint_eq(r->pid, GHOST_A);
 		ck_assert_uint_eq(r->cgroup, cg);
 		ck_assert_str_eq(mg_record_task_comm(r, comm), "ghost-a");
-		r = (const void *)(u.b + 56);
+		r = (const void *)(u.b + 64);
 		ck_assert(mg_record_is_task(r));
 		ck_assert_uint_eq(r->pid, GHOST_B);
 		ck_assert_uint_eq(r->cpu, 0);

@@ -268,7 +268,8 @@
  *   rule dropped on this CPU since the job's previous JOB_LOST record. See
  *   FAIRNESS.
  *
- * MAGNET_EVENT_TASK: struct magnet_task, size 56, flags 0; pid, tgid and
+ * MAGNET_EVENT_TASK: struct magnet_task, size 64 (56 before format 5:
+ *   no uids), flags 0; pid, tgid and
  *   cgroup those of the task named, abstract_id its whole cgroup v2 id,
  *   cpu the ring's CPU, the timestamp of the record that follows it. See
  *   TASK RECORDS.
@@ -279,15 +280,18 @@
  * TASK RECORDS
  * ------------
  *
- * A TASK record gives the command name (comm) of a thread. Each CPU's ring
+ * A TASK record gives the command name (comm) of a thread and its owner:
+ * its real and effective uid, as the initial user namespace sees them (a
+ * reader that serves several users decides by them who may see the
+ * thread's records; see magnetd's docs/security.md). Each CPU's ring
  * remembers the last MAGNET_TASK_SLOTS threads it named, one per slot,
  * slot = pid % MAGNET_TASK_SLOTS, and writes a TASK record just before a
  * record of a thread its slot does not hold under the same name: the
  * thread's first record in that CPU's stream, its first after it renamed
- * itself (exec, PR_SET_NAME), and its first after the ring forgot it: a
- * reader opened the file (every slot), the rings were resized (every
- * slot), another thread took the slot, or (overwrite mode) its TASK record
- * was overwritten. The TASK record and the record it names are written
+ * itself (exec, PR_SET_NAME) or changed a uid (setuid, setresuid), and
+ * its first after the ring forgot it: a reader opened the file (every
+ * slot), the rings were resized (every slot), another thread took the
+ * slot, or (overwrite mode) its TASK record was overwritten. The TASK record and the record it names are written
  * together or not at all (a full ring loses the record, counted once, and
  * fills no slot).
  *
@@ -823,8 +827,11 @@
  * 4: JOB_LOST records (FAIRNESS); magnet/stats and MAGNET_CMD_STATS_GET
  * gained lost_fair. A version 3 stream is a valid version 4 stream
  * without them.
+ * 5: TASK records carry the task's uid and euid (struct magnet_task grew
+ * from 16 to 24 bytes). Readers take a 56-byte TASK record as one whose
+ * uids are unknown.
  */
-#define MAGNET_FORMAT_VERSION	4
+#define MAGNET_FORMAT_VERSION	5
 
 struct magnet_record {
 	__u32 size;
@@ -877,10 +884,15 @@ enum magnet_handler {
 /* Per CPU, the module remembers this many named tasks, by pid modulo it. */
 #define MAGNET_TASK_SLOTS	64
 
-/* Payload of a TASK record: the command name of the header's pid. */
+/* Payload of a TASK record: the name and owner of the header's pid. */
 struct magnet_task {
 	char comm[16];		/* NUL-padded; not terminated if 16 long */
+	__u32 uid;		/* real uid (5; initial user namespace) */
+	__u32 euid;		/* effective uid (5) */
 };
+
+/* A format 3 or 4 TASK record's payload: comm only (uids unknown). */
+#define MAGNET_TASK_V3_SIZE	16
 
 /* Payload of an event a kernel module logs with magnet_log(). */
 struct magnet_raw {
