@@ -3,18 +3,19 @@
 # foundation: the command parser, the filter language, the aggregation
 # table and the trace file writer, with their unit tests (Check, static, as
 # tests/unit/build.mk's; libmagnet last, daemon objects use it too).
-DAEMON_OBJS := $(BUILD)/daemon/expr.o $(BUILD)/daemon/proto.o \
+DAEMON_OBJS := $(BUILD)/daemon/access.o $(BUILD)/daemon/owners.o $(BUILD)/daemon/expr.o $(BUILD)/daemon/proto.o \
 	$(BUILD)/daemon/agg.o $(BUILD)/daemon/tracewr.o \
 	$(BUILD)/daemon/config.o $(BUILD)/daemon/log.o $(BUILD)/daemon/notify.o \
 	$(BUILD)/daemon/peer.o $(BUILD)/daemon/totals.o $(BUILD)/daemon/prom.o \
 	$(BUILD)/daemon/supermon.o $(BUILD)/daemon/netview.o
-DAEMON_UNIT_TESTS := $(BUILD)/tests/unit/test_expr $(BUILD)/tests/unit/test_proto \
+DAEMON_UNIT_TESTS := $(BUILD)/tests/unit/test_access $(BUILD)/tests/unit/test_expr $(BUILD)/tests/unit/test_proto \
 	$(BUILD)/tests/unit/test_agg $(BUILD)/tests/unit/test_tracewr \
 	$(BUILD)/tests/unit/test_config $(BUILD)/tests/unit/test_chunkq \
 	$(BUILD)/tests/unit/test_peer $(BUILD)/tests/unit/test_totals \
 	$(BUILD)/tests/unit/test_prom $(BUILD)/tests/unit/test_supermon \
 	$(BUILD)/tests/unit/test_netview
 
+$(BUILD)/tests/unit/test_access.o \
 $(BUILD)/tests/unit/test_expr.o $(BUILD)/tests/unit/test_proto.o \
 $(BUILD)/tests/unit/test_agg.o $(BUILD)/tests/unit/test_tracewr.o \
 $(BUILD)/tests/unit/test_config.o $(BUILD)/tests/unit/test_chunkq.o \
@@ -26,11 +27,12 @@ $(BUILD)/tests/unit/test_supermon.o $(BUILD)/tests/unit/test_netview.o: \
 $(BUILD)/tests/unit/test_config.o: \
 	CFLAGS += -DMG_TEST_CONF='"$(abspath daemon/magnetd.conf)"'
 
+$(BUILD)/tests/unit/test_access: $(BUILD)/daemon/access.o $(BUILD)/daemon/owners.o
 $(BUILD)/tests/unit/test_expr: $(BUILD)/daemon/expr.o
 $(BUILD)/tests/unit/test_proto: $(BUILD)/daemon/proto.o
 $(BUILD)/tests/unit/test_agg: $(BUILD)/daemon/agg.o
 $(BUILD)/tests/unit/test_tracewr: $(BUILD)/daemon/tracewr.o $(BUILD)/daemon/chunkq.o
-$(BUILD)/tests/unit/test_config: $(BUILD)/daemon/config.o $(BUILD)/daemon/log.o \
+$(BUILD)/tests/unit/test_config: $(BUILD)/daemon/config.o $(BUILD)/daemon/access.o $(BUILD)/daemon/log.o \
 	$(BUILD)/daemon/notify.o
 $(BUILD)/tests/unit/test_chunkq: $(BUILD)/daemon/chunkq.o
 $(BUILD)/tests/unit/test_peer: $(BUILD)/daemon/peer.o

@@ -367,10 +367,11 @@ static void cmd_hello(struct mg_server *s, struct client *c)
 
 	mg_collect_version(s->env.collect, &v);
 	gethostname(host, sizeof(host) - 1);
-	mg_client_reply(c, "OK magnet %d node=%s cpus=%u clock=%s order=%s format=%u module=%s",
+	mg_client_reply(c, "OK magnet %d node=%s cpus=%u clock=%s order=%s format=%u module=%s access=%s",
 			MG_PROTO_VERSION, host, mg_collect_ncpus(s->env.collect), v.clock,
 			__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "le" : "be",
-			v.format, mg_collect_up(s->env.collect) ? "up" : "down");
+			v.format, mg_collect_up(s->env.collect) ? "up" : "down",
+			mg_access_name(c->access));
 }
 
 static void cmd_probes(struct mg_server *s, struct client *c)
@@ -532,18 +533,34 @@ static void cmd_agg(struct mg_server *s, struct client *c,
 			(unsigned long long)cmd->interval_ns);
 }
 
+/*
+ * Whose jobs c sees in TOTALS: TOTALS and ALL every job (and "other",
+ * which holds everyone's); OWN its own (owners.h); NONE none.
+ */
+static bool job_visible(const struct mg_server *s, const struct client *c,
+			const struct mg_totals_job *j, bool other)
+{
+	if (c->access >= MG_ACCESS_TOTALS)
+		return true;
+	return !other && c->uid_known &&
+	       mg_owners_of(s->owners, (__u32)j->cgroup) == c->uid;
+}
+
 static void cmd_totals(struct mg_server *s, struct client *c)
 {
 	struct mg_totals_view v;
 	char name[3 * MG_TOTALS_PATH_MAX + 1], type[3 * 16 + 1];
-	size_t i;
+	size_t i, shown = 0;
 
 	if (mg_fanout_totals_view(s, &v)) {
 		mg_client_reply(c, "ERR out of memory");
 		return;
 	}
+	for (i = 0; i <= v.njobs; i++)
+		shown += job_visible(s, c, i < v.njobs ? &v.jobs[i] : &v.other,
+				     i == v.njobs);
 	mg_client_reply(c, "OK %zu totals node=%s ts=%llu uptime=%llu module=%s cpus=%u records=%llu bytes=%llu kernel_lost=%llu daemon_dropped=%llu probes=%u jobs=%u",
-			v.nprobes + v.njobs + 1, v.node.node,
+			v.nprobes + shown, v.node.node,
 			(unsigned long long)v.node.now_ns,
 			(unsigned long long)(v.node.uptime_ns / 1000000000ULL),
 			v.node.module_up ? "up" : "down", v.node.cpus,
@@ -564,6 +581,8 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 	for (i = 0; i <= v.njobs; i++) {
 		const struct mg_totals_job *j = i < v.njobs ? &v.jobs[i] : &v.other;
 
+		if (!job_visible(s, c, j, i == v.njobs))
+			continue;
 		mg_escape_word(name, sizeof(name), j->path);
 		mg_client_reply(c, "job %llu %s events=%llu sock_bytes=%llu exported=%d intr=%llu lost_fair=%llu",
 				(unsigned long long)j->cgroup, name,
@@ -634,8 +653,19 @@ static void handle_line(struct mg_server *s, struct client *c,
 		supermon_line(s, c, line, len);
 		return;
 	}
-	if (mg_proto_parse(line, len, &cmd)) {
+	if (mg_proto_parse(line, len, &cmd) && !c->must_auth) {
 		mg_client_reply(c, "%s", cmd.error);
+		return;
+	}
+	/* From another host: who it is first, or nothing (docs/security.md). */
+	if (c->must_auth && cmd.kind != MG_CMD_QUIT) {
+		mg_client_reply(c, "ERR authentication required: a client from another host sends AUTH MUNGE <credential> first");
+		c->closing = true;
+		return;
+	}
+	if (c->access == MG_ACCESS_NONE &&
+	    (cmd.kind == MG_CMD_SUBSCRIBE || cmd.kind == MG_CMD_AGG)) {
+		mg_client_reply(c, "ERR not allowed: records go to known users only: connect to the Unix socket, or AUTH MUNGE");
 		return;
 	}
 	switch (cmd.kind) {

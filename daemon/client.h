@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "access.h"
 #include "agg.h"
 #include "netview.h"
 #include "proto.h"
@@ -57,6 +58,15 @@ struct client {
 	char peer[96];		/* address, and uid if local: for the log */
 	enum mg_listen_kind kind;	/* the protocol it speaks */
 	struct owner who;
+	/*
+	 * What it may see (access.h): from SO_PEERCRED on the Unix socket,
+	 * or AUTH; a TCP client is anonymous (NONE) until then, and one from
+	 * another host may send nothing else first (must_auth).
+	 */
+	enum mg_access access;
+	bool uid_known;
+	uid_t uid;
+	bool must_auth;
 	struct mg_linebuf lb;
 	char in[RECV_BYTES];	/* received, not yet taken into lines */
 	size_t in_off, in_len;

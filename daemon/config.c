@@ -21,6 +21,7 @@
 #include <linux/magnet.h>
 
 #include "agg.h"
+#include "access.h"
 #include "chunkq.h"
 #include "config.h"
 #include "tracewr.h"
@@ -46,6 +47,7 @@ enum ktype {
 	K_PATH,		/* char[4096] field, absolute */
 	K_PROBE,
 	K_LISTENER,	/* struct mg_listener, "" off */
+	K_WHO,		/* char[] field: users and @groups (access.h) */
 };
 
 #define F_CMDLINE	(1U << 0)	/* command line only */
@@ -92,6 +94,15 @@ static const struct key keys[] = {
 	{ .name = "allow", .short_opt = 'a', .type = K_ALLOW,
 	  .flags = F_LIST | F_LIVE, .arg = "CIDR[,CIDR]",
 	  .help = "accept clients only from these (repeatable; needed off loopback)" },
+	{ .name = "socket", .short_opt = 'S', .type = K_PATH, .flags = F_EMPTY,
+	  FIELD(socket), .arg = "PATH",
+	  .help = "serve local clients on this Unix socket (/run/magnet/magnetd.sock; \"\": none)" },
+	{ .name = "access_all", .type = K_WHO, .flags = F_LIVE | F_EMPTY,
+	  FIELD(access_all), .arg = "WHO",
+	  .help = "users and @groups who see every record and job, as root does (@magnet)" },
+	{ .name = "access_totals", .type = K_WHO, .flags = F_LIVE | F_EMPTY,
+	  FIELD(access_totals), .arg = "WHO",
+	  .help = "users and @groups who see every job's totals: the monitors (ganglia)" },
 	{ .name = "max_clients", .type = K_UINT, .flags = F_LIVE,
 	  FIELD(max_clients), .min = 1, .max = 65536, .arg = "N",
 	  .help = "connections at once (64)" },
@@ -177,6 +188,9 @@ void mg_config_defaults(struct mg_config *c)
 	memset(c, 0, sizeof(*c));
 	c->log = MG_LOG_AUTO;
 	strcpy(c->listen, "127.0.0.1:8650");
+	strcpy(c->socket, MG_CONFIG_DEFAULT_SOCKET);
+	strcpy(c->access_all, "@magnet");
+	strcpy(c->access_totals, "ganglia");
 	mg_parse_listen(c->listen, &c->listen_addr, &c->listen_len);
 	c->max_clients = 64;
 	c->client_queue = 4 * MIB;
@@ -792,6 +806,21 @@ static int set_key(struct load *ld, const struct key *k, const char *val,
 	case K_SIZE:
 	case K_MS:
 		return set_number(c, k, val, why, wlen);
+	case K_WHO: {
+		struct mg_access_set set;
+		char reason[256];
+
+		if (strlen(val) >= k->size) {
+			seterr(why, wlen, "too long (max %zu bytes)", k->size - 1);
+			return -EINVAL;
+		}
+		if (mg_access_parse(val, false, &set, reason, sizeof(reason))) {
+			seterr(why, wlen, "%s", reason);
+			return -EINVAL;
+		}
+		strcpy(field(c, k), val);
+		return 0;
+	}
 	case K_PATH:
 		/* The daemon may chdir: a relative path would move with it. */
 		if (*val && *val != '/') {
@@ -1186,6 +1215,7 @@ static bool key_changed(const struct mg_config *a, const struct mg_config *b,
 	case K_SIZE:
 		return *(const size_t *)cfield(a, k) != *(const size_t *)cfield(b, k);
 	case K_PATH:
+	case K_WHO:
 		return strcmp(cfield(a, k), cfield(b, k));
 	case K_PROBE:
 		if (a->nprobes != b->nprobes)

@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 
 #define MG_CONFIG_DEFAULT_PATH	"/etc/magnet/magnetd.conf"
+#define MG_CONFIG_DEFAULT_SOCKET	"/run/magnet/magnetd.sock"
 #define MG_CONFIG_ALLOW_MAX	64
 #define MG_CONFIG_PROBES_MAX	64
 /* Room for any error message mg_config_load or mg_config_check writes. */
@@ -61,6 +62,9 @@ struct mg_config {
 	char listen[128];	/* listen = ADDR:PORT, default "127.0.0.1:8650" */
 	struct sockaddr_storage listen_addr;	/* parsed */
 	socklen_t listen_len;
+	char socket[108];	/* socket = PATH (sun_path), "" none */
+	char access_all[512];	/* access_all = users, @groups: level ALL (access.h) */
+	char access_totals[512];	/* access_totals = ...: level TOTALS */
 	struct mg_cidr allow[MG_CONFIG_ALLOW_MAX];	/* allow = CIDR[,CIDR...], repeatable */
 	unsigned int nallow;
 	unsigned int max_clients;	/* 64 */

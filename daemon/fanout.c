@@ -14,6 +14,10 @@
  *
  * With no such client, only chunks with TASK records come, to keep the
  * names a new subscriber is replayed.
+ *
+ * A client below ALL (access.h) gets only the records visible() lets
+ * through, copied with kernel addresses hashed (scrub()): binary frames
+ * of its own, JSON lines encoded once per chunk for all such clients.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -197,15 +201,76 @@ int mg_fanout_agg_key(void *arg, enum mg_agg_key kind,
 }
 
 /*
- * LOST and JOB_LOST records always pass (losses are never silent); TASK
- * records too, for binary streams.
+ * May c see record i (docs/security.md)? ALL: all. Below: LOST records
+ * (node-wide counts), and the records and TASK records of threads whose
+ * real and effective uid are both the client's, not written in interrupt
+ * context (the thread did not cause them). A thread not named (its TASK
+ * record was lost) is nobody's; so are JOB_LOST records (other jobs').
  */
-static bool wants(const struct client *c, const struct magnet_record *r)
+static bool visible(const struct mg_server *s, const struct client *c, size_t i)
 {
+	const struct magnet_record *r = s->recs[i];
+	const struct mg_task *t = s->rec_task[i];
+	__u32 uid, euid;
+
+	if (c->access == MG_ACCESS_ALL || r->event_id == MAGNET_EVENT_LOST)
+		return true;
+	if (!c->uid_known)
+		return false;
+	if (mg_record_is_task(r)) {
+		mg_record_task_uids(r, &uid, &euid);
+		return uid == c->uid && euid == c->uid;
+	}
+	return !mg_record_is_meta(r) && !mg_record_is_intr(r) && t &&
+	       t->uid == c->uid && t->euid == c->uid;
+}
+
+/*
+ * LOST and JOB_LOST records always pass (losses are never silent); TASK
+ * records too, for binary streams; then what the client may see.
+ */
+static bool wants(const struct mg_server *s, const struct client *c, size_t i)
+{
+	const struct magnet_record *r = s->recs[i];
+
+	if (!visible(s, c, i))
+		return false;
 	if (mg_record_is_task(r))
 		return c->format == MG_FORMAT_BINARY;
 	return r->event_id == MAGNET_EVENT_LOST || mg_record_is_job_lost(r) ||
 	       mg_expr_match(c->filter, r);
+}
+
+/*
+ * r as a client below ALL sees it: values that may be kernel addresses
+ * (the abstract id, a generic probe's arguments and return value) hashed
+ * (mg_access_scrub). A TASK record's abstract id is its cgroup id: kept.
+ */
+static void scrub(struct magnet_record *r)
+{
+	unsigned int i, n = mg_record_nargs(r);
+	__u64 *args;
+
+	if (mg_record_is_meta(r))
+		return;
+	r->abstract_id = mg_access_scrub(r->abstract_id);
+	if (mg_record_handler(r) != MAGNET_HANDLER_GENERIC)
+		return;
+	if (mg_record_is_return(r))
+		((__u64 *)r->payload)[0] = mg_access_scrub(((__u64 *)r->payload)[0]);
+	args = (__u64 *)mg_record_args(r);
+	for (i = 0; i < n; i++)
+		args[i] = mg_access_scrub(args[i]);
+}
+
+/* Record i, scrubbed, in s->scrubbed (8-byte aligned, as records are). */
+static const struct magnet_record *scrubbed(struct mg_server *s, size_t i)
+{
+	struct magnet_record *r = (struct magnet_record *)s->scrubbed;
+
+	memcpy(r, s->recs[i], s->recs[i]->size);
+	scrub(r);
+	return r;
 }
 
 static void feed_agg(struct mg_server *s, struct client *c)
@@ -217,7 +282,7 @@ static void feed_agg(struct mg_server *s, struct client *c)
 
 		/* A job's fairness losses are TOTALS' (per job), not an event. */
 		if (mg_record_is_task(r) || mg_record_is_job_lost(r) ||
-		    (c->subscribed && !wants(c, r)))
+		    !visible(s, c, i) || (c->subscribed && !wants(s, c, i)))
 			continue;
 		if (c->net) {
 			mg_netview_add_record(c->net, r);
@@ -237,7 +302,7 @@ static void feed_binary(struct mg_server *s, struct client *c,
 	int hl;
 
 	/* Every record wanted: the chunk goes as it came, if it fits. */
-	if (mg_expr_all(c->filter) && s->nrecs &&
+	if (c->access == MG_ACCESS_ALL && mg_expr_all(c->filter) && s->nrecs &&
 	    mg_client_tell_drops(s, c)) {
 		hl = snprintf(hdr, sizeof(hdr), "B %zu\n", len);
 		if (hl + len <= mg_client_room(s, c)) {
@@ -248,10 +313,12 @@ static void feed_binary(struct mg_server *s, struct client *c,
 		}
 	}
 	for (i = 0; i < s->nrecs; i++)
-		if (wants(c, s->recs[i]))
-			s->pick[n++] = s->recs[i];
+		if (wants(s, c, i))
+			s->pick_idx[n++] = i;
 	if (!n)
 		return;
+	for (i = 0; i < n; i++)
+		s->pick[i] = s->recs[s->pick_idx[i]];
 	if (!mg_client_tell_drops(s, c)) {
 		mg_client_drop(s, c, n);
 		return;
@@ -270,8 +337,13 @@ static void feed_binary(struct mg_server *s, struct client *c,
 	if (fit) {
 		hl = snprintf(hdr, sizeof(hdr), "B %zu\n", bytes);
 		mg_obuf_put(&c->out, hdr, hl);
+		for (i = 0; c->access != MG_ACCESS_ALL && i < fit; i++) {
+			const struct magnet_record *r = scrubbed(s, s->pick_idx[i]);
+
+			mg_obuf_put(&c->out, r, r->size);
+		}
 		/* Matching records are mostly adjacent: copy them in runs. */
-		for (i = 0; i < fit; i += run) {
+		for (i = c->access != MG_ACCESS_ALL ? fit : 0; i < fit; i += run) {
 			const char *p = (const char *)s->pick[i];
 			size_t len = s->pick[i]->size;
 
@@ -285,25 +357,29 @@ static void feed_binary(struct mg_server *s, struct client *c,
 	mg_client_drop(s, c, n - fit);
 }
 
-/* The JSON line of record i, encoded on first use. */
-static bool json_of(struct mg_server *s, size_t i)
+/*
+ * The JSON line of record i, encoded on first use: as read (k 0) or
+ * scrubbed (k 1, for clients below ALL).
+ */
+static bool json_of(struct mg_server *s, size_t i, unsigned int k)
 {
+	struct mg_json_line *j = &s->json_lines[k][i];
 	size_t start;
 
-	if (s->json_done[i])
-		return s->json_len[i] > 0;
-	s->json_done[i] = true;
+	if (j->done)
+		return j->len > 0;
+	j->done = true;
 	start = s->json.len;
 	/* The name as of the record's place in the stream (index_chunk). */
 	s->popts.task = s->rec_task[i];
-	if (mg_print_record(s->json_f, &s->popts, s->recs[i]) ||
+	if (mg_print_record(s->json_f, &s->popts, k ? scrubbed(s, i) : s->recs[i]) ||
 	    fflush(s->json_f)) {
 		s->json.len = start;
-		s->json_len[i] = 0;
+		j->len = 0;
 		return false;
 	}
-	s->json_off[i] = start;
-	s->json_len[i] = s->json.len - start;
+	j->off = start;
+	j->len = s->json.len - start;
 	return true;
 }
 
@@ -313,7 +389,8 @@ static void feed_json(struct mg_server *s)
 	unsigned int k;
 
 	s->json.len = 0;
-	memset(s->json_done, 0, s->nrecs * sizeof(*s->json_done));
+	memset(s->json_lines[0], 0, s->nrecs * sizeof(*s->json_lines[0]));
+	memset(s->json_lines[1], 0, s->nrecs * sizeof(*s->json_lines[1]));
 	for (i = 0; i < s->nrecs; i++) {
 		const struct magnet_record *r = s->recs[i];
 
@@ -322,14 +399,15 @@ static void feed_json(struct mg_server *s)
 			mg_fanout_refresh_probes(s, false);	/* a new probe: name it */
 		for (k = 0; k < s->nclients; k++) {
 			struct client *c = s->clients[k];
+			unsigned int sc = c->access != MG_ACCESS_ALL;
 
 			if (!c->subscribed || c->format != MG_FORMAT_JSON ||
-			    !wants(c, r))
+			    !wants(s, c, i))
 				continue;
-			if (!json_of(s, i))
+			if (!json_of(s, i, sc))
 				continue;
-			mg_client_put_data(s, c, s->json.buf + s->json_off[i],
-					   s->json_len[i], 1);
+			mg_client_put_data(s, c, s->json.buf + s->json_lines[sc][i].off,
+					   s->json_lines[sc][i].len, 1);
 		}
 	}
 }
@@ -383,6 +461,17 @@ static void reset_tasks(struct mg_server *s)
 	s->tasks = t;
 }
 
+/* A TASK record: the thread's name, and its job's owner (owners.h). */
+static void feed_task(struct mg_server *s, const struct magnet_record *r)
+{
+	__u32 uid, euid;
+
+	mg_tasks_feed(s->tasks, r);	/* ENOMEM: unnamed */
+	mg_record_task_uids(r, &uid, &euid);
+	/* A set-uid thread is not its user's doing: counted as root's. */
+	mg_owners_note(s->owners, r->cgroup, uid == euid ? uid : 0);
+}
+
 /*
  * Index the chunk's records and, if names (AGG and JSON clients use them;
  * binary streams carry the TASK records), name each one's thread as of
@@ -405,7 +494,7 @@ static int index_chunk(struct mg_server *s, const void *data, size_t len,
 		t = NULL;
 		if (mg_record_is_task(r)) {
 			if (!mg_record_check(data, len, off - r->size))
-				mg_tasks_feed(s->tasks, r);	/* ENOMEM: unnamed */
+				feed_task(s, r);
 			src = NULL;
 		} else if (names && !mg_record_is_meta(r)) {
 			t = mg_tasks_of(s->tasks, r);
@@ -423,26 +512,38 @@ static int index_chunk(struct mg_server *s, const void *data, size_t len,
 	return 0;
 }
 
+struct replay {
+	struct membuf b;
+	const struct client *c;
+};
+
 static int put_task(const struct magnet_record *r, void *arg)
 {
-	struct membuf *b = arg;
+	struct replay *rp = arg;
+	__u32 uid, euid;
 
-	return mg_membuf_write(b, (const char *)r, r->size) == (ssize_t)r->size ?
+	/* Below ALL: its own threads' names only (visible()). */
+	mg_record_task_uids(r, &uid, &euid);
+	if (rp->c->access != MG_ACCESS_ALL &&
+	    (!rp->c->uid_known || uid != rp->c->uid || euid != rp->c->uid))
+		return 0;
+	return mg_membuf_write(&rp->b, (const char *)r, r->size) == (ssize_t)r->size ?
 	       0 : -ENOMEM;
 }
 
 void mg_fanout_replay_tasks(struct mg_server *s, struct client *c)
 {
-	struct membuf b = { 0 };
+	struct replay rp = { .c = c };
+	struct membuf *b = &rp.b;
 	char hdr[32];
 	int hl;
 
-	if (!mg_tasks_replay(s->tasks, s->now, put_task, &b) && b.len) {
-		hl = snprintf(hdr, sizeof(hdr), "B %zu\n", b.len);
+	if (!mg_tasks_replay(s->tasks, s->now, put_task, &rp) && b->len) {
+		hl = snprintf(hdr, sizeof(hdr), "B %zu\n", b->len);
 		mg_obuf_put(&c->out, hdr, hl);
-		mg_obuf_put(&c->out, b.buf, b.len);
+		mg_obuf_put(&c->out, b->buf, b->len);
 	}
-	free(b.buf);
+	free(b->buf);
 }
 
 /* Nobody streams: the chunk came for its TASK records (mg_server_wants). */
@@ -454,13 +555,13 @@ static void feed_tasks(struct mg_server *s, const void *data, size_t len)
 	while ((r = mg_record_step(data, len, &off)))
 		if (mg_record_is_task(r) &&
 		    !mg_record_check(data, len, off - r->size))
-			mg_tasks_feed(s->tasks, r);	/* ENOMEM: unnamed */
+			feed_task(s, r);
 }
 
 /* The collection thread counted the chunk's records in the totals. */
 static void handle_chunk(struct mg_server *s, const void *data, size_t len)
 {
-	bool any_json = false;
+	bool any_json = false, any_below = false;
 	unsigned int k;
 
 	note_queue_drops(s);
@@ -470,10 +571,15 @@ static void handle_chunk(struct mg_server *s, const void *data, size_t len)
 		feed_tasks(s, data, len);
 		return;
 	}
-	for (k = 0; k < s->nclients; k++)
-		any_json |= s->clients[k]->subscribed &&
-			    s->clients[k]->format == MG_FORMAT_JSON;
-	index_chunk(s, data, len, any_json || s->naggs);
+	for (k = 0; k < s->nclients; k++) {
+		const struct client *c = s->clients[k];
+
+		any_json |= c->subscribed && c->format == MG_FORMAT_JSON;
+		/* visible() goes by the threads' owners: names needed. */
+		any_below |= (c->subscribed || mg_client_aggregates(c)) &&
+			     c->access != MG_ACCESS_ALL;
+	}
+	index_chunk(s, data, len, any_json || s->naggs || any_below);
 	for (k = 0; k < s->nclients; k++) {
 		struct client *c = s->clients[k];
 

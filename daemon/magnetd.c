@@ -388,7 +388,7 @@ int main(int argc, char **argv)
 	struct mg_sensor_version v;
 	char err[1024];
 	sigset_t sigs;
-	int ret, lfd, sfd, pfd = -1, mfd = -1;
+	int ret, lfd, sfd, pfd = -1, mfd = -1, ufd = -1;
 	const struct {
 		const char *key, *what;
 		const struct mg_listener *l;
@@ -441,6 +441,11 @@ int main(int argc, char **argv)
 			       d.cfg.listen_len, err, sizeof(err));
 	if (lfd < 0)
 		fail(&d, "%s: %s", d.cfg.listen, err);
+	if (d.cfg.socket[0]) {
+		ufd = mg_server_listen_unix(d.cfg.socket, err, sizeof(err));
+		if (ufd < 0)
+			fail(&d, "socket: %s", err);
+	}
 	/* The monitors' listeners, opt-in; bound before going to the
 	 * background, so a taken port fails the start. */
 	for (i = 0; i < sizeof(monitors) / sizeof(monitors[0]); i++) {
@@ -500,6 +505,12 @@ int main(int argc, char **argv)
 	ret = mg_server_create(&d.cfg, lfd, &d.env, &d.server);
 	if (ret)
 		fail(&d, "server: %s", strerror(-ret));
+	if (ufd >= 0) {
+		ret = mg_server_add_listener(d.server, ufd, MG_LISTEN_MAGNET);
+		if (ret)
+			fail(&d, "socket %s: %s", d.cfg.socket, strerror(-ret));
+		mg_log(LOG_INFO, "local clients on %s", d.cfg.socket);
+	}
 	for (i = 0; i < sizeof(monitors) / sizeof(monitors[0]); i++) {
 		if (*monitors[i].fd < 0)
 			continue;
@@ -524,6 +535,8 @@ int main(int argc, char **argv)
 	close_trace(&d);
 	summary(&d);
 	mg_server_free(d.server);
+	if (ufd >= 0)
+		unlink(d.cfg.socket);	/* no client finds a dead socket */
 	mg_collect_free(d.collect);
 	mg_tracewr_free(d.trace);
 	mg_chunkq_free(d.queue);

@@ -32,7 +32,9 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/un.h>
 #include <netinet/tcp.h>
 
 #include "chunkq.h"
@@ -121,6 +123,33 @@ static void owner_of(int fd, const struct sockaddr_storage *ss,
 	}
 }
 
+/*
+ * A Unix socket's client: the kernel says who it is (SO_PEERCRED: its
+ * credentials when it connected) and which groups it had then
+ * (SO_PEERGROUPS), which is what access_all and access_totals name.
+ */
+static int unix_peer(struct mg_server *s, int fd, struct owner *o,
+		     enum mg_access *access, char *peer, size_t peerlen)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	size_t ngroups = 0;
+
+	memset(o, 0, sizeof(*o));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
+		return -errno;
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+		ngroups = len / sizeof(groups[0]);
+	/* More groups than fit: judged by uid and gid alone (fewer rights). */
+	o->local = true;
+	o->uid = cred.uid;
+	*access = mg_access_level(&s->rules, cred.uid, cred.gid, groups, ngroups);
+	snprintf(peer, peerlen, "unix pid %d", (int)cred.pid);
+	return 0;
+}
+
 static bool same_owner(const struct owner *a, const struct owner *b)
 {
 	if (a->local != b->local)
@@ -163,6 +192,8 @@ static void accept_clients(struct mg_server *s, const struct listener *l)
 		struct epoll_event ev;
 		struct client *c;
 		struct owner who;
+		enum mg_access access = MG_ACCESS_NONE;
+		bool must_auth = false;
 		const char *no;
 		char peer[96], why[96];
 		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl,
@@ -175,14 +206,31 @@ static void accept_clients(struct mg_server *s, const struct listener *l)
 				mg_log(LOG_WARNING, "accept: %s", strerror(errno));
 			return;
 		}
-		peer_name(&ss, peer, sizeof(peer));
-		if (!allowed(s, (struct sockaddr *)&ss)) {
-			s->refused++;
-			mg_log(LOG_NOTICE, "refused %s: not in the allowlist", peer);
-			close(fd);
-			continue;
+		if (l->unix_sock) {
+			if (unix_peer(s, fd, &who, &access, peer, sizeof(peer))) {
+				close(fd);
+				continue;
+			}
+		} else {
+			peer_name(&ss, peer, sizeof(peer));
+			if (!allowed(s, (struct sockaddr *)&ss)) {
+				s->refused++;
+				mg_log(LOG_NOTICE, "refused %s: not in the allowlist", peer);
+				close(fd);
+				continue;
+			}
+			owner_of(fd, &ss, &who);
+			/*
+			 * TCP proves no identity (the owner found above only
+			 * counts slots): anonymous until AUTH, and from another
+			 * host nothing but AUTH. The monitors' listeners serve
+			 * the totals only, to whoever the allowlist lets in.
+			 */
+			if (l->kind != MG_LISTEN_MAGNET)
+				access = MG_ACCESS_TOTALS;
+			else
+				must_auth = !mg_sockaddr_is_loopback((struct sockaddr *)&ss);
 		}
-		owner_of(fd, &ss, &who);
 		if (who.local) {
 			size_t l = strlen(peer);
 
@@ -218,6 +266,10 @@ static void accept_clients(struct mg_server *s, const struct listener *l)
 		c->fd = fd;
 		c->idx = s->nclients;
 		c->who = who;
+		c->access = access;
+		c->uid_known = l->unix_sock;
+		c->uid = who.uid;
+		c->must_auth = must_auth;
 		c->kind = l->kind;
 		mg_supermon_client_init(&c->sm);
 		c->out.bound = s->cfg.client_queue;
@@ -232,7 +284,7 @@ static void accept_clients(struct mg_server *s, const struct listener *l)
 			free(c);
 			continue;
 		}
-		{
+		if (!l->unix_sock) {
 			int one = 1;
 
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -495,6 +547,22 @@ void mg_server_drain(struct mg_server *s, unsigned int timeout_ms)
 	}
 }
 
+/*
+ * access_all and access_totals as the user and group files say now (the
+ * configuration checked the names it was given; the defaults may name a
+ * group or user this node has not: they grant nothing). Clients keep the
+ * level they were given when they connected.
+ */
+static void set_rules(struct mg_server *s, const struct mg_config *cfg)
+{
+	char err[256];
+
+	if (mg_access_parse(cfg->access_all, true, &s->rules.all, err, sizeof(err)))
+		mg_log(LOG_WARNING, "access_all: %s: nobody but root sees all", err);
+	if (mg_access_parse(cfg->access_totals, true, &s->rules.totals, err, sizeof(err)))
+		mg_log(LOG_WARNING, "access_totals: %s", err);
+}
+
 void mg_server_reconfigure(struct mg_server *s, const struct mg_config *cfg)
 {
 	unsigned int k;
@@ -510,6 +578,7 @@ void mg_server_reconfigure(struct mg_server *s, const struct mg_config *cfg)
 	s->cfg.max_clients_per_user = cfg->max_clients_per_user;
 	s->cfg.root_reserve = cfg->root_reserve;
 	s->cfg.agg_top = cfg->agg_top;
+	set_rules(s, cfg);
 }
 
 int mg_server_listen(const struct sockaddr *addr, socklen_t len, char *err,
@@ -534,10 +603,64 @@ int mg_server_listen(const struct sockaddr *addr, socklen_t len, char *err,
 	return fd;
 }
 
+/*
+ * The Unix socket local clients connect to: every user may connect (the
+ * socket is 0666), and each is served what its uid may see. Its directory
+ * is made if missing (0755); a stale socket of an earlier run is
+ * replaced, anything else at path is not.
+ */
+int mg_server_listen_unix(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char dir[sizeof(sun.sun_path)], *slash;
+	struct stat st;
+	int fd, e;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "%s: path too long for a socket", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sun.sun_path, path);
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		if (mkdir(dir, 0755) && errno != EEXIST) {
+			e = errno;
+			snprintf(err, errlen, "cannot make %s: %s", dir, strerror(e));
+			return -e;
+		}
+	}
+	if (!lstat(path, &st)) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "%s exists and is not a socket", path);
+			return -EEXIST;
+		}
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = errno;
+		snprintf(err, errlen, "socket: %s", strerror(e));
+		return -e;
+	}
+	/* Who may see what is decided per client, not by the file's mode. */
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) || chmod(path, 0666) ||
+	    listen(fd, 128)) {
+		e = errno;
+		snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(e));
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
 int mg_server_add_listener(struct mg_server *s, int fd,
 			   enum mg_listen_kind kind)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
+	struct sockaddr_storage ss = { 0 };
+	socklen_t sl = sizeof(ss);
 	struct listener *l;
 
 	if (fd < 0)
@@ -550,6 +673,8 @@ int mg_server_add_listener(struct mg_server *s, int fd,
 	l->src.tag = TAG_LISTEN;
 	l->fd = fd;
 	l->kind = kind;
+	l->unix_sock = !getsockname(fd, (struct sockaddr *)&ss, &sl) &&
+		       ss.ss_family == AF_UNIX;
 	ev.data.ptr = &l->src;
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		int e = errno;
@@ -576,17 +701,21 @@ int mg_server_create(const struct mg_config *cfg, int listen_fd,
 		return -ENOMEM;
 	s->cfg = *cfg;
 	s->cfg.nprobes = 0;	/* the strings belong to the caller */
+	set_rules(s, cfg);
+	mg_access_key_init();
 	s->env = *env;
 	s->epfd = s->timer_fd = -1;
 	s->start_ns = mg_now_ns(CLOCK_MONOTONIC);
 	s->maxrecs = maxrecs;
 	s->recs = calloc(maxrecs, sizeof(*s->recs));
 	s->pick = calloc(maxrecs, sizeof(*s->pick));
-	s->json_off = calloc(maxrecs, sizeof(*s->json_off));
-	s->json_len = calloc(maxrecs, sizeof(*s->json_len));
-	s->json_done = calloc(maxrecs, sizeof(*s->json_done));
-	if (!s->recs || !s->pick || !s->json_off ||
-	    !s->json_len || !s->json_done)
+	s->pick_idx = calloc(maxrecs, sizeof(*s->pick_idx));
+	s->json_lines[0] = calloc(maxrecs, sizeof(*s->json_lines[0]));
+	s->json_lines[1] = calloc(maxrecs, sizeof(*s->json_lines[1]));
+	s->scrubbed = malloc(MAGNET_RECORD_MAX);
+	s->owners = mg_owners_new();
+	if (!s->recs || !s->pick || !s->pick_idx || !s->json_lines[0] ||
+	    !s->json_lines[1] || !s->scrubbed || !s->owners)
 		goto err;
 	s->json_f = fopencookie(&s->json, "w", (cookie_io_functions_t){
 					.write = mg_membuf_write });
@@ -676,8 +805,10 @@ void mg_server_free(struct mg_server *s)
 	free(s->clients);
 	free(s->recs);
 	free(s->pick);
-	free(s->json_off);
-	free(s->json_len);
-	free(s->json_done);
+	free(s->pick_idx);
+	free(s->json_lines[0]);
+	free(s->json_lines[1]);
+	free(s->scrubbed);
+	mg_owners_free(s->owners);
 	free(s);
 }

@@ -90,6 +90,9 @@ void mg_server_reconfigure(struct mg_server *s, const struct mg_config *cfg);
  */
 void mg_server_drain(struct mg_server *s, unsigned int timeout_ms);
 
+/* Open the Unix socket for local clients at path (made 0666). */
+int mg_server_listen_unix(const char *path, char *err, size_t errlen);
+
 /* Open a listening TCP socket on addr (SO_REUSEADDR, non-blocking). */
 int mg_server_listen(const struct sockaddr *addr, socklen_t len, char *err,
 		     size_t errlen);

@@ -11,26 +11,30 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "access.h"
 #include "client.h"
 #include "config.h"
 #include "cgmap.h"
+#include "owners.h"
 #include "print.h"
 #include "probes.h"
 #include "server.h"
 #include "tasks.h"
 #include "totals.h"
 
-#define MAX_LISTENERS	3
+#define MAX_LISTENERS	4
 
 /* A listening socket and the protocol its clients speak. */
 struct listener {
 	struct ev_src src;	/* TAG_LISTEN */
 	int fd;
 	enum mg_listen_kind kind;
+	bool unix_sock;		/* AF_UNIX: clients known by SO_PEERCRED */
 };
 
 struct mg_server {
 	struct mg_config cfg;		/* a copy; probes not used here */
+	struct mg_access_rules rules;	/* cfg's access_all, access_totals */
 	struct mg_server_env env;
 	int epfd, timer_fd;
 	struct listener listeners[MAX_LISTENERS];
@@ -73,8 +77,14 @@ struct mg_server {
 	struct mg_task *task_copy;	/* the names, copied as fed */
 	const struct mg_task *cur_task;	/* the record the agg key is for */
 	const struct magnet_record **pick;	/* a binary client's matches */
-	size_t *json_off, *json_len;
-	bool *json_done;
+	size_t *pick_idx;			/* their places in recs */
+	/* Each record's JSON line, as read [0] and scrubbed [1] (fanout.c). */
+	struct mg_json_line {
+		size_t off, len;
+		bool done;
+	} *json_lines[2];
+	__u64 *scrubbed;		/* a record, scrubbed (MAGNET_RECORD_MAX) */
+	struct mg_owners *owners;	/* whose job a cgroup is */
 	struct membuf json;
 	FILE *json_f;
 	struct mg_print_opts popts;

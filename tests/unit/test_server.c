@@ -44,6 +44,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include "chunkq.h"
@@ -108,6 +109,7 @@ static struct {
 	int lfd, sig[2];
 	unsigned int port;
 	char dir[64];
+	char sock[96];	/* the Unix socket */
 	pthread_t thread;
 	bool running;
 } fx;
@@ -145,6 +147,7 @@ static void start(void)
 
 	strcpy(fx.dir, "/tmp/magnet-test-server.XXXXXX");
 	ck_assert_ptr_ne(mkdtemp(fx.dir), NULL);
+	chmod(fx.dir, 0755);	/* other uids connect to the socket in it */
 	snprintf(path, sizeof(path), "%s/probes", fx.dir);
 	f = fopen(path, "w");
 	ck_assert_ptr_ne(f, NULL);
@@ -171,6 +174,10 @@ static void start(void)
 		.queue_drop_chunks = &fx.queue_drop_chunks,
 	};
 	ck_assert_int_eq(mg_server_create(&fx.cfg, fx.lfd, &fx.env, &fx.s), 0);
+	snprintf(fx.sock, sizeof(fx.sock), "%s/magnetd.sock", fx.dir);
+	i = mg_server_listen_unix(fx.sock, err, sizeof(err));
+	ck_assert_msg(i >= 0, "%s", err);
+	ck_assert_int_eq(mg_server_add_listener(fx.s, i, MG_LISTEN_MAGNET), 0);
 	ck_assert_int_eq(pthread_create(&fx.thread, NULL, server_main, NULL), 0);
 	fx.running = true;
 }
@@ -195,6 +202,7 @@ static void teardown(void)
 	if (fx.dir[0]) {
 		snprintf(path, sizeof(path), "%s/probes", fx.dir);
 		unlink(path);
+		unlink(fx.sock);
 		rmdir(fx.dir);
 		fx.dir[0] = '\0';
 	}
@@ -237,13 +245,36 @@ struct cl {
  * (sized by it): a client that stops reading fills the server's queue
  * after a few KiB, not after the megabytes loopback buffers take.
  */
+/*
+ * A client on the Unix socket, as euid uid (SO_PEERCRED gives the euid
+ * at connect): root's sees everything, as the tests below expect.
+ */
+static int connect_unix_as(uid_t uid)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", fx.sock);
+	if (uid)
+		ck_assert_int_eq(setresuid(-1, uid, -1), 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	if (uid)
+		ck_assert_int_eq(setresuid(-1, 0, -1), 0);
+	return fd;
+}
+
+/* rcvbuf 0: root on the Unix socket; else TCP (anonymous) with that buffer. */
 static int connect_fd(int rcvbuf)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 				   .sin_port = htons(fx.port),
 				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd;
 
+	if (!rcvbuf)
+		return connect_unix_as(0);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(fd, 0);
 	if (rcvbuf) {
 		int mss = 536;
@@ -252,6 +283,19 @@ static int connect_fd(int rcvbuf)
 		setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss));
 	}
 	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	return fd;
+}
+
+/*
+ * Root on the Unix socket, reading through a small buffer: a client that
+ * may see records and soon stops taking them (Unix sockets have no
+ * receive buffer of their own: the server's send buffer is the one).
+ */
+static int connect_fd_small(int bytes)
+{
+	int fd = connect_unix_as(0);
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
 	return fd;
 }
 
@@ -643,7 +687,7 @@ START_TEST(agg_skipped_reports)
 
 	fx.cfg.client_timeout_ms = 4000;
 	start();
-	c = cl_new(connect_fd(4096));
+	c = cl_new(connect_fd_small(4096));
 	reader = cl_new(connect_fd(0));
 	cl_expect(c, "AGG pid EVERY 20ms\n", "OK agg key=pid");
 	cl_expect(reader, "AGG pid EVERY 20ms\n", "OK agg key=pid");
@@ -703,7 +747,7 @@ START_TEST(stalled_stream_idle)
 	fx.cfg.client_timeout_ms = 60000;
 	fx.cfg.idle_timeout_ms = 1000;
 	start();
-	stalled = cl_new(connect_fd(4096));
+	stalled = cl_new(connect_fd_small(4096));
 	reader = cl_new(connect_fd(0));
 	quiet = cl_new(connect_fd(0));
 	cl_expect(stalled, "AGG probe EVERY 10ms\n", "OK agg");
@@ -1143,6 +1187,156 @@ START_TEST(agg_net)
 }
 END_TEST
 
+/* A record, or with owner (uid, euid) the TASK record naming its thread. */
+static size_t put_owned(char *chunk, size_t off, __u32 pid, __u32 cg,
+			__u64 abstract, bool intr, const char *comm, __u32 uid,
+			__u32 euid)
+{
+	struct mg_record_hdr h = { .event_id = 16, .cgroup = cg,
+				   .abstract_id = abstract, .timestamp = off + 1,
+				   .pid = pid, .tgid = pid, .intr = intr };
+	__u64 args[2] = { 0xffff888000000040ULL, 7 };
+	ssize_t r = comm ?
+		mg_record_encode_task_as(chunk + off, 8192 - off, &h, comm, uid, euid) :
+		mg_record_encode_kprobe(chunk + off, 8192 - off, &h, args, 2);
+
+	ck_assert_int_gt(r, 0);
+	return off + r;
+}
+
+/* The value of "key":"..." in a JSON line. */
+static void json_str(const char *line, const char *key, char *out, size_t size)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+	p = strstr(line, pat);
+	ck_assert_msg(p, "no %s in %s", key, line);
+	p += strlen(pat);
+	ck_assert_uint_lt(strcspn(p, "\""), size);
+	snprintf(out, size, "%.*s", (int)strcspn(p, "\""), p);
+}
+
+/*
+ * A shared node: threads of root, of uid 65534, and a set-uid one of
+ * 65534 write records. uid 65534 on the Unix socket gets its own records
+ * only (not the set-uid thread's, not those written in interrupt context
+ * on its behalf), kernel addresses in them hashed alike; its binary
+ * stream names only its own threads; its TOTALS lists only its own job.
+ * Root gets everything as read. A TCP client is anonymous: no records.
+ */
+START_TEST(access_by_uid)
+{
+	static char chunk[8192];
+	struct cl *root, *user, *anon, *bin;
+	char line[4096], v[64], ua[64], ub[64], mnt[4096] = "", cgdir[4200];
+	unsigned int i, n, total, cg = 2000;
+	size_t off = 0;
+	struct stat st;
+	FILE *f;
+
+	/* The user's job: a live cgroup if one can be made (TOTALS lists live jobs). */
+	f = fopen("/proc/self/mountinfo", "re");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, " - cgroup2 ") &&
+		    sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1)
+			break;
+	fclose(f);
+	snprintf(cgdir, sizeof(cgdir), "%s/mg-test-access-%d", mnt, (int)getpid());
+	if (mnt[0] && !mkdir(cgdir, 0755) && !stat(cgdir, &st))
+		cg = (__u32)st.st_ino;
+	else
+		fprintf(stderr, "access_by_uid: no cgroup made, TOTALS unchecked\n");
+	start();
+	root = cl_new(connect_unix_as(0));
+	user = cl_new(connect_unix_as(65534));
+	bin = cl_new(connect_unix_as(65534));
+	anon = cl_new(connect_fd(4096));
+	cl_send(user, "HELLO\n");
+	ck_assert(cl_line(user, line, sizeof(line), 2000));
+	ck_assert_msg(strstr(line, " access=own"), "%s", line);
+	cl_send(anon, "HELLO\n");
+	ck_assert(cl_line(anon, line, sizeof(line), 2000));
+	ck_assert_msg(strstr(line, " access=none"), "%s", line);
+	cl_expect(anon, "SUBSCRIBE\n", "ERR not allowed");
+	cl_expect(anon, "AGG pid EVERY 100ms\n", "ERR not allowed");
+	cl_expect(root, "SUBSCRIBE FORMAT json\n", "OK subscribed");
+	cl_expect(user, "SUBSCRIBE FORMAT json\n", "OK subscribed");
+	cl_expect(bin, "SUBSCRIBE FORMAT binary\n", "OK subscribed");
+
+	off = put_owned(chunk, off, 100, 1, 0, false, "rootd", 0, 0);
+	off = put_owned(chunk, off, 100, 1, 0xffff888012345678ULL, false, NULL, 0, 0);
+	off = put_owned(chunk, off, 200, cg, 0, false, "job", 65534, 65534);
+	off = put_owned(chunk, off, 200, cg, 0xffff888012345678ULL, false, NULL, 0, 0);
+	off = put_owned(chunk, off, 200, cg, 0xffff888012345678ULL, false, NULL, 0, 0);
+	off = put_owned(chunk, off, 200, cg, 42, false, NULL, 0, 0);
+	off = put_owned(chunk, off, 200, cg, 43, true, NULL, 0, 0);
+	off = put_owned(chunk, off, 300, cg, 0, false, "passwd", 65534, 0);
+	off = put_owned(chunk, off, 300, cg, 44, false, NULL, 0, 0);
+	ck_assert_int_eq(feed(0, chunk, off), 0);
+
+	for (i = 0; i < 6; i++) {
+		ck_assert_msg(cl_line(root, line, sizeof(line), 2000), "root: %u", i);
+		if (i == 0) {
+			json_str(line, "abstract", v, sizeof(v));
+			ck_assert_str_eq(v, "0xffff888012345678");
+		}
+	}
+	for (i = 0; i < 3; i++) {
+		ck_assert_msg(cl_line(user, line, sizeof(line), 2000), "user: %u", i);
+		ck_assert_msg(strstr(line, "\"pid\":200,") && strstr(line, "\"comm\":\"job\""),
+			      "%s", line);
+		ck_assert_msg(!strstr(line, "0xffff"), "a kernel address: %s", line);
+		json_str(line, "abstract", i == 0 ? ua : i == 1 ? ub : v, 64);
+	}
+	ck_assert_str_eq(ua, ub);	/* the same address, the same hash */
+	ck_assert_str_ne(ua, "0xffff888012345678");
+	ck_assert_str_eq(v, "0x2a");	/* not an address: as it is */
+	ck_assert_msg(!cl_line(user, line, sizeof(line), 300), "more: %s", line);
+
+	/* Binary: its TASK record and its 3 records, nothing of others'. */
+	ck_assert(cl_line(bin, line, sizeof(line), 2000));
+	ck_assert_int_eq(sscanf(line, "B %u", &n), 1);
+	{
+		static union { char b[8192]; __u64 align; } u;
+		const struct magnet_record *r;
+		size_t o = 0;
+
+		ck_assert_uint_le(n, sizeof(u.b));
+		cl_bytes(bin, u.b, n);
+		total = 0;
+		while ((r = mg_record_step(u.b, n, &o))) {
+			ck_assert_uint_eq(r->pid, 200);
+			ck_assert_msg(r->abstract_id < (1ULL << 47), "%llx",
+				      (unsigned long long)r->abstract_id);
+			total++;
+		}
+		ck_assert_uint_eq(total, 4);
+	}
+
+	/* TOTALS: its own job, not root's, not "other". */
+	cl_send(user, "TOTALS\n");
+	ck_assert(cl_line(user, line, sizeof(line), 2000));
+	ck_assert_int_eq(sscanf(line, "OK %u totals ", &n), 1);
+	for (i = 0, total = 0; i < n; i++) {
+		ck_assert(cl_line(user, line, sizeof(line), 2000));
+		if (!strncmp(line, "job ", 4)) {
+			ck_assert_msg(strtoul(line + 4, NULL, 10) == cg, "%s", line);
+			total++;
+		}
+	}
+	ck_assert_uint_eq(total, cg != 2000);
+	if (cg != 2000)
+		rmdir(cgdir);
+	cl_free(root);
+	cl_free(user);
+	cl_free(bin);
+	cl_free(anon);
+}
+END_TEST
+
 /*
  * Records of threads that never existed in /proc, of a cgroup that exists
  * (made under the host's cgroup2 mount when it is writable, else its
@@ -1352,6 +1546,7 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, totals_command);
 	tcase_add_test(tc, reads_queued_when_wanted);
 	tcase_add_test(tc, attribution);
+	tcase_add_test(tc, access_by_uid);
 	tcase_add_test(tc, agg_net);
 	tcase_add_test(tc, names_reset);
 	suite_add_tcase(s, tc);
