@@ -48,8 +48,8 @@ static const struct var probe_vars[] = {
 
 static const struct var job_vars[] = {
 	{ "cgroup", "u64", "label", "the job's cgroup id (0: other)" },
-	{ "path", "string", "label", "its cgroup v2 path (cgroup:<id>: removed before magnetd saw it); \"other\": jobs beyond export_jobs and records of cgroup 0" },
-	{ "events", "u64", "counter", "records of the job (the cgroup each record carries)" },
+	{ "path", "string", "label", "its cgroup v2 path (cgroup:<id>: removed before magnetd saw it); \"other\": the jobs not exported (the export_jobs most active are) and records of cgroup 0" },
+	{ "events", "u64", "counter", "records of the job (the cgroup each record carries) since it was last exported" },
 	{ "sock_bytes", "u64", "counter", "sum of the size argument of the job's sock-handler records" },
 };
 
@@ -153,8 +153,8 @@ static void job(FILE *out, const struct mg_totals_job *j)
 	fprintf(out, " (job (cgroup %llu) (path ", (unsigned long long)j->cgroup);
 	cstr(out, j->path);
 	fprintf(out, ") (events %llu) (sock_bytes %llu))",
-		(unsigned long long)j->events,
-		(unsigned long long)j->sock_bytes);
+		(unsigned long long)j->series.events,
+		(unsigned long long)j->series.sock_bytes);
 }
 
 static void sample(FILE *out, unsigned int mask, const struct mg_totals_view *v)

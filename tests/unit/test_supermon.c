@@ -43,15 +43,17 @@ static void setup(void)
 	v.probes = probes;
 	v.nprobes = 2;
 	jobs[0] = (struct mg_totals_job){ .cgroup = 100, .path = "/a",
-		.exported = true, .events = 1000, .sock_bytes = 4096 };
+		.exported = true, .events = 1000, .sock_bytes = 4096,
+		.series = { .events = 1000, .sock_bytes = 4096 } };
 	jobs[1] = (struct mg_totals_job){ .cgroup = 101,
-		.path = "/we \"ird\"\\\n\xff%", .exported = true, .events = 200 };
+		.path = "/we \"ird\"\\\n\xff%", .exported = true, .events = 200,
+		.series.events = 200 };
 	jobs[2] = (struct mg_totals_job){ .cgroup = 102, .path = "/late",
 		.events = 50 };
 	v.jobs = jobs;
 	v.njobs = 3;
 	v.other = (struct mg_totals_job){ .path = "other", .exported = true,
-		.events = 100 };
+		.events = 100, .series.events = 100 };
 }
 
 /* The reply to one request: one line, parsed by sfsexp. */
