@@ -241,29 +241,44 @@ static bool blank(char ch)
 	return ch == ' ' || ch == '\t';
 }
 
+/* The request without the blanks around it. */
+static void trim(const char **line, size_t *len)
+{
+	while (*len && blank(**line)) {
+		(*line)++;
+		(*len)--;
+	}
+	while (*len && blank((*line)[*len - 1]))
+		(*len)--;
+}
+
+bool mg_supermon_wants_view(const char *line, size_t len)
+{
+	trim(&line, &len);
+	return len == 1 && (line[0] == '#' || line[0] == 'S');
+}
+
 int mg_supermon_handle(FILE *out, const char *line, size_t len,
 		       struct mg_supermon_client *c,
 		       const struct mg_totals_view *v)
 {
 	size_t i;
 
-	while (len && blank(*line)) {
-		line++;
-		len--;
-	}
-	while (len && blank(line[len - 1]))
-		len--;
+	trim(&line, &len);
+	if (!len)
+		return 0;	/* nothing asked, nothing answered */
 	for (i = 0; i < len; i++)
 		if ((unsigned char)line[i] < 0x20 && line[i] != '\t') {
 			error(out, "control character in the request", NULL, 0);
 			return 0;
 		}
-	if (len == 1 && line[0] == '#') {
-		describe(out, v);
-		return 0;
-	}
-	if (len == 1 && line[0] == 'S') {
-		sample(out, c->mask, v);
+	if (len == 1 && (line[0] == '#' || line[0] == 'S')) {
+		if (!v)
+			error(out, "out of memory", NULL, 0);
+		else if (line[0] == '#')
+			describe(out, v);
+		else
+			sample(out, c->mask, v);
 		return 0;
 	}
 	if (len >= 1 && line[0] == 'M' && (len == 1 || blank(line[1]))) {
@@ -275,12 +290,8 @@ int mg_supermon_handle(FILE *out, const char *line, size_t len,
 		fputs("(bye)\n", out);
 		return 1;
 	}
-	if (!len)
-		error(out, "empty request: # (describe), S (sample), M <mask>, Q (quit)",
-		      NULL, 0);
-	else
-		error(out, "unknown request: # (describe), S (sample), M <mask>, Q (quit), not",
-		      line, len);
+	error(out, "unknown request: # (describe), S (sample), M <mask>, Q (quit), not",
+	      line, len);
 	return 0;
 }
 
