@@ -138,6 +138,8 @@ static int obuf_reserve(struct obuf *o, size_t n)
 
 int mg_obuf_put(struct obuf *o, const void *data, size_t n)
 {
+	if (!n)
+		return 0;	/* an empty reply: o->buf may be NULL */
 	if (obuf_reserve(o, n))
 		return -ENOMEM;
 	memcpy(o->buf + o->head + o->len, data, n);
