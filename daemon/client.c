@@ -12,6 +12,14 @@
  * or over it. What it sent meanwhile waits: the rest of its last recv in
  * its input buffer, the rest in the socket (EPOLLIN off), until the queue
  * drains. So a queue holds at most client_queue plus one reply.
+ *
+ * Turns. A client's lines are handled LINES_PER_TURN at a time (empty
+ * ones free); the rest wait in its input buffer for the next turn of the
+ * loop (mg_client_continue), so one client's flood of cheap requests
+ * never keeps the server from the collection queue or the other clients.
+ * Prometheus and Supermon are answered from a view of the totals rebuilt
+ * at most every MONITOR_VIEW_NS; an HTTP request has at most
+ * HTTP_HEADERS_MAX header lines and HTTP_REQUEST_MAX bytes.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -40,6 +48,10 @@
 
 #define OBUF_MIN		16384
 #define STREAM_KEEP		(256 * 1024)
+#define LINES_PER_TURN		16
+#define MONITOR_VIEW_NS		(100 * 1000000ULL)
+#define HTTP_HEADERS_MAX	64
+#define HTTP_REQUEST_MAX	8192
 
 static void take_lines(struct mg_server *s, struct client *c);
 
@@ -126,6 +138,8 @@ static int obuf_reserve(struct obuf *o, size_t n)
 
 int mg_obuf_put(struct obuf *o, const void *data, size_t n)
 {
+	if (!n)
+		return 0;	/* an empty reply: o->buf may be NULL */
 	if (obuf_reserve(o, n))
 		return -ENOMEM;
 	memcpy(o->buf + o->head + o->len, data, n);
@@ -296,6 +310,8 @@ void mg_client_bury_dead(struct mg_server *s)
  */
 bool mg_client_flush(struct mg_server *s, struct client *c)
 {
+	bool turn = false;
+
 	for (;;) {
 		while (c->out.len) {
 			ssize_t n = send(c->fd, c->out.buf + c->out.head,
@@ -313,11 +329,12 @@ bool mg_client_flush(struct mg_server *s, struct client *c)
 			c->out.len -= n;
 			c->written += n;
 		}
-		/* Lines that waited for room; at most RECV_BYTES of them. */
-		if (!c->in_len || c->closing ||
+		/* Lines that waited for room or for their turn: one turn. */
+		if (turn || !c->in_len || c->closing ||
 		    c->out.len >= s->cfg.client_queue)
 			break;
 		take_lines(s, c);
+		turn = true;
 	}
 	if (c->out.len >= s->cfg.client_queue)
 		mark_full(c);	/* replies over the bound: it must read */
@@ -513,13 +530,21 @@ static void cmd_agg(struct mg_server *s, struct client *c,
 	struct mg_netview *v = NULL;
 	struct mg_agg *a = NULL;
 	__u64 now = mg_now_ns(CLOCK_MONOTONIC);
+	bool was = mg_client_aggregates(c);
 
-	if (cmd->agg_key == MG_AGG_NET ? mg_netview_create(s->cfg.agg_entries, &v) :
-	    mg_agg_create(s->cfg.agg_entries, &a)) {
+	/* AGG net again: its tables are emptied (cheaply), not made anew. */
+	if (cmd->agg_key == MG_AGG_NET && c->net) {
+		v = c->net;
+		c->net = NULL;
+		mg_netview_reset(v);
+	} else if (cmd->agg_key == MG_AGG_NET ?
+		   mg_netview_create(s->cfg.agg_entries, &v) :
+		   mg_agg_create(s->cfg.agg_entries, &a)) {
 		mg_client_reply(c, "ERR out of memory");
 		return;
 	}
-	end_agg(s, c);
+	mg_agg_free(c->agg);
+	mg_netview_free(c->net);
 	c->agg = a;
 	c->net = v;
 	c->agg_key = cmd->agg_key;
@@ -527,8 +552,10 @@ static void cmd_agg(struct mg_server *s, struct client *c,
 	c->agg_start = now;
 	c->agg_next = now + cmd->interval_ns;
 	c->agg_dropped = 0;
-	s->naggs++;
-	mg_server_streams(s);	/* before the client hears OK */
+	if (!was) {
+		s->naggs++;
+		mg_server_streams(s);	/* before the client hears OK */
+	}
 	mg_client_reply(c, "OK agg key=%s every=%llu", mg_proto_agg_key_name(cmd->agg_key),
 			(unsigned long long)cmd->interval_ns);
 }
@@ -594,12 +621,41 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 	mg_totals_view_free(&v);
 }
 
+/* The view the monitors are answered from: MONITOR_VIEW_NS old at most. */
+static const struct mg_totals_view *monitor_view(struct mg_server *s)
+{
+	__u64 now = mg_now_ns(CLOCK_MONOTONIC);
+	struct mg_totals_view v;
+
+	if (s->mon_view_ok && now - s->mon_view_ns < MONITOR_VIEW_NS)
+		return &s->mon_view;
+	if (mg_fanout_totals_view(s, &v))
+		return NULL;
+	mg_totals_view_free(&s->mon_view);
+	s->mon_view = v;
+	s->mon_view_ns = now;
+	s->mon_view_ok = true;
+	return &s->mon_view;
+}
+
+static void http_error(struct client *c, const char *status)
+{
+	char msg[160];
+	int n = snprintf(msg, sizeof(msg), "HTTP/1.1 %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+			 status);
+
+	mg_obuf_put(&c->out, msg, n);
+	c->closing = true;
+	c->request_since = 0;
+}
+
 /* Prometheus: the request line, headers (ignored), then the response. */
 static void prom_line(struct mg_server *s, struct client *c,
 		      const char *line, size_t len)
 {
-	struct mg_totals_view v;
+	const struct mg_totals_view *v;
 
+	c->http_bytes += len + 1;
 	if (!c->http_line_seen) {
 		if (len >= sizeof(c->http_line))
 			len = sizeof(c->http_line) - 1;
@@ -608,34 +664,38 @@ static void prom_line(struct mg_server *s, struct client *c,
 		c->http_line_seen = true;
 		return;
 	}
-	if (len)
-		return;		/* a header */
-	if (mg_fanout_totals_view(s, &v)) {
-		static const char err[] = "HTTP/1.1 500 Internal Server Error\r\n"
-			"Content-Length: 0\r\nConnection: close\r\n\r\n";
-
-		mg_obuf_put(&c->out, err, sizeof(err) - 1);
-	} else {
-		mg_prom_respond(scratch_begin(s), c->http_line, &v);
-		scratch_queue(s, c);
-		mg_totals_view_free(&v);
+	if (len) {		/* a header */
+		if (++c->http_headers > HTTP_HEADERS_MAX ||
+		    c->http_bytes > HTTP_REQUEST_MAX)
+			http_error(c, "431 Request Header Fields Too Large");
+		return;
 	}
+	v = monitor_view(s);
+	if (!v) {
+		http_error(c, "500 Internal Server Error");
+		return;
+	}
+	mg_prom_respond(scratch_begin(s), c->http_line, v);
+	scratch_queue(s, c);
 	c->closing = true;
+	c->request_since = 0;
 }
 
 static void supermon_line(struct mg_server *s, struct client *c,
 			  const char *line, size_t len)
 {
-	struct mg_totals_view v;
+	const struct mg_totals_view *v = NULL;
 
-	if (mg_fanout_totals_view(s, &v)) {
-		mg_client_reply(c, "(error \"out of memory\")");
-		return;
+	if (mg_supermon_wants_view(line, len)) {
+		v = monitor_view(s);
+		if (!v) {
+			mg_client_reply(c, "(error \"out of memory\")");
+			return;
+		}
 	}
-	if (mg_supermon_handle(scratch_begin(s), line, len, &c->sm, &v) == 1)
+	if (mg_supermon_handle(scratch_begin(s), line, len, &c->sm, v) == 1)
 		c->closing = true;
 	scratch_queue(s, c);
-	mg_totals_view_free(&v);
 }
 
 static void handle_line(struct mg_server *s, struct client *c,
@@ -706,14 +766,8 @@ static void too_long(struct mg_server *s, struct client *c)
 {
 	switch (c->kind) {
 	case MG_LISTEN_PROMETHEUS:
-	{
-		static const char err[] = "HTTP/1.1 431 Request Header Fields Too Large\r\n"
-			"Content-Length: 0\r\nConnection: close\r\n\r\n";
-
-		mg_obuf_put(&c->out, err, sizeof(err) - 1);
-		c->closing = true;
+		http_error(c, "431 Request Header Fields Too Large");
 		break;
-	}
 	case MG_LISTEN_SUPERMON:
 		mg_supermon_too_long(scratch_begin(s), MG_PROTO_LINE_MAX);
 		scratch_queue(s, c);
@@ -725,12 +779,15 @@ static void too_long(struct mg_server *s, struct client *c)
 }
 
 /*
- * Handle the received lines while the output queue is under its bound;
- * the rest waits in c->in (see the top of the file).
+ * Handle a turn of the received lines while the output queue is under its
+ * bound; the rest waits in c->in (see the top of the file).
  */
 static void take_lines(struct mg_server *s, struct client *c)
 {
-	while (c->in_len && !c->closing && c->out.len < s->cfg.client_queue) {
+	unsigned int budget = LINES_PER_TURN;
+
+	while (budget && c->in_len && !c->closing &&
+	       c->out.len < s->cfg.client_queue) {
 		const char *data = c->in + c->in_off, *line;
 		size_t left = c->in_len, llen;
 		enum mg_line_status st;
@@ -738,13 +795,23 @@ static void take_lines(struct mg_server *s, struct client *c)
 		st = mg_linebuf_take(&c->lb, &data, &left, &line, &llen);
 		c->in_off = data - c->in;
 		c->in_len = left;
-		if (st == MG_LINE_TOO_LONG)
+		if (st == MG_LINE_TOO_LONG) {
 			too_long(s, c);
-		else if (st == MG_LINE_READY)
+			budget--;
+		} else if (st == MG_LINE_READY) {
 			handle_line(s, c, line, llen);
+			budget -= llen > 0;
+		}
 	}
 	if (c->closing)
 		c->in_len = 0;		/* lines after QUIT get no reply */
+	/* All taken: a line begun, or none (HTTP's clock runs from accept). */
+	if (!c->in_len && !c->closing && c->kind != MG_LISTEN_PROMETHEUS) {
+		if (!c->lb.len && !c->lb.skipping)
+			c->request_since = 0;
+		else if (!c->request_since)
+			c->request_since = mg_now_ns(CLOCK_MONOTONIC);
+	}
 }
 
 void mg_client_read(struct mg_server *s, struct client *c)
@@ -766,6 +833,24 @@ void mg_client_read(struct mg_server *s, struct client *c)
 		c->in_len = n;
 		c->active_ns = mg_now_ns(CLOCK_MONOTONIC);
 	}
-	take_lines(s, c);
-	mg_client_flush(s, c);
+	mg_client_flush(s, c);		/* a turn of lines, and their replies */
+}
+
+bool mg_client_continue(struct mg_server *s)
+{
+	bool more = false;
+	unsigned int k;
+
+	/* Backwards: closing moves the last client into this place. */
+	for (k = s->nclients; k-- > 0;) {
+		struct client *c = s->clients[k];
+
+		if (!c->in_len || c->closing || c->out.len >= s->cfg.client_queue)
+			continue;
+		if (!mg_client_flush(s, c))
+			continue;
+		more |= c->in_len && !c->closing &&
+			c->out.len < s->cfg.client_queue;
+	}
+	return more;
 }

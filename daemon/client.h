@@ -39,6 +39,7 @@ struct obuf {
 /* Whom a connection counts against for max_clients_per_user. */
 struct owner {
 	bool local;		/* uid known: a socket of this host */
+	bool privileged;	/* root, access_all, access_totals (server.c) */
 	uid_t uid;
 	unsigned char addr[16];	/* else the peer's address (IPv4 mapped) */
 };
@@ -78,6 +79,7 @@ struct client {
 	__u64 taken;		/* of them, acknowledged by the client's TCP */
 	__u64 active_ns;	/* mono ns of the last byte received or taken */
 	__u64 full_since;	/* queue at its bound, no byte taken since (0: not) */
+	__u64 request_since;	/* an unfinished request began (0: none) */
 
 	/* SUBSCRIBE */
 	struct mg_expr *filter;
@@ -99,6 +101,8 @@ struct client {
 	/* Prometheus: the request line, answered at the blank line. */
 	char http_line[512];
 	bool http_line_seen;
+	unsigned int http_headers;	/* header lines so far */
+	size_t http_bytes;		/* bytes of the request so far */
 };
 
 static inline bool mg_client_aggregates(const struct client *c)
@@ -131,7 +135,12 @@ void mg_client_close(struct mg_server *s, struct client *c, const char *why);
 void mg_client_bury_dead(struct mg_server *s);
 /* Write what the socket takes; false if the client was closed. */
 bool mg_client_flush(struct mg_server *s, struct client *c);
-/* Receive, and handle the lines while the queue has room. */
+/* Receive, and handle a turn of lines while the queue has room. */
 void mg_client_read(struct mg_server *s, struct client *c);
+/*
+ * A turn for each client whose received lines wait (its last turn's
+ * budget ran out); true if some still wait.
+ */
+bool mg_client_continue(struct mg_server *s);
 
 #endif /* MAGNET_DAEMON_CLIENT_H */

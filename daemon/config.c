@@ -102,10 +102,10 @@ static const struct key keys[] = {
 	  .help = "users and @groups who see every record and job, as root does (@magnet)" },
 	{ .name = "access_totals", .type = K_WHO, .flags = F_LIVE | F_EMPTY,
 	  FIELD(access_totals), .arg = "WHO",
-	  .help = "users and @groups who see every job's totals: the monitors (ganglia)" },
+	  .help = "users and @groups who see every job's totals: the monitors (ganglia prometheus)" },
 	{ .name = "max_clients", .type = K_UINT, .flags = F_LIVE,
 	  FIELD(max_clients), .min = 1, .max = 65536, .arg = "N",
-	  .help = "connections at once (64)" },
+	  .help = "connections at once on the client port (64)" },
 	{ .name = "client_queue", .type = K_SIZE, .flags = F_LIVE,
 	  FIELD(client_queue), .min = 64 * KIB, .max = GIB, .arg = "SIZE",
 	  .help = "output queue of each client (4M)" },
@@ -121,7 +121,17 @@ static const struct key keys[] = {
 	  .help = "connections at once per local user or remote address; root exempt (16)" },
 	{ .name = "root_reserve", .type = K_UINT, .flags = F_LIVE,
 	  FIELD(root_reserve), .max = 65536, .arg = "N",
-	  .help = "connections root may open beyond max_clients (4)" },
+	  .help = "connections root may open beyond each listener's slots (4)" },
+	{ .name = "prometheus_clients", .type = K_UINT, .flags = F_LIVE,
+	  FIELD(prometheus_clients), .min = 1, .max = 65536, .arg = "N",
+	  .help = "connections at once on the prometheus listener (8)" },
+	{ .name = "supermon_clients", .type = K_UINT, .flags = F_LIVE,
+	  FIELD(supermon_clients), .min = 1, .max = 65536, .arg = "N",
+	  .help = "connections at once on the supermon listener (8)" },
+	{ .name = "request_timeout", .type = K_MS,
+	  .flags = F_LIVE | F_SECONDS | F_ZERO, FIELD(request_timeout_ms),
+	  .min = 100, .max = 3600000, .arg = "TIME",
+	  .help = "close a client whose request line (HTTP: request) takes longer (10s; 0: never)" },
 	{ .name = "dir", .short_opt = 'd', .type = K_PATH, FIELD(dir),
 	  .arg = "DIR",
 	  .help = "magnet's debugfs directory (/sys/kernel/debug/magnet)" },
@@ -190,7 +200,7 @@ void mg_config_defaults(struct mg_config *c)
 	strcpy(c->listen, "127.0.0.1:8650");
 	strcpy(c->socket, MG_CONFIG_DEFAULT_SOCKET);
 	strcpy(c->access_all, "@magnet");
-	strcpy(c->access_totals, "ganglia");
+	strcpy(c->access_totals, "ganglia prometheus");
 	mg_parse_listen(c->listen, &c->listen_addr, &c->listen_len);
 	c->max_clients = 64;
 	c->client_queue = 4 * MIB;
@@ -198,6 +208,9 @@ void mg_config_defaults(struct mg_config *c)
 	c->idle_timeout_ms = 300000;
 	c->max_clients_per_user = 16;
 	c->root_reserve = 4;
+	c->prometheus_clients = 8;
+	c->supermon_clients = 8;
+	c->request_timeout_ms = 10000;
 	strcpy(c->dir, "/sys/kernel/debug/magnet");
 	c->read_buffer = 256 * KIB;
 	c->watermark = 64 * KIB;

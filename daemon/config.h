@@ -67,12 +67,15 @@ struct mg_config {
 	char access_totals[512];	/* access_totals = ...: level TOTALS */
 	struct mg_cidr allow[MG_CONFIG_ALLOW_MAX];	/* allow = CIDR[,CIDR...], repeatable */
 	unsigned int nallow;
-	unsigned int max_clients;	/* 64 */
+	unsigned int max_clients;	/* 64, on the client port */
 	size_t client_queue;		/* 4M */
 	unsigned int client_timeout_ms;	/* 5s */
 	unsigned int idle_timeout_ms;	/* 5m, 0: never */
 	unsigned int max_clients_per_user;	/* 16, root exempt */
-	unsigned int root_reserve;	/* 4: root's beyond max_clients */
+	unsigned int root_reserve;	/* 4: root's beyond each listener's */
+	unsigned int prometheus_clients;	/* 8 */
+	unsigned int supermon_clients;		/* 8 */
+	unsigned int request_timeout_ms;	/* 10s, 0: never */
 	char dir[4096];			/* /sys/kernel/debug/magnet */
 	enum mg_read_mode read;		/* mapped */
 	size_t read_buffer;		/* 256K, per CPU, at least 2*MAGNET_RECORD_MAX */
@@ -141,9 +144,10 @@ int mg_config_check(const struct mg_config *c, char *err, size_t errlen);
  * running daemon does not apply (listen, dir, the buffers, trace, probes,
  * ...: see docs/magnetd.md, "Signals"). Returns how many changed, and
  * writes their names, ", "-separated, to keys (cut to len; "" for none).
- * allow, max_clients, max_clients_per_user, root_reserve, client_queue,
- * client_timeout, idle_timeout, agg_top and log apply at once and are never
- * listed.
+ * allow, max_clients, max_clients_per_user, root_reserve,
+ * prometheus_clients, supermon_clients, client_queue, client_timeout,
+ * idle_timeout, request_timeout, agg_top and log apply at once and are
+ * never listed.
  */
 unsigned int mg_config_restart_keys(const struct mg_config *old,
 				    const struct mg_config *cur, char *keys,

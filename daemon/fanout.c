@@ -140,6 +140,7 @@ int mg_fanout_totals_view(struct mg_server *s, struct mg_totals_view *v)
 
 	s->now = mg_now_ns(CLOCK_MONOTONIC);
 	note_queue_drops(s);
+	mg_totals_rank(s->totals, s->now);
 	ret = mg_totals_view(s->totals, v);
 	if (!ret && check_jobs(s, v)) {
 		mg_totals_view_free(v);

@@ -2,6 +2,11 @@
 /*
  * Per-job traffic tables: open addressing with linear probing and
  * backward-shift deletion, sampled least-bytes eviction. See netview.h.
+ *
+ * A slot is used while its last add came after the table's last reset
+ * (its tick is above the table's epoch): a reset takes no pass over the
+ * slots, so a table kept for a client's next interval, or its next AGG
+ * net, costs nothing to empty, and only the slots used are ever touched.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -15,15 +20,15 @@
 
 #define NV_MAX_CAPACITY		(1U << 24)
 
-/* A slot is free while it has counted no packet. */
 struct slot {
 	struct mg_netview_entry e;
-	__u64 seen;		/* the table's tick at its last add */
+	__u64 seen;		/* the table's tick at its last add; 0: free */
 };
 
 struct table {
 	unsigned int capacity, mask;	/* mask: slots - 1 = 2 * capacity - 1 */
-	__u64 tick;
+	__u64 tick;			/* adds ever: never goes back */
+	__u64 epoch;			/* tick at the last reset */
 	struct mg_netview_table_stats st;
 	struct slot *slot;
 };
@@ -33,9 +38,9 @@ struct mg_netview {
 	struct table jobs, peers;
 };
 
-static bool used(const struct slot *s)
+static bool used(const struct table *t, const struct slot *s)
 {
-	return s->e.tx_packets || s->e.rx_packets;
+	return s->seen > t->epoch;
 }
 
 /* The key is every field before the counters. */
@@ -103,7 +108,7 @@ static unsigned int probe(const struct table *t, const struct mg_netview_entry *
 {
 	unsigned int i = home(t, k);
 
-	while (used(&t->slot[i]) && !same_key(&t->slot[i].e, k))
+	while (used(t, &t->slot[i]) && !same_key(&t->slot[i].e, k))
 		i = (i + 1) & t->mask;
 	return i;
 }
@@ -132,7 +137,7 @@ static unsigned int victim(const struct table *t, unsigned int h)
 	unsigned int i = h, best = h, seen = 0;
 
 	for (; seen < want; i = (i + 1) & t->mask) {
-		if (!used(&t->slot[i]))
+		if (!used(t, &t->slot[i]))
 			continue;
 		if (!seen++ || worse(&t->slot[i], &t->slot[best]))
 			best = i;
@@ -147,7 +152,7 @@ static void delete(struct table *t, unsigned int i)
 
 	for (;;) {
 		j = (j + 1) & t->mask;
-		if (!used(&t->slot[j]))
+		if (!used(t, &t->slot[j]))
 			break;
 		k = home(t, &t->slot[j].e);
 		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
@@ -163,7 +168,7 @@ static void count(struct table *t, const struct mg_netview_entry *k, bool tx, __
 	unsigned int i = probe(t, k);
 	struct slot *s = &t->slot[i];
 
-	if (!used(s)) {
+	if (!used(t, s)) {
 		if (t->st.used == t->capacity) {
 			unsigned int v = victim(t, home(t, k));
 
@@ -174,6 +179,7 @@ static void count(struct table *t, const struct mg_netview_entry *k, bool tx, __
 			s = &t->slot[probe(t, k)];	/* the shift may have filled it */
 		}
 		t->st.used++;
+		memset(&s->e, 0, sizeof(s->e));	/* counts of an earlier epoch */
 		memcpy(&s->e, k, KEY_LEN);
 	}
 	if (tx) {
@@ -245,7 +251,7 @@ static unsigned int top(const struct table *t, unsigned int n, struct mg_netview
 	if (n > t->st.used)
 		n = t->st.used;
 	for (i = 0; n && i <= t->mask; i++)
-		if (used(&t->slot[i]))
+		if (used(t, &t->slot[i]))
 			mg_topn_offer(out, sizeof(*out), &k, n, &t->slot[i].e, before);
 	return k;
 }
@@ -264,9 +270,8 @@ unsigned int mg_netview_top_peers(const struct mg_netview *v, unsigned int n,
 
 static void table_reset(struct table *t)
 {
-	memset(t->slot, 0, 2 * (size_t)t->capacity * sizeof(*t->slot));
 	memset(&t->st, 0, sizeof(t->st));
-	t->tick = 0;
+	t->epoch = t->tick;
 }
 
 void mg_netview_reset(struct mg_netview *v)

@@ -69,7 +69,7 @@ unsigned int mg_netview_top_jobs(const struct mg_netview *v, unsigned int n,
 unsigned int mg_netview_top_peers(const struct mg_netview *v, unsigned int n,
 				  struct mg_netview_entry *out);
 
-/* Empty both tables and zero the stats: the next interval. */
+/* Empty both tables and zero the stats: the next interval. O(1). */
 void mg_netview_reset(struct mg_netview *v);
 
 #endif /* MAGNET_DAEMON_NETVIEW_H */

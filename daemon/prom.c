@@ -139,35 +139,35 @@ int mg_prom_render(FILE *out, const struct mg_totals_view *v)
 				     &v->probes[i], v->probes[i].sock_bytes);
 
 	family(out, "magnet_job_events_total", "counter",
-	       "Records of each job (the cgroup in the record), by its cgroup v2 path (cgroup:<id> for a cgroup removed before magnetd saw it); jobs beyond export_jobs, and records of cgroup 0, as cgroup=\"other\".");
+	       "Records of each exported job (the cgroup in the record) since it was last exported, by its cgroup v2 path (cgroup:<id> for a cgroup removed before magnetd saw it); records of the jobs not exported then (the export_jobs most active are), and of cgroup 0, as cgroup=\"other\".");
 	for (i = 0; i < v->njobs; i++)
 		if (v->jobs[i].exported)
 			job_sample(out, "magnet_job_events_total", &v->jobs[i],
-				   v->jobs[i].events);
-	job_sample(out, "magnet_job_events_total", &v->other, v->other.events);
+				   v->jobs[i].series.events);
+	job_sample(out, "magnet_job_events_total", &v->other, v->other.series.events);
 	family(out, "magnet_job_sock_bytes_total", "counter",
 	       "Bytes in the size argument of sock-handler records, per job, as magnet_job_events_total.");
 	for (i = 0; i < v->njobs; i++)
 		if (v->jobs[i].exported)
 			job_sample(out, "magnet_job_sock_bytes_total", &v->jobs[i],
-				   v->jobs[i].sock_bytes);
+				   v->jobs[i].series.sock_bytes);
 	job_sample(out, "magnet_job_sock_bytes_total", &v->other,
-		   v->other.sock_bytes);
+		   v->other.series.sock_bytes);
 	family(out, "magnet_job_intr_events_total", "counter",
 	       "Of magnet_job_events_total, records written in interrupt context (the job is the interrupted task's).");
 	for (i = 0; i < v->njobs; i++)
 		if (v->jobs[i].exported)
 			job_sample(out, "magnet_job_intr_events_total", &v->jobs[i],
-				   v->jobs[i].intr_events);
+				   v->jobs[i].series.intr_events);
 	job_sample(out, "magnet_job_intr_events_total", &v->other,
-		   v->other.intr_events);
+		   v->other.series.intr_events);
 	family(out, "magnet_job_lost_fair_total", "counter",
 	       "Records of each job the kernel's fairness rule dropped (its JOB_LOST records: the job over its share of a filling ring), as magnet_job_events_total; the shared job (interrupt context) as cgroup=\"other\".");
 	for (i = 0; i < v->njobs; i++)
 		if (v->jobs[i].exported)
 			job_sample(out, "magnet_job_lost_fair_total", &v->jobs[i],
-				   v->jobs[i].lost_fair);
-	job_sample(out, "magnet_job_lost_fair_total", &v->other, v->other.lost_fair);
+				   v->jobs[i].series.lost_fair);
+	job_sample(out, "magnet_job_lost_fair_total", &v->other, v->other.series.lost_fair);
 	return ferror(out) ? -EIO : 0;
 }
 

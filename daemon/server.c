@@ -6,10 +6,17 @@
  * out), the clients (client.c: their queues and commands), a timerfd for
  * AGG reports and the timeouts, and the signalfd.
  *
- * Slots. max_clients connections, of which max_clients_per_user per local
- * uid (the owner of the client's socket, peer.h) or per remote address;
- * root is not counted per user and has root_reserve slots beyond
- * max_clients.
+ * Slots. Each listener has its own: max_clients on the client port,
+ * prometheus_clients and supermon_clients on the monitors' listeners, so
+ * clients of one cannot keep another's out. Of them, an unprivileged
+ * client takes at most max_clients_per_user over every listener, counted
+ * per local uid (the owner of the client's socket, peer.h) or per remote
+ * address; all unprivileged users together never take more than the
+ * listener's slots (a user namespace's many uids included). A privileged
+ * client (client_privileged) is not counted per user and has
+ * root_reserve slots on each listener beyond them. A refusal that needs
+ * no uid is made before looking for one (the look reads /proc/net/tcp),
+ * and refusals are logged at most once per RATELOG_NS.
  *
  * Timeouts (docs/magnetd.md, "Clients"). Progress is a byte received
  * from the client or a byte of output it took (mg_client_progress()). A
@@ -18,7 +25,14 @@
  * client_timeout is cut off. A client that makes no progress for
  * idle_timeout is closed, unless it is a SUBSCRIBE or AGG stream with
  * nothing waiting for it (a quiet stream cannot be told from one that
- * does not read: it keeps its slot).
+ * does not read: it keeps its slot, within its user's, and TCP keepalive
+ * closes it if its host goes away). A request begun must be whole within
+ * request_timeout: a line, or for HTTP the whole request from the
+ * connection on, so that a byte now and then holds no slot.
+ *
+ * Out of descriptors (EMFILE, ENFILE), the listeners are not watched for
+ * ACCEPT_PAUSE_NS: the connections wait in the backlog, and the loop does
+ * not spin on a listener accept() cannot empty.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,6 +45,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -59,6 +74,13 @@
  */
 #define GATHER_NS		(100 * 1000000ULL)
 #define GATHER_BYTES		((size_t)1 << 20)
+/* Connections accepted per listener per turn of the loop. */
+#define ACCEPT_BATCH		16
+#define ACCEPT_PAUSE_NS		(250 * 1000000ULL)
+/* Refusals and accept errors: one log line per this, with a count. */
+#define RATELOG_NS		(10 * 1000000000ULL)
+/* Descriptors besides the clients': rings, trace files, cgroups, logs. */
+#define FD_MARGIN		128
 
 static struct ev_src src_queue = { TAG_QUEUE }, src_timer = { TAG_TIMER },
 	src_signal = { TAG_SIGNAL };
@@ -146,8 +168,29 @@ static int unix_peer(struct mg_server *s, int fd, struct owner *o,
 	o->local = true;
 	o->uid = cred.uid;
 	*access = mg_access_level(&s->rules, cred.uid, cred.gid, groups, ngroups);
+	o->privileged = *access >= MG_ACCESS_TOTALS;
 	snprintf(peer, peerlen, "unix pid %d", (int)cred.pid);
 	return 0;
+}
+
+/*
+ * Not counted per user, and has root_reserve on every listener: root,
+ * and the clients access_all and access_totals name (the monitors), by
+ * the uid the kernel gave (SO_PEERCRED, or /proc/net/tcp for a local TCP
+ * client: slots only; what a TCP client may see needs AUTH).
+ */
+static bool tcp_privileged(const struct mg_server *s, uid_t uid)
+{
+	gid_t groups[64];
+	size_t n = uid ? mg_access_groups_of(uid, groups, 64) : 0;
+
+	return mg_access_level(&s->rules, uid, (gid_t)-1, groups, n) >=
+	       MG_ACCESS_TOTALS;
+}
+
+static bool client_privileged(const struct owner *who)
+{
+	return who->local && who->privileged;
 }
 
 static bool same_owner(const struct owner *a, const struct owner *b)
@@ -157,22 +200,46 @@ static bool same_owner(const struct owner *a, const struct owner *b)
 	return a->local ? a->uid == b->uid : !memcmp(a->addr, b->addr, 16);
 }
 
+/* A listener's slots (unprivileged clients'). */
+static unsigned int slots_of(const struct mg_server *s,
+			     enum mg_listen_kind kind)
+{
+	switch (kind) {
+	case MG_LISTEN_PROMETHEUS:
+		return s->cfg.prometheus_clients;
+	case MG_LISTEN_SUPERMON:
+		return s->cfg.supermon_clients;
+	default:
+		return s->cfg.max_clients;
+	}
+}
+
+static unsigned int clients_of(const struct mg_server *s,
+			       enum mg_listen_kind kind)
+{
+	unsigned int k, n = 0;
+
+	for (k = 0; k < s->nclients; k++)
+		n += s->clients[k]->kind == kind;
+	return n;
+}
+
 /*
- * Why this owner may not have one more connection now (NULL: it may):
- * the reply it gets before the close.
+ * Why this owner may not have one more connection on a listener of kind,
+ * whose used slots are taken (NULL: it may): what it is told.
  */
 static const char *refusal(const struct mg_server *s, const struct owner *o,
+			   enum mg_listen_kind kind, unsigned int used,
 			   char *log, size_t loglen)
 {
-	bool root = o->local && o->uid == 0;
+	bool priv = client_privileged(o);
 	unsigned int k, mine = 0;
 
-	if (s->nclients >= s->cfg.max_clients +
-			   (root ? s->cfg.root_reserve : 0)) {
-		snprintf(log, loglen, "%u clients already", s->nclients);
-		return "ERR too many clients\n";
+	if (used >= slots_of(s, kind) + (priv ? s->cfg.root_reserve : 0)) {
+		snprintf(log, loglen, "%u clients already", used);
+		return "too many clients";
 	}
-	if (root)
+	if (priv)
 		return NULL;
 	for (k = 0; k < s->nclients; k++)
 		mine += same_owner(&s->clients[k]->who, o);
@@ -180,13 +247,101 @@ static const char *refusal(const struct mg_server *s, const struct owner *o,
 		return NULL;
 	snprintf(log, loglen, "%u clients of this %s already (max_clients_per_user)",
 		 mine, o->local ? "user" : "address");
-	return o->local ? "ERR too many clients of this user\n" :
-			  "ERR too many clients from this address\n";
+	return o->local ? "too many clients of this user" :
+			  "too many clients from this address";
+}
+
+/* Whether to log now; *skipped: the lines not logged since the last. */
+static bool ratelog(struct ratelog *r, unsigned long *skipped)
+{
+	__u64 now = mg_now_ns(CLOCK_MONOTONIC);
+
+	if (r->next_ns && now < r->next_ns) {
+		r->skipped++;
+		return false;
+	}
+	*skipped = r->skipped;
+	r->skipped = 0;
+	r->next_ns = now + RATELOG_NS;
+	return true;
+}
+
+/* Refused: counted, logged (rated), told why in its protocol, closed. */
+static void refuse(struct mg_server *s, int fd, enum mg_listen_kind kind,
+		   const char *peer, const char *why, const char *told)
+{
+	unsigned long skipped;
+	char msg[256];
+	int n = 0;
+
+	s->refused++;
+	if (ratelog(&s->refused_log, &skipped)) {
+		if (skipped)
+			mg_log(LOG_NOTICE, "refused %s: %s (%lu more refused in the %llu s before, not logged)",
+			       peer, why, skipped, RATELOG_NS / 1000000000ULL);
+		else
+			mg_log(LOG_NOTICE, "refused %s: %s", peer, why);
+	}
+	if (told && kind == MG_LISTEN_PROMETHEUS)
+		n = snprintf(msg, sizeof(msg), "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\nConnection: close\r\n\r\nmagnetd: %s\n",
+			     strlen(told) + 10, told);
+	else if (told && kind == MG_LISTEN_SUPERMON)
+		n = snprintf(msg, sizeof(msg), "(error \"%s\")\n", told);
+	else if (told)
+		n = snprintf(msg, sizeof(msg), "ERR %s\n", told);
+	/* Best effort: it is being closed anyway. */
+	if (n > 0)
+		(void)!send(fd, msg, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+}
+
+static void watch_listeners(struct mg_server *s, bool on)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nlisteners; i++) {
+		struct epoll_event ev = { .events = on ? EPOLLIN : 0,
+					  .data.ptr = &s->listeners[i].src };
+
+		epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->listeners[i].fd, &ev);
+	}
+}
+
+/* accept() failed for want of descriptors: stop looking for a while. */
+static void pause_accepting(struct mg_server *s, int err)
+{
+	unsigned long skipped;
+
+	s->accept_paused_until = mg_now_ns(CLOCK_MONOTONIC) + ACCEPT_PAUSE_NS;
+	watch_listeners(s, false);
+	if (!ratelog(&s->accept_log, &skipped))
+		return;
+	if (skipped)
+		mg_log(LOG_WARNING, "accept: %s: not accepting for %llu ms (%lu times more in the %llu s before; raise LimitNOFILE, or lower the client slots)",
+		       strerror(err), ACCEPT_PAUSE_NS / 1000000ULL, skipped,
+		       RATELOG_NS / 1000000000ULL);
+	else
+		mg_log(LOG_WARNING, "accept: %s: not accepting for %llu ms (raise LimitNOFILE, or lower the client slots)",
+		       strerror(err), ACCEPT_PAUSE_NS / 1000000ULL);
+}
+
+/* Keepalive: a quiet connection whose host went away is closed. */
+static void tune_socket(int fd)
+{
+	int one = 1, idle = 60, intvl = 10, cnt = 6;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
 }
 
 static void accept_clients(struct mg_server *s, const struct listener *l)
 {
-	for (;;) {
+	unsigned int turn;
+
+	for (turn = 0; turn < ACCEPT_BATCH; turn++) {
 		struct sockaddr_storage ss = { 0 };	/* accept4() fills it */
 		socklen_t sl = sizeof(ss);
 		struct epoll_event ev;
@@ -195,14 +350,21 @@ static void accept_clients(struct mg_server *s, const struct listener *l)
 		enum mg_access access = MG_ACCESS_NONE;
 		bool must_auth = false;
 		const char *no;
+		unsigned int used;
 		char peer[96], why[96];
 		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
+			unsigned long skipped;
+
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM)
+				pause_accepting(s, errno);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK &&
+				 ratelog(&s->accept_log, &skipped))
 				mg_log(LOG_WARNING, "accept: %s", strerror(errno));
 			return;
 		}
@@ -214,12 +376,21 @@ static void accept_clients(struct mg_server *s, const struct listener *l)
 		} else {
 			peer_name(&ss, peer, sizeof(peer));
 			if (!allowed(s, (struct sockaddr *)&ss)) {
-				s->refused++;
-				mg_log(LOG_NOTICE, "refused %s: not in the allowlist", peer);
-				close(fd);
+				refuse(s, fd, l->kind, peer, "not in the allowlist", NULL);
 				continue;
 			}
+		}
+		/* Full even for a privileged client: whose it is is not looked for. */
+		used = clients_of(s, l->kind);
+		if (used >= slots_of(s, l->kind) + s->cfg.root_reserve) {
+			snprintf(why, sizeof(why), "%u clients already", used);
+			refuse(s, fd, l->kind, peer, why, "too many clients");
+			continue;
+		}
+		if (!l->unix_sock) {
 			owner_of(fd, &ss, &who);
+			if (who.local)
+				who.privileged = tcp_privileged(s, who.uid);
 			/*
 			 * TCP proves no identity (the owner found above only
 			 * counts slots): anonymous until AUTH, and from another
@@ -237,13 +408,9 @@ static void accept_clients(struct mg_server *s, const struct listener *l)
 			snprintf(peer + l, sizeof(peer) - l, " uid %u",
 				 (unsigned int)who.uid);
 		}
-		no = refusal(s, &who, why, sizeof(why));
+		no = refusal(s, &who, l->kind, used, why, sizeof(why));
 		if (no) {
-			s->refused++;
-			mg_log(LOG_NOTICE, "refused %s: %s", peer, why);
-			/* Best effort: it is being closed anyway. */
-			(void)!send(fd, no, strlen(no), MSG_NOSIGNAL | MSG_DONTWAIT);
-			close(fd);
+			refuse(s, fd, l->kind, peer, why, no);
 			continue;
 		}
 		if (s->nclients == s->cap) {
@@ -277,6 +444,9 @@ static void accept_clients(struct mg_server *s, const struct listener *l)
 		snprintf(c->peer, sizeof(c->peer), "%s", peer);
 		mg_linebuf_init(&c->lb);
 		c->reading = true;
+		/* HTTP: the whole request within request_timeout of now. */
+		if (c->kind == MG_LISTEN_PROMETHEUS)
+			c->request_since = c->active_ns;
 		ev.events = EPOLLIN;
 		ev.data.ptr = &c->src;
 		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
@@ -284,11 +454,8 @@ static void accept_clients(struct mg_server *s, const struct listener *l)
 			free(c);
 			continue;
 		}
-		if (!l->unix_sock) {
-			int one = 1;
-
-			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		}
+		if (!l->unix_sock)
+			tune_socket(fd);
 		s->clients[s->nclients++] = c;
 		mg_log(LOG_DEBUG, "client %s connected", peer);
 	}
@@ -314,7 +481,14 @@ static __u64 timers(struct mg_server *s)
 	__u64 now = mg_now_ns(CLOCK_MONOTONIC), next = 0;
 	__u64 timeout = s->cfg.client_timeout_ms * 1000000ULL;
 	__u64 idle = s->cfg.idle_timeout_ms * 1000000ULL;
+	__u64 request = s->cfg.request_timeout_ms * 1000000ULL;
 	unsigned int k;
+
+	if (s->accept_paused_until && now >= s->accept_paused_until) {
+		s->accept_paused_until = 0;
+		watch_listeners(s, true);
+	}
+	earliest(&next, s->accept_paused_until);
 
 	/* Backwards: closing moves the last client into this place. */
 	for (k = s->nclients; k-- > 0;) {
@@ -327,6 +501,25 @@ static __u64 timers(struct mg_server *s)
 			snprintf(why, sizeof(why), "cut off: queue full, took no byte for %u ms (%llu records dropped for it)",
 				 s->cfg.client_timeout_ms,
 				 (unsigned long long)c->dropped);
+			s->cut_off++;
+			mg_client_close(s, c, why);
+			continue;
+		}
+		/*
+		 * A request begun and not whole in time (received lines that
+		 * wait for room in the queue are the server's delay, not the
+		 * client's).
+		 */
+		if (request && c->request_since && !c->in_len &&
+		    now - c->request_since >= request) {
+			static const char late[] = "HTTP/1.1 408 Request Timeout\r\n"
+				"Content-Length: 0\r\nConnection: close\r\n\r\n";
+
+			if (c->kind == MG_LISTEN_PROMETHEUS)
+				(void)!send(c->fd, late, sizeof(late) - 1,
+					    MSG_NOSIGNAL | MSG_DONTWAIT);
+			snprintf(why, sizeof(why), "cut off: request not whole within %u ms",
+				 s->cfg.request_timeout_ms);
 			s->cut_off++;
 			mg_client_close(s, c, why);
 			continue;
@@ -367,6 +560,8 @@ static __u64 timers(struct mg_server *s)
 			earliest(&next, c->full_since + timeout);
 		if (idle && (waits || !stream))
 			earliest(&next, c->active_ns + idle);
+		if (request && c->request_since && !c->in_len)
+			earliest(&next, c->request_since + request);
 	}
 	return next;
 }
@@ -465,6 +660,9 @@ int mg_server_run(struct mg_server *s, int sigfd, mg_server_signal_fn fn,
 				s->gather_until = 0;
 			ms = more || !mg_chunkq_arm(s->env.queue) ? 0 : -1;
 		}
+		/* Lines left by a client's turn: the next turn, soon. */
+		if (mg_client_continue(s))
+			ms = 0;
 		flush_all(s);
 		arm_timer(s, timers(s));
 		n = epoll_wait(s->epfd, evs, MAX_EVENTS, ms);
@@ -563,6 +761,29 @@ static void set_rules(struct mg_server *s, const struct mg_config *cfg)
 		mg_log(LOG_WARNING, "access_totals: %s", err);
 }
 
+/*
+ * The descriptors the slots may take: the soft limit is raised to them
+ * if the hard one allows, else a warning, rather than EMFILE unannounced.
+ */
+static void check_fd_limit(const struct mg_server *s)
+{
+	const struct mg_config *c = &s->cfg;
+	rlim_t need = (rlim_t)c->max_clients + c->prometheus_clients +
+		      c->supermon_clients + MAX_LISTENERS * c->root_reserve +
+		      FD_MARGIN + 8 * mg_collect_ncpus(s->env.collect);
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need)
+		return;
+	if (rl.rlim_max >= need) {
+		rl.rlim_cur = need;
+		if (!setrlimit(RLIMIT_NOFILE, &rl))
+			return;
+	}
+	mg_log(LOG_WARNING, "%llu file descriptors allowed (LimitNOFILE, ulimit -n), %llu wanted for the client slots: connections will wait when they run out",
+	       (unsigned long long)rl.rlim_max, (unsigned long long)need);
+}
+
 void mg_server_reconfigure(struct mg_server *s, const struct mg_config *cfg)
 {
 	unsigned int k;
@@ -577,8 +798,12 @@ void mg_server_reconfigure(struct mg_server *s, const struct mg_config *cfg)
 	s->cfg.idle_timeout_ms = cfg->idle_timeout_ms;
 	s->cfg.max_clients_per_user = cfg->max_clients_per_user;
 	s->cfg.root_reserve = cfg->root_reserve;
+	s->cfg.prometheus_clients = cfg->prometheus_clients;
+	s->cfg.supermon_clients = cfg->supermon_clients;
+	s->cfg.request_timeout_ms = cfg->request_timeout_ms;
 	s->cfg.agg_top = cfg->agg_top;
 	set_rules(s, cfg);
+	check_fd_limit(s);
 }
 
 int mg_server_listen(const struct sockaddr *addr, socklen_t len, char *err,
@@ -763,6 +988,7 @@ int mg_server_create(const struct mg_config *cfg, int listen_fd,
 	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, mg_cgmap_fd(s->cgmap), &ev))
 		goto err_errno;
 	s->now = s->start_ns;
+	check_fd_limit(s);
 	mg_fanout_refresh_probes(s, true);
 	/* The caller keeps listen_fd: a placeholder first, then added. */
 	ret = mg_server_add_listener(s, dup(listen_fd), MG_LISTEN_MAGNET);
@@ -791,6 +1017,7 @@ void mg_server_free(struct mg_server *s)
 	if (s->scratch_f)
 		fclose(s->scratch_f);
 	free(s->scratch.buf);
+	mg_totals_view_free(&s->mon_view);
 	while (s->nlisteners)
 		close(s->listeners[--s->nlisteners].fd);
 	mg_cgmap_free(s->cgmap);

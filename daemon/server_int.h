@@ -32,6 +32,12 @@ struct listener {
 	bool unix_sock;		/* AF_UNIX: clients known by SO_PEERCRED */
 };
 
+/* A kind of log line written at most once per interval (server.c). */
+struct ratelog {
+	__u64 next_ns;			/* none before */
+	unsigned long skipped;		/* not written since the last */
+};
+
 struct mg_server {
 	struct mg_config cfg;		/* a copy; probes not used here */
 	struct mg_access_rules rules;	/* cfg's access_all, access_totals */
@@ -39,6 +45,9 @@ struct mg_server {
 	int epfd, timer_fd;
 	struct listener listeners[MAX_LISTENERS];
 	unsigned int nlisteners;
+	/* Out of descriptors: the listeners unwatched until then (0: not). */
+	__u64 accept_paused_until;
+	struct ratelog refused_log, accept_log;
 	bool quit;
 	__u64 start_ns;
 
@@ -94,6 +103,14 @@ struct mg_server {
 	 * the monitors (totals.h). */
 	struct mg_totals *totals;
 	__u64 jobs_checked_ns;
+	/*
+	 * The view Prometheus and Supermon are answered from, rebuilt at
+	 * most every MONITOR_VIEW_NS (client.c): a flood of their cheap
+	 * requests does not build a view of every job each.
+	 */
+	struct mg_totals_view mon_view;
+	__u64 mon_view_ns;
+	bool mon_view_ok;
 	/* A reply rendered through a FILE (monitors), then queued. */
 	struct membuf scratch;
 	FILE *scratch_f;

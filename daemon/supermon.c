@@ -48,8 +48,8 @@ static const struct var probe_vars[] = {
 
 static const struct var job_vars[] = {
 	{ "cgroup", "u64", "label", "the job's cgroup id (0: other)" },
-	{ "path", "string", "label", "its cgroup v2 path (cgroup:<id>: removed before magnetd saw it); \"other\": jobs beyond export_jobs and records of cgroup 0" },
-	{ "events", "u64", "counter", "records of the job (the cgroup each record carries)" },
+	{ "path", "string", "label", "its cgroup v2 path (cgroup:<id>: removed before magnetd saw it); \"other\": the jobs not exported (the export_jobs most active are) and records of cgroup 0" },
+	{ "events", "u64", "counter", "records of the job (the cgroup each record carries) since it was last exported" },
 	{ "sock_bytes", "u64", "counter", "sum of the size argument of the job's sock-handler records" },
 };
 
@@ -153,8 +153,8 @@ static void job(FILE *out, const struct mg_totals_job *j)
 	fprintf(out, " (job (cgroup %llu) (path ", (unsigned long long)j->cgroup);
 	cstr(out, j->path);
 	fprintf(out, ") (events %llu) (sock_bytes %llu))",
-		(unsigned long long)j->events,
-		(unsigned long long)j->sock_bytes);
+		(unsigned long long)j->series.events,
+		(unsigned long long)j->series.sock_bytes);
 }
 
 static void sample(FILE *out, unsigned int mask, const struct mg_totals_view *v)
@@ -241,29 +241,44 @@ static bool blank(char ch)
 	return ch == ' ' || ch == '\t';
 }
 
+/* The request without the blanks around it. */
+static void trim(const char **line, size_t *len)
+{
+	while (*len && blank(**line)) {
+		(*line)++;
+		(*len)--;
+	}
+	while (*len && blank((*line)[*len - 1]))
+		(*len)--;
+}
+
+bool mg_supermon_wants_view(const char *line, size_t len)
+{
+	trim(&line, &len);
+	return len == 1 && (line[0] == '#' || line[0] == 'S');
+}
+
 int mg_supermon_handle(FILE *out, const char *line, size_t len,
 		       struct mg_supermon_client *c,
 		       const struct mg_totals_view *v)
 {
 	size_t i;
 
-	while (len && blank(*line)) {
-		line++;
-		len--;
-	}
-	while (len && blank(line[len - 1]))
-		len--;
+	trim(&line, &len);
+	if (!len)
+		return 0;	/* nothing asked, nothing answered */
 	for (i = 0; i < len; i++)
 		if ((unsigned char)line[i] < 0x20 && line[i] != '\t') {
 			error(out, "control character in the request", NULL, 0);
 			return 0;
 		}
-	if (len == 1 && line[0] == '#') {
-		describe(out, v);
-		return 0;
-	}
-	if (len == 1 && line[0] == 'S') {
-		sample(out, c->mask, v);
+	if (len == 1 && (line[0] == '#' || line[0] == 'S')) {
+		if (!v)
+			error(out, "out of memory", NULL, 0);
+		else if (line[0] == '#')
+			describe(out, v);
+		else
+			sample(out, c->mask, v);
 		return 0;
 	}
 	if (len >= 1 && line[0] == 'M' && (len == 1 || blank(line[1]))) {
@@ -275,12 +290,8 @@ int mg_supermon_handle(FILE *out, const char *line, size_t len,
 		fputs("(bye)\n", out);
 		return 1;
 	}
-	if (!len)
-		error(out, "empty request: # (describe), S (sample), M <mask>, Q (quit)",
-		      NULL, 0);
-	else
-		error(out, "unknown request: # (describe), S (sample), M <mask>, Q (quit), not",
-		      line, len);
+	error(out, "unknown request: # (describe), S (sample), M <mask>, Q (quit), not",
+	      line, len);
 	return 0;
 }
 

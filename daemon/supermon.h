@@ -8,6 +8,7 @@
 #ifndef MAGNET_DAEMON_SUPERMON_H
 #define MAGNET_DAEMON_SUPERMON_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "totals.h"
@@ -25,10 +26,14 @@ struct mg_supermon_client {
 
 void mg_supermon_client_init(struct mg_supermon_client *c);
 
+/* Whether answering this request line needs the totals (# and S). */
+bool mg_supermon_wants_view(const char *line, size_t len);
+
 /*
  * Answer one request line (without its newline): write the reply to out.
- * A malformed request gets an error s-expression and changes nothing.
- * Returns 1 when the client asked to close, else 0.
+ * A blank line is no request: no reply. A malformed request gets an error
+ * s-expression and changes nothing. v may be NULL for a request that does
+ * not want it. Returns 1 when the client asked to close, else 0.
  */
 int mg_supermon_handle(FILE *out, const char *line, size_t len,
 		       struct mg_supermon_client *c,

@@ -10,7 +10,12 @@
  * no tombstones pile up on a node that runs jobs for months.
  *
  * The collection thread counts (a read at a time, under the lock once);
- * the server thread takes views and removes jobs.
+ * the server thread takes views, ranks and removes jobs.
+ *
+ * Ranking sorts every job (at most MG_TOTALS_JOBS, once a second, in
+ * arrays allocated once): the places go greedily by score, an exported
+ * job's rate counting ENTER_MARGIN times plus ENTER_FLOOR (hysteresis),
+ * first to each owner up to its share, then to whoever is left.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +26,10 @@
 #include "totals.h"
 
 #define JOB_SLOTS	(2 * MG_TOTALS_JOBS)	/* a power of two */
+#define RANK_NS		1000000000ULL	/* rank at most this often */
+#define RATE_TAU_S	30.0		/* the rate's averaging time */
+#define ENTER_MARGIN	1.5		/* a newcomer beats an exported job's */
+#define ENTER_FLOOR	1.0		/* rate by this factor, plus this */
 
 struct probe_count {
 	bool seen, sock;
@@ -29,8 +38,12 @@ struct probe_count {
 
 struct job_slot {
 	__u64 cgroup;		/* 0: empty */
-	bool exported;
-	__u64 events, sock_bytes, intr_events, lost_fair;
+	bool exported, has_owner;
+	uid_t owner;
+	struct mg_totals_series n;	/* since first met */
+	struct mg_totals_series base;	/* n when last exported */
+	__u64 ranked_events;	/* n.events at the last rank */
+	double rate;		/* events per second, averaged */
 };
 
 struct mg_totals {
@@ -41,6 +54,12 @@ struct mg_totals {
 	size_t nprobes;			/* ids 0 .. nprobes - 1 */
 	struct job_slot *jobs;
 	struct mg_totals_job other;
+	/* Ranking: when last, and its work arrays (MG_TOTALS_JOBS each). */
+	__u64 ranked_ns;
+	struct job_slot **order;
+	uid_t *owners;
+	unsigned int *taken;
+	bool *want;
 };
 
 int mg_totals_create(unsigned int exported_max, struct mg_totals **out)
@@ -50,8 +69,12 @@ int mg_totals_create(unsigned int exported_max, struct mg_totals **out)
 	if (!t)
 		return -ENOMEM;
 	t->jobs = calloc(JOB_SLOTS, sizeof(*t->jobs));
-	if (!t->jobs) {
-		free(t);
+	t->order = calloc(MG_TOTALS_JOBS, sizeof(*t->order));
+	t->owners = calloc(MG_TOTALS_JOBS, sizeof(*t->owners));
+	t->taken = calloc(MG_TOTALS_JOBS, sizeof(*t->taken));
+	t->want = calloc(MG_TOTALS_JOBS, sizeof(*t->want));
+	if (!t->jobs || !t->order || !t->owners || !t->taken || !t->want) {
+		mg_totals_free(t);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&t->lock, NULL);
@@ -69,6 +92,10 @@ void mg_totals_free(struct mg_totals *t)
 	pthread_mutex_destroy(&t->lock);
 	free(t->probes);
 	free(t->jobs);
+	free(t->order);
+	free(t->owners);
+	free(t->taken);
+	free(t->want);
 	free(t);
 }
 
@@ -141,7 +168,7 @@ static void count_job_lost(struct mg_totals *t, const struct magnet_record *r)
 
 	t->kernel_lost += n;
 	if (j)
-		j->lost_fair += n;
+		j->n.lost_fair += n;
 	if (!j || !j->exported)
 		t->other.lost_fair += n;
 }
@@ -179,9 +206,9 @@ static void count_run(struct mg_totals *t, const struct run *u)
 
 	j = job_of(t, u->cgroup);
 	if (j) {
-		j->events += u->events;
-		j->sock_bytes += u->sock;
-		j->intr_events += u->intr ? u->events : 0;
+		j->n.events += u->events;
+		j->n.sock_bytes += u->sock;
+		j->n.intr_events += u->intr ? u->events : 0;
 	}
 	if (!j || !j->exported) {
 		t->other.events += u->events;
@@ -282,6 +309,158 @@ void mg_totals_job_gone(struct mg_totals *t, __u64 cgroup)
 	pthread_mutex_unlock(&t->lock);
 }
 
+void mg_totals_job_owner(struct mg_totals *t, __u64 cgroup, uid_t owner)
+{
+	struct job_slot *j;
+
+	pthread_mutex_lock(&t->lock);
+	j = job_of(t, cgroup);
+	if (j) {
+		j->has_owner = true;
+		j->owner = owner;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+static double score(const struct job_slot *j)
+{
+	return j->exported ? j->rate * ENTER_MARGIN + ENTER_FLOOR : j->rate;
+}
+
+static int by_score(const void *a, const void *b)
+{
+	const struct job_slot *x = *(struct job_slot *const *)a;
+	const struct job_slot *y = *(struct job_slot *const *)b;
+	double sx = score(x), sy = score(y);
+
+	if (sx != sy)
+		return sx < sy ? 1 : -1;
+	if (x->exported != y->exported)
+		return x->exported ? -1 : 1;
+	return x->cgroup < y->cgroup ? -1 : x->cgroup > y->cgroup;
+}
+
+static int by_uid(const void *a, const void *b)
+{
+	uid_t x = *(const uid_t *)a, y = *(const uid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Index of uid in the sorted owners[0, n). */
+static size_t owner_index(const struct mg_totals *t, size_t n, uid_t uid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->owners[mid] < uid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void enter(struct job_slot *j)
+{
+	j->exported = true;
+	j->base = j->n;		/* its series starts at 0 */
+}
+
+/* Choose the exported jobs: t->order holds the njobs jobs. */
+static void choose(struct mg_totals *t)
+{
+	size_t i, k, n = t->njobs, nowners = 0, share, left = t->exported_max;
+	bool *want = t->want;
+
+	qsort(t->order, n, sizeof(*t->order), by_score);
+	/* The owners of active jobs, each once: they share the places. */
+	for (i = 0; i < n; i++)
+		if (t->order[i]->has_owner && t->order[i]->rate > 0)
+			t->owners[nowners++] = t->order[i]->owner;
+	qsort(t->owners, nowners, sizeof(*t->owners), by_uid);
+	for (i = 0, k = 0; i < nowners; i++)
+		if (!k || t->owners[k - 1] != t->owners[i])
+			t->owners[k++] = t->owners[i];
+	nowners = k;
+	share = nowners ? (t->exported_max + nowners - 1) / nowners :
+			  t->exported_max;
+	memset(t->taken, 0, nowners * sizeof(*t->taken));
+	/*
+	 * First pass: each job in order, unless its owner has its share.
+	 * Second: the places left, in order. want is the jobs' exported flag
+	 * to be: the score needs the old flag until every job is placed.
+	 */
+	memset(want, 0, n * sizeof(*want));
+	for (i = 0; i < n && left; i++) {
+		const struct job_slot *j = t->order[i];
+		bool capped;
+
+		k = owner_index(t, nowners, j->owner);
+		capped = j->has_owner && k < nowners &&
+			      t->owners[k] == j->owner;
+
+		if (capped && t->taken[k] >= share)
+			continue;
+		if (capped)
+			t->taken[k]++;
+		want[i] = true;
+		left--;
+	}
+	for (i = 0; i < n && left; i++)
+		if (!want[i]) {
+			want[i] = true;
+			left--;
+		}
+	t->nexported = 0;
+	for (i = 0; i < n; i++) {
+		struct job_slot *j = t->order[i];
+
+		if (want[i] && !j->exported)
+			enter(j);
+		j->exported = want[i];
+		t->nexported += want[i];
+	}
+}
+
+void mg_totals_rank(struct mg_totals *t, __u64 now_ns)
+{
+	double dt;
+	size_t i, n = 0;
+
+	pthread_mutex_lock(&t->lock);
+	if (t->ranked_ns && now_ns - t->ranked_ns < RANK_NS) {
+		pthread_mutex_unlock(&t->lock);
+		return;
+	}
+	dt = t->ranked_ns ? (double)(now_ns - t->ranked_ns) / 1e9 : 0;
+	t->ranked_ns = now_ns;
+	for (i = 0; i < JOB_SLOTS; i++) {
+		struct job_slot *j = &t->jobs[i];
+		__u64 d;
+
+		if (!j->cgroup)
+			continue;
+		d = j->n.events - j->ranked_events;
+		j->ranked_events = j->n.events;
+		/*
+		 * An average over about RATE_TAU_S that needs no exp(): the
+		 * last rate weighs RATE_TAU_S, this interval its length.
+		 */
+		if (dt > 0)
+			j->rate = (j->rate * RATE_TAU_S + (double)d) /
+				  (RATE_TAU_S + dt);
+		t->order[n++] = j;
+	}
+	/* Ranked only when it matters: more jobs than places. */
+	if (n > t->exported_max || t->nexported < (n < t->exported_max ?
+						    n : t->exported_max))
+		choose(t);
+	pthread_mutex_unlock(&t->lock);
+}
+
 static int busiest_first(const void *a, const void *b)
 {
 	const struct mg_totals_job *x = a, *y = b;
@@ -289,6 +468,16 @@ static int busiest_first(const void *a, const void *b)
 	if (x->events != y->events)
 		return x->events < y->events ? 1 : -1;
 	return x->cgroup < y->cgroup ? -1 : x->cgroup > y->cgroup;
+}
+
+static void series_since(struct mg_totals_series *s,
+			 const struct mg_totals_series *now,
+			 const struct mg_totals_series *base)
+{
+	s->events = now->events - base->events;
+	s->sock_bytes = now->sock_bytes - base->sock_bytes;
+	s->intr_events = now->intr_events - base->intr_events;
+	s->lost_fair = now->lost_fair - base->lost_fair;
 }
 
 int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
@@ -303,6 +492,10 @@ int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 	v->node.daemon_dropped = t->daemon_dropped;
 	v->node.jobs = t->njobs;
 	v->other = t->other;
+	v->other.series = (struct mg_totals_series){
+		.events = t->other.events, .sock_bytes = t->other.sock_bytes,
+		.intr_events = t->other.intr_events,
+		.lost_fair = t->other.lost_fair };
 
 	for (i = 0; i < t->nprobes; i++)
 		n += t->probes[i].seen;
@@ -334,10 +527,15 @@ int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 		o = &v->jobs[v->njobs++];
 		o->cgroup = j->cgroup;
 		o->exported = j->exported;
-		o->events = j->events;
-		o->sock_bytes = j->sock_bytes;
-		o->intr_events = j->intr_events;
-		o->lost_fair = j->lost_fair;
+		o->has_owner = j->has_owner;
+		o->owner = j->owner;
+		o->events = j->n.events;
+		o->sock_bytes = j->n.sock_bytes;
+		o->intr_events = j->n.intr_events;
+		o->lost_fair = j->n.lost_fair;
+		if (j->exported)
+			series_since(&o->series, &j->n, &j->base);
+		o->rate = j->rate;
 	}
 	pthread_mutex_unlock(&t->lock);
 	qsort(v->jobs, v->njobs, sizeof(*v->jobs), busiest_first);

@@ -27,18 +27,41 @@
  *
  * Jobs are at most MG_TOTALS_JOBS; a record of a job met when the table is
  * full counts towards "other". For monitors that need bounded label sets
- * (Prometheus, Supermon) a job is *exported* on its own (its own label)
- * or summed into "other"; the choice is made once, when the job is first
- * met (exported while fewer than `exported_max` jobs are), so every
- * exported counter and "other" only ever go up. A job whose cgroup is
- * removed stops being exported (its series ends) and frees its place for
- * a job met later; its events stay counted in the node totals.
+ * (Prometheus, Supermon) at most `exported_max` jobs are *exported*: each
+ * has a series of its own, and every other job's events are summed into
+ * "other". A job met while fewer are exported is exported at once. When
+ * more jobs are met, mg_totals_rank (at most once a second) keeps the
+ * most active, so that jobs met first cannot keep later ones out for
+ * good:
+ *
+ *   - each job's rate is its events per second, averaged over about the
+ *     last 30 seconds;
+ *   - an exported job keeps its place until a job not exported is busier
+ *     than it by a margin (1.5 times its rate, plus 1 event per second):
+ *     jobs of like rates do not take turns;
+ *   - where jobs have an owner (mg_totals_job_owner), the owners whose
+ *     jobs are active share the places: none takes more than its share
+ *     while another's active job waits, so one user's many busy cgroups
+ *     cannot push another user's jobs out. Places nobody else claims go
+ *     to the busiest jobs, whoever owns them.
+ *
+ * Counters. Each exported job's series counts its events since it was
+ * last exported (a job that enters starts at 0; one that leaves ends
+ * its series, and Prometheus marks it stale); "other" counts every event
+ * of a job that was not exported when it was counted. So every event is
+ * in exactly one series, the one its job had then: each series only goes
+ * up, and over any interval the increases of all series, ended ones
+ * included, add up to the node's. TOTALS gives each job's counts since
+ * it was first met, exported or not. A job whose cgroup is removed stops
+ * being exported (its series ends) and frees its place; its events stay
+ * counted in the node totals.
  */
 #ifndef MAGNET_DAEMON_TOTALS_H
 #define MAGNET_DAEMON_TOTALS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <linux/types.h>
 
 #define MG_TOTALS_JOBS		4096
@@ -74,14 +97,31 @@ struct mg_totals_probe {
 	__u64 sock_bytes;		/* sum of magnet_sock.size */
 };
 
+/* What the monitors' series of a job (or "other") count. */
+struct mg_totals_series {
+	__u64 events;
+	__u64 sock_bytes;
+	__u64 intr_events;
+	__u64 lost_fair;
+};
+
 struct mg_totals_job {
 	__u64 cgroup;			/* cgroup id (0: "other") */
 	char path[MG_TOTALS_PATH_MAX];	/* under the cgroup root; "other" */
 	bool exported;			/* its own series (else in "other") */
+	bool has_owner;			/* owner known (mg_totals_job_owner) */
+	uid_t owner;
+	/* Since the job was first met (TOTALS). */
 	__u64 events;
 	__u64 sock_bytes;
 	__u64 intr_events;		/* of those, MAGNET_REC_INTR records */
 	__u64 lost_fair;		/* dropped by the fairness rule */
+	/*
+	 * Its series (exported jobs): since it was last exported. For
+	 * "other", the same as the counts above.
+	 */
+	struct mg_totals_series series;
+	double rate;			/* events per second, recently */
 };
 
 /* A copy of the counters at one moment, for a renderer. */
@@ -113,6 +153,19 @@ void mg_totals_dropped(struct mg_totals *t, __u64 records);
 
 /* A cgroup is gone: it stops being exported (see above). */
 void mg_totals_job_gone(struct mg_totals *t, __u64 cgroup);
+
+/*
+ * The uid that owns the job's cgroup (its tasks' user), for the share of
+ * exported places per owner; the job is made if need be. Jobs without one
+ * are ranked by their rate alone.
+ */
+void mg_totals_job_owner(struct mg_totals *t, __u64 cgroup, uid_t owner);
+
+/*
+ * Update the rates and choose the exported jobs (see above); does nothing
+ * if it ran less than a second before now (CLOCK_MONOTONIC ns).
+ */
+void mg_totals_rank(struct mg_totals *t, __u64 now_ns);
 
 /* Fill a view (caller frees with mg_totals_view_free). 0 or -ENOMEM. */
 int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v);

@@ -42,7 +42,8 @@ static char conf[64];	/* the test's config file, removed in teardown */
 static const char *const file_keys[] = {
 	"log", "listen", "allow", "max_clients", "client_queue",
 	"client_timeout", "idle_timeout", "max_clients_per_user",
-	"root_reserve", "dir", "read_buffer", "watermark", "latency",
+	"root_reserve", "prometheus_clients", "supermon_clients",
+	"request_timeout", "dir", "read_buffer", "watermark", "latency",
 	"queue", "trace", "trace_size", "trace_queue", "probe", "agg_entries",
 	"agg_top",
 };
@@ -138,6 +139,9 @@ static void cfg_eq(const struct mg_config *a, const struct mg_config *b)
 	ck_assert_uint_eq(a->idle_timeout_ms, b->idle_timeout_ms);
 	ck_assert_uint_eq(a->max_clients_per_user, b->max_clients_per_user);
 	ck_assert_uint_eq(a->root_reserve, b->root_reserve);
+	ck_assert_uint_eq(a->prometheus_clients, b->prometheus_clients);
+	ck_assert_uint_eq(a->supermon_clients, b->supermon_clients);
+	ck_assert_uint_eq(a->request_timeout_ms, b->request_timeout_ms);
 	ck_assert_str_eq(a->dir, b->dir);
 	ck_assert_uint_eq(a->read_buffer, b->read_buffer);
 	ck_assert_uint_eq(a->watermark, b->watermark);
@@ -192,6 +196,9 @@ START_TEST(defaults)
 	ck_assert_uint_eq(d.idle_timeout_ms, 300000);
 	ck_assert_uint_eq(d.max_clients_per_user, 16);
 	ck_assert_uint_eq(d.root_reserve, 4);
+	ck_assert_uint_eq(d.prometheus_clients, 8);
+	ck_assert_uint_eq(d.supermon_clients, 8);
+	ck_assert_uint_eq(d.request_timeout_ms, 10000);
 	ck_assert_str_eq(d.dir, "/sys/kernel/debug/magnet");
 	ck_assert_uint_eq(d.read_buffer, 256 << 10);
 	ck_assert_uint_eq(d.watermark, 64 << 10);

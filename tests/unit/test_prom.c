@@ -44,16 +44,18 @@ static struct mg_totals_view view(void)
 	v.probes = probes;
 	v.nprobes = 3;
 	jobs[0] = (struct mg_totals_job){ .cgroup = 100, .path = "/a",
-		.exported = true, .events = 1000, .sock_bytes = 100000 };
+		.exported = true, .events = 1000, .sock_bytes = 100000,
+		.series = { .events = 1000, .sock_bytes = 100000 } };
 	jobs[1] = (struct mg_totals_job){ .cgroup = 101,
 		.path = "/odd \"job\"\\x\n\xff\xc3\xa9", .exported = true,
-		.events = 30 };
+		.events = 40, .series.events = 30 };	/* 10 before its entry */
 	jobs[2] = (struct mg_totals_job){ .cgroup = 102, .path = "/late",
 		.events = 9 };
 	v.jobs = jobs;
 	v.njobs = 3;
 	v.other = (struct mg_totals_job){ .path = "other", .exported = true,
-		.events = 12, .sock_bytes = 40 };
+		.events = 12, .sock_bytes = 40,
+		.series = { .events = 12, .sock_bytes = 40 } };
 	return v;
 }
 

@@ -23,7 +23,15 @@
  * - max_clients_per_user per uid (other users made with setresuid when
  *   run as root), root_reserve for root only;
  * - records of threads that never existed in /proc are attributed
- *   exactly: job by the header's cgroup, name by the TASK records.
+ *   exactly: job by the header's cgroup, name by the TASK records;
+ * - the Prometheus and Supermon listeners have slots of their own, and
+ *   root a reserve on each: many users filling the client port leave
+ *   them working;
+ * - request_timeout: HTTP requests and lines sent a byte at a time are
+ *   cut off; too many HTTP headers get 431;
+ * - floods of cheap requests (newlines, samples, AGG net) beside 4096
+ *   jobs leave another client's HELLO answered at once;
+ * - out of descriptors, the server does not spin on its listener.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,6 +49,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -107,7 +116,7 @@ static struct {
 	struct mg_server_env env;
 	struct mg_server *s;
 	int lfd, sig[2];
-	unsigned int port;
+	unsigned int port, prom, mon;	/* the listeners' ports */
 	char dir[64];
 	char sock[96];	/* the Unix socket */
 	pthread_t thread;
@@ -134,6 +143,22 @@ static void setup(void)
 	fx.cfg.idle_timeout_ms = 0;
 	fx.cfg.read_buffer = 64 * 1024;
 	fx.cfg.agg_top = 65536;
+}
+
+/* A monitor's listener on 127.0.0.1 (the server owns it); its port. */
+static unsigned int add_listener(enum mg_listen_kind kind)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sin);
+	char err[256];
+	int fd = mg_server_listen((struct sockaddr *)&sin, sizeof(sin), err,
+				  sizeof(err));
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+	ck_assert_int_eq(mg_server_add_listener(fx.s, fd, kind), 0);
+	return ntohs(sin.sin_port);
 }
 
 static void start(void)
@@ -178,6 +203,8 @@ static void start(void)
 	i = mg_server_listen_unix(fx.sock, err, sizeof(err));
 	ck_assert_msg(i >= 0, "%s", err);
 	ck_assert_int_eq(mg_server_add_listener(fx.s, i, MG_LISTEN_MAGNET), 0);
+	fx.prom = add_listener(MG_LISTEN_PROMETHEUS);
+	fx.mon = add_listener(MG_LISTEN_SUPERMON);
 	ck_assert_int_eq(pthread_create(&fx.thread, NULL, server_main, NULL), 0);
 	fx.running = true;
 }
@@ -774,8 +801,10 @@ END_TEST
 
 /* ---- max_clients_per_user, root_reserve --------------------------------- */
 
-/* n connections made by uid (a child that drops to it), handed over. */
-static void connect_as(uid_t uid, int n, int *fds)
+static int connect_port(unsigned int port);
+
+/* n connections to port made by uid (a child that drops to it), handed over. */
+static void connect_as_port(uid_t uid, unsigned int port, int n, int *fds)
 {
 	int sp[2], i;
 	pid_t pid;
@@ -790,7 +819,7 @@ static void connect_as(uid_t uid, int n, int *fds)
 		     setresuid(uid, uid, uid)))
 			_exit(2);
 		for (i = 0; i < n; i++) {
-			int fd = connect_fd(0);
+			int fd = connect_port(port);
 			char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 			struct iovec iov = { .iov_base = "x", .iov_len = 1 };
 			struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
@@ -826,6 +855,11 @@ static void connect_as(uid_t uid, int n, int *fds)
 		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 		ck_assert(WIFEXITED(st) && !WEXITSTATUS(st));
 	}
+}
+
+static void connect_as(uid_t uid, int n, int *fds)
+{
+	connect_as_port(uid, fx.port, n, fds);
 }
 
 /* HELLO on fd: "OK" when served, else the refusal's text. */
@@ -897,6 +931,318 @@ START_TEST(per_user_limit)
 	close(cc[0]);
 	usleep(200000);
 	ck_assert_uint_eq(stat_of("refused"), 3);
+}
+END_TEST
+
+/* ---- slots per listener, request deadlines, floods, EMFILE -------------- */
+
+/* A connection to one of the listeners (fx.port, fx.prom, fx.mon). */
+static int connect_port(unsigned int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(port),
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	return fd;
+}
+
+/* GET /metrics on fd: the status line ("(closed)" if none). */
+static void scrape(int fd, char *out, size_t size)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct cl *c = cl_new(fd);
+
+	send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL);
+	if (!cl_line(c, out, size, 5000))
+		snprintf(out, size, "(closed)");
+	out[strcspn(out, "\r")] = '\0';
+	cl_free(c);
+}
+
+/* A Supermon sample on fd: its first word ("(closed)" if none). */
+static void sample(int fd, char *out, size_t size)
+{
+	struct cl *c = cl_new(fd);
+	char line[65536];
+
+	send(fd, "S\n", 2, MSG_NOSIGNAL);
+	if (!cl_line(c, line, sizeof(line), 5000))
+		snprintf(out, size, "(closed)");
+	else
+		snprintf(out, size, "%.*s", (int)strcspn(line, " "), line);
+	cl_free(c);
+}
+
+/*
+ * Many unprivileged users (as a user namespace's uids would be) fill the
+ * client port: none of them gets more than its slots, and an unprivileged
+ * Prometheus scrape and Supermon sample still get in (slots of their own),
+ * and root too (its reserve). Clients that fill the Prometheus listener
+ * leave root's scrape working.
+ */
+START_TEST(listener_slots)
+{
+	int a[2], b[2], cc[1], p[3], m[1], r[2], i;
+	char line[256];
+
+	if (geteuid()) {
+		fprintf(stderr, "listener_slots: needs root (other users)\n");
+		return;
+	}
+	fx.cfg.max_clients = 4;
+	fx.cfg.max_clients_per_user = 2;
+	fx.cfg.prometheus_clients = 2;
+	fx.cfg.supermon_clients = 2;
+	fx.cfg.root_reserve = 1;
+	start();
+	connect_as(65534, 2, a);
+	connect_as(65533, 2, b);
+	expect_hellos(a, 2, "OK");
+	expect_hellos(b, 2, "OK");
+	connect_as(65532, 1, cc);
+	expect_hellos(cc, 1, "ERR too many clients");
+	close(cc[0]);
+	/* The monitors' listeners: a user with no connection, and root. */
+	connect_as_port(65532, fx.prom, 1, p);
+	scrape(p[0], line, sizeof(line));
+	ck_assert_str_eq(line, "HTTP/1.1 200 OK");
+	connect_as_port(65532, fx.mon, 1, m);
+	sample(m[0], line, sizeof(line));
+	ck_assert_str_eq(line, "(sample");
+	r[0] = connect_port(fx.port);
+	expect_hellos(r, 1, "OK");
+	close(r[0]);
+	/* Two slow HTTP clients fill the Prometheus listener. */
+	connect_as_port(65531, fx.prom, 3, p);
+	usleep(100000);
+	scrape(p[2], line, sizeof(line));
+	ck_assert_str_eq(line, "HTTP/1.1 503 Service Unavailable");
+	r[0] = connect_port(fx.prom);
+	r[1] = connect_port(fx.prom);
+	scrape(r[0], line, sizeof(line));
+	ck_assert_str_eq(line, "HTTP/1.1 200 OK");
+	usleep(100000);
+	scrape(r[1], line, sizeof(line));	/* root's reserve is 1 */
+	ck_assert_msg(!strcmp(line, "HTTP/1.1 503 Service Unavailable") ||
+		      !strcmp(line, "(closed)"), "%s", line);
+	for (i = 0; i < 2; i++) {
+		close(a[i]);
+		close(b[i]);
+		close(p[i]);
+	}
+}
+END_TEST
+
+/* Closed within [lo, hi] ms of t0, or fail; read and drop what comes. */
+static __u64 closed_between(int fd, __u64 t0, unsigned int lo, unsigned int hi,
+			    const char *what)
+{
+	__u64 at;
+
+	ck_assert_msg(read_to_end(fd, hi + 500), "%s: not closed", what);
+	at = now_ms() - t0;
+	fprintf(stderr, "%s: closed after %llu ms\n", what, (unsigned long long)at);
+	ck_assert_msg(at >= lo && at <= hi, "%s: closed after %llu ms, want %u to %u",
+		      what, (unsigned long long)at, lo, hi);
+	return at;
+}
+
+/* A byte now and then: an HTTP request or a line, cut off in time. */
+struct trickle {
+	int fd;
+	const char *text;
+};
+
+static void *trickle(void *arg)
+{
+	const struct trickle *t = arg;
+	const char *p;
+
+	for (p = t->text; *p; p++) {
+		if (send(t->fd, p, 1, MSG_NOSIGNAL) != 1)
+			break;
+		usleep(150000);
+	}
+	return NULL;
+}
+
+/*
+ * request_timeout: an HTTP request sent a byte at a time (each byte is
+ * progress, so idle_timeout never acts) is cut off with a 408, one that
+ * never starts too; a protocol line dribbled likewise; whole lines now
+ * and then are not. Too many headers: 431.
+ */
+START_TEST(request_deadline)
+{
+	struct trickle slow_http, slow_line;
+	pthread_t th[2];
+	int http, line_fd, quiet, idle;
+	struct cl *talker, *c;
+	char line[256], big[200 * 8 + 64];
+	__u64 t0;
+	int i, n;
+
+	fx.cfg.request_timeout_ms = 1000;
+	fx.cfg.idle_timeout_ms = 60000;
+	start();
+	t0 = now_ms();
+	http = connect_port(fx.prom);
+	quiet = connect_port(fx.prom);
+	line_fd = connect_port(fx.port);
+	idle = connect_port(fx.port);
+	talker = cl_new(connect_port(fx.port));
+	slow_http = (struct trickle){ http,
+		"GET /metrics HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n" };
+	slow_line = (struct trickle){ line_fd,
+		"HELLOHELLOHELLOHELLOHELLOHELLOHELLOHELLO\n" };
+	ck_assert_int_eq(pthread_create(&th[0], NULL, trickle, &slow_http), 0);
+	ck_assert_int_eq(pthread_create(&th[1], NULL, trickle, &slow_line), 0);
+	closed_between(quiet, t0, 900, 1600, "HTTP, no request");
+	closed_between(http, t0, 900, 1600, "HTTP, a byte every 150 ms");
+	closed_between(line_fd, t0, 900, 1600, "a line, a byte every 150 ms");
+	pthread_join(th[0], NULL);
+	pthread_join(th[1], NULL);
+	/* Whole lines now and then, or none: not this rule's. */
+	for (i = 0; i < 4; i++) {
+		cl_expect(talker, "HELLO\n", "OK magnet 1");
+		usleep(300000);
+	}
+	ck_assert(!closed_within(idle, 0));
+	ck_assert_uint_eq(stat_of("cut_off"), 3);
+	/* Too many headers. */
+	n = snprintf(big, sizeof(big), "GET /metrics HTTP/1.1\r\n");
+	for (i = 0; i < 100; i++)
+		n += snprintf(big + n, sizeof(big) - n, "X-%03d: 1\r\n", i);
+	n += snprintf(big + n, sizeof(big) - n, "\r\n");
+	c = cl_new(connect_port(fx.prom));
+	ck_assert_int_eq(send(c->fd, big, n, MSG_NOSIGNAL), n);
+	ck_assert(cl_line(c, line, sizeof(line), 5000));
+	ck_assert_str_eq(line, "HTTP/1.1 431 Request Header Fields Too Large\r");
+	cl_free(c);
+	close(idle);
+	cl_free(talker);
+}
+END_TEST
+
+/* Cheap requests in bulk: newlines, samples, AGG net, without reading. */
+static void *flood(void *arg)
+{
+	static char nl[65536], ss[65536];
+	const char *what = arg;
+	int fd, k;
+
+	memset(nl, '\n', sizeof(nl));
+	for (k = 0; k + 1 < (int)sizeof(ss); k += 2)
+		memcpy(ss + k, "S\n", 2);
+	fd = connect_port(!strcmp(what, "agg") ? fx.port : fx.mon);
+	for (k = 0; k < 4; k++) {
+		if (!strcmp(what, "nl"))
+			send(fd, nl, sizeof(nl), MSG_NOSIGNAL);
+		else if (!strcmp(what, "S"))
+			send(fd, ss, sizeof(ss), MSG_NOSIGNAL | MSG_DONTWAIT);
+		else
+			for (int j = 0; j < 200; j++)
+				send(fd, "AGG net EVERY 1s\n", 17, MSG_NOSIGNAL);
+	}
+	return (void *)(long)fd;
+}
+
+/*
+ * 4096 jobs in the totals, and clients flooding cheap requests (256 KiB
+ * of newlines and of samples on Supermon, AGG net 800 times): another
+ * client's HELLO is answered at once, and the flood's requests cost
+ * little (each newline does not build a view of 4096 jobs).
+ */
+START_TEST(request_flood)
+{
+	static const char *const kinds[] = { "nl", "S", "agg" };
+	pthread_t th[3];
+	struct cl *c;
+	__u64 t0, worst = 0;
+	unsigned int i;
+
+	start();
+	for (i = 1; i <= MG_TOTALS_JOBS; i++) {
+		static char rec[256];
+		struct mg_record_hdr h = { .event_id = 16, .cgroup = 1000 + i,
+					   .pid = 1, .tgid = 1 };
+
+		ck_assert_int_gt(mg_record_encode_kprobe(rec, sizeof(rec), &h, NULL, 0), 0);
+		mg_totals_add(fx.totals, (const void *)rec);
+	}
+	c = cl_new(connect_port(fx.port));
+	cl_expect(c, "HELLO\n", "OK magnet 1");
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, flood, (void *)kinds[i]), 0);
+	for (i = 0; i < 40; i++) {
+		t0 = now_ms();
+		cl_expect(c, "HELLO\n", "OK magnet 1");
+		if (now_ms() - t0 > worst)
+			worst = now_ms() - t0;
+		usleep(20000);
+	}
+	fprintf(stderr, "request flood: HELLO answered within %llu ms\n",
+		(unsigned long long)worst);
+	ck_assert_uint_lt(worst, 300);
+	for (i = 0; i < 3; i++) {
+		void *fd;
+
+		pthread_join(th[i], &fd);
+		close((int)(long)fd);
+	}
+	cl_free(c);
+}
+END_TEST
+
+/* CPU time of the process (the server thread, mostly), in ms. */
+static __u64 cpu_ms(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000ULL +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
+/*
+ * Out of descriptors: accept() fails, the listener stays readable. The
+ * server does not spin on it, and serves the client once descriptors are
+ * free again.
+ */
+START_TEST(emfile_no_spin)
+{
+	struct rlimit rl;
+	int fds[64], nfd = 0, fd, spare;
+	__u64 cpu, t0;
+	char line[256];
+
+	start();
+	spare = dup(0);
+	ck_assert_int_ge(spare, 0);
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	rl.rlim_cur = spare + 8;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	while ((fd = dup(0)) >= 0)
+		fds[nfd++] = fd;
+	ck_assert_int_eq(errno, EMFILE);
+	close(spare);			/* one for the client's socket */
+	fd = connect_port(fx.port);
+	usleep(200000);
+	cpu = cpu_ms();
+	t0 = now_ms();
+	usleep(1000000);
+	cpu = cpu_ms() - cpu;
+	fprintf(stderr, "EMFILE: %llu ms of CPU in %llu ms\n",
+		(unsigned long long)cpu, (unsigned long long)(now_ms() - t0));
+	ck_assert_uint_lt(cpu, 200);
+	while (nfd)
+		close(fds[--nfd]);
+	hello(fd, line, sizeof(line));
+	ck_assert_str_eq(line, "OK");
+	close(fd);
 }
 END_TEST
 
@@ -1183,6 +1529,16 @@ START_TEST(agg_net)
 	ck_assert_str_eq(lines[5], "P 7 tcp 127.0.0.1:40000 0 0 1 1500");
 	ck_assert_str_eq(lines[6], "P 4294967280 udp 127.0.0.3:5002 1 300 0 0");
 	ck_assert_str_eq(lines[7], "P 0 tcp 127.0.0.1:40000 1 0 0 0");
+	/* AGG net again: its tables reused, empty; still one aggregator. */
+	cl_expect(c, "AGG net EVERY 100ms\n", "OK agg key=net");
+	ck_assert_uint_eq(stat_of("aggregators"), 1);
+	off = put_pkt(chunk, 0, 7, MAGNET_SKB_DIR_IN, IPPROTO_TCP,
+		      "127.0.0.1", "127.0.0.2", 40000, 5001, 10);
+	ck_assert_int_eq(feed(0, chunk, off), 0);
+	agg_report(c, lines, &n, hdr, sizeof(hdr));
+	ck_assert_msg(strstr(hdr, "A net 2 ") && strstr(hdr, " packets=1 bytes=10 jobs=1 peers=1 "),
+		      "%s", hdr);
+	ck_assert_str_eq(lines[0], "J 7 tcp 0 0 1 10 cgroup:7");
 	cl_free(c);
 }
 END_TEST
@@ -1543,6 +1899,10 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, agg_skipped_reports);
 	tcase_add_test(tc, stalled_stream_idle);
 	tcase_add_test(tc, per_user_limit);
+	tcase_add_test(tc, listener_slots);
+	tcase_add_test(tc, request_deadline);
+	tcase_add_test(tc, request_flood);
+	tcase_add_test(tc, emfile_no_spin);
 	tcase_add_test(tc, totals_command);
 	tcase_add_test(tc, reads_queued_when_wanted);
 	tcase_add_test(tc, attribution);

@@ -43,15 +43,17 @@ static void setup(void)
 	v.probes = probes;
 	v.nprobes = 2;
 	jobs[0] = (struct mg_totals_job){ .cgroup = 100, .path = "/a",
-		.exported = true, .events = 1000, .sock_bytes = 4096 };
+		.exported = true, .events = 1000, .sock_bytes = 4096,
+		.series = { .events = 1000, .sock_bytes = 4096 } };
 	jobs[1] = (struct mg_totals_job){ .cgroup = 101,
-		.path = "/we \"ird\"\\\n\xff%", .exported = true, .events = 200 };
+		.path = "/we \"ird\"\\\n\xff%", .exported = true, .events = 200,
+		.series.events = 200 };
 	jobs[2] = (struct mg_totals_job){ .cgroup = 102, .path = "/late",
 		.events = 50 };
 	v.jobs = jobs;
 	v.njobs = 3;
 	v.other = (struct mg_totals_job){ .path = "other", .exported = true,
-		.events = 100 };
+		.events = 100, .series.events = 100 };
 }
 
 /* The reply to one request: one line, parsed by sfsexp. */
@@ -221,7 +223,7 @@ END_TEST
 START_TEST(bad_requests)
 {
 	static const char *const bad[] = {
-		"", "X", "SS", "s", "M", "M 0", "M 8", "M 15", "M -1", "M x",
+		"X", "SS", "s", "M", "M 0", "M 8", "M 15", "M -1", "M x",
 		"M 1 2", "M 99999999999999999999999", "#S", "\x01",
 		"GET / HTTP/1.1", "(sample)",
 	};
@@ -254,6 +256,26 @@ START_TEST(bad_requests)
 		ck_assert_str_eq(buf, "(error \"request longer than 4096 bytes\")\n");
 		free(buf);
 	}
+	/* Blank lines are no requests: no reply, no view needed. */
+	{
+		static const char *const blank[] = { "", " ", "\t \t" };
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		for (i = 0; i < sizeof(blank) / sizeof(blank[0]); i++) {
+			ck_assert(!mg_supermon_wants_view(blank[i], strlen(blank[i])));
+			ck_assert_int_eq(mg_supermon_handle(f, blank[i], strlen(blank[i]),
+							    &c, NULL), 0);
+		}
+		fclose(f);
+		ck_assert_uint_eq(len, 0);
+		free(buf);
+	}
+	ck_assert(mg_supermon_wants_view(" S ", 3));
+	ck_assert(mg_supermon_wants_view("#", 1));
+	ck_assert(!mg_supermon_wants_view("M 1", 3));
+	ck_assert(!mg_supermon_wants_view("Q", 1));
 	e = ask(&c, "Q", &rc, &text);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_str_eq(text, "(bye)\n");

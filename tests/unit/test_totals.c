@@ -2,9 +2,11 @@
 /*
  * daemon/totals.c: exact node, probe and job counts (sock bytes from the
  * sock handler only, LOST records as kernel losses), the export rule
- * (decided once per job, "other" and every exported counter monotonic),
- * a full job table, and removal of gone jobs against a reference under
- * random churn (the backward-shift deletion must lose no job).
+ * ("other" and every exported counter monotonic), the ranking (a later,
+ * busier job takes a place; like rates do not take turns; owners share
+ * the places; every record in exactly one series across entries and
+ * exits), a full job table, and removal of gone jobs against a reference
+ * under random churn (the backward-shift deletion must lose no job).
  */
 #include <check.h>
 #include <stdlib.h>
@@ -284,6 +286,204 @@ START_TEST(random_churn)
 }
 END_TEST
 
+#define SEC	1000000000ULL
+
+static void add_n(struct mg_totals *t, __u32 cg, unsigned int n)
+{
+	while (n--)
+		mg_totals_add(t, kprobe(16, 1, cg));
+}
+
+/*
+ * 20 jobs met first and kept busy do not keep a later, busier job out;
+ * it starts its series at 0, and the job it displaced ends its own.
+ */
+START_TEST(rank_later_busier)
+{
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	unsigned int i, n = 0;
+
+	ck_assert_int_eq(mg_totals_create(20, &t), 0);
+	for (i = 1; i <= 20; i++)
+		add_n(t, i, 100);
+	mg_totals_rank(t, 10 * SEC);
+	add_n(t, 100, 50);			/* met when the places are taken */
+	mg_totals_rank(t, 10 * SEC + SEC / 2);	/* within a second: nothing */
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert(!job(&v, 100)->exported);
+	ck_assert_uint_eq(v.other.events, 50);
+	mg_totals_view_free(&v);
+	for (i = 1; i <= 20; i++)
+		add_n(t, i, 100);
+	add_n(t, 100, 1000);
+	mg_totals_rank(t, 11 * SEC);
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert(job(&v, 100)->exported);
+	ck_assert_uint_eq(job(&v, 100)->series.events, 0);
+	ck_assert_uint_eq(job(&v, 100)->events, 1050);
+	ck_assert(!job(&v, 20)->exported);	/* the tie goes to the lower id */
+	for (i = 0; i < v.njobs; i++)
+		n += v.jobs[i].exported;
+	ck_assert_uint_eq(n, 20);
+	ck_assert_uint_eq(v.other.events, 1050);
+	mg_totals_view_free(&v);
+	add_n(t, 100, 5);
+	add_n(t, 20, 7);
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_uint_eq(job(&v, 100)->series.events, 5);
+	ck_assert_uint_eq(v.other.events, 1057);
+	ck_assert_uint_eq(v.other.series.events, 1057);
+	mg_totals_view_free(&v);
+	mg_totals_free(t);
+}
+END_TEST
+
+/* Jobs of like rates keep their places: no turns taken. */
+START_TEST(rank_hysteresis)
+{
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	unsigned int r;
+
+	ck_assert_int_eq(mg_totals_create(2, &t), 0);
+	for (r = 0; r < 30; r++) {
+		add_n(t, 1, 100);
+		add_n(t, 2, 100);
+		add_n(t, 3, 100 + r % 2 * 40);	/* at times 1.4 times as busy */
+		mg_totals_rank(t, (10 + r) * SEC);
+		ck_assert_int_eq(mg_totals_view(t, &v), 0);
+		ck_assert(job(&v, 1)->exported && job(&v, 2)->exported);
+		ck_assert(!job(&v, 3)->exported);
+		mg_totals_view_free(&v);
+	}
+	/* Twice as busy: it gets in, in time. */
+	for (r = 0; r < 60; r++) {
+		add_n(t, 1, 100);
+		add_n(t, 2, 100);
+		add_n(t, 3, 200);
+		mg_totals_rank(t, (40 + r) * SEC);
+	}
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert(job(&v, 3)->exported);
+	mg_totals_view_free(&v);
+	mg_totals_free(t);
+}
+END_TEST
+
+/*
+ * Owners share the places: of user 1000's four jobs, met first, two go
+ * quiet and two are busy; user 2000's job, though the least busy of the
+ * active ones, gets one of the two places. Without owners the busiest
+ * win.
+ */
+START_TEST(rank_owner_share)
+{
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	unsigned int i, owned;
+
+	for (owned = 0; owned < 2; owned++) {
+		ck_assert_int_eq(mg_totals_create(2, &t), 0);
+		for (i = 1; i <= 4; i++) {
+			if (owned)
+				mg_totals_job_owner(t, i, 1000);
+			add_n(t, i, 10);
+		}
+		if (owned)
+			mg_totals_job_owner(t, 9, 2000);
+		mg_totals_rank(t, 5 * SEC);
+		for (i = 3; i <= 4; i++)	/* 1 and 2, exported, go quiet */
+			add_n(t, i, 300 + 10 * i);
+		add_n(t, 9, 20);
+		mg_totals_rank(t, 6 * SEC);
+		ck_assert_int_eq(mg_totals_view(t, &v), 0);
+		ck_assert_int_eq(job(&v, 9)->exported, owned);
+		ck_assert(job(&v, 4)->exported);
+		ck_assert_int_eq(job(&v, 3)->exported, !owned);
+		ck_assert_int_eq(job(&v, 9)->has_owner, owned);
+		mg_totals_view_free(&v);
+		mg_totals_free(t);
+	}
+}
+END_TEST
+
+/*
+ * Random activity, ranks and removals: every record is in exactly one
+ * series. Between two views the increases of the series (a job that
+ * entered counting from 0) and of "other" add up to the node's; a rank
+ * moves no count; no series goes down.
+ */
+START_TEST(rank_exact)
+{
+	enum { IDS = 40 };
+	struct mg_totals *t;
+	struct mg_totals_view a, b;
+	unsigned int step, entered = 0, left = 0;
+
+	tu_seed(0x4a4b + _i);
+	ck_assert_int_eq(mg_totals_create(8, &t), 0);
+	for (step = 0; step < 300; step++) {
+		unsigned int k, busy = tu_rand() % IDS;
+		__u64 sum = 0;
+		size_t i;
+
+		ck_assert_int_eq(mg_totals_view(t, &a), 0);
+		for (k = 0; k < 50; k++) {
+			__u32 cg = 1 + (tu_rand() % 4 ? busy : tu_rand() % IDS);
+
+			if (tu_rand() % 7 == 0)
+				mg_totals_add(t, sock(16, tu_rand() % 100, cg));
+			else
+				mg_totals_add(t, kprobe_in(16, 1, cg, tu_rand() % 5 == 0));
+		}
+		ck_assert_int_eq(mg_totals_view(t, &b), 0);
+		for (i = 0; i < b.njobs; i++) {
+			const struct mg_totals_job *o = job(&a, b.jobs[i].cgroup);
+
+			if (!b.jobs[i].exported)
+				continue;
+			if (o && o->exported) {
+				tu_assert_op(b.jobs[i].series.events, >=, o->series.events);
+				sum += b.jobs[i].series.events - o->series.events;
+			} else {
+				sum += b.jobs[i].series.events;
+			}
+		}
+		tu_assert_op(b.other.events, >=, a.other.events);
+		tu_assert_op(sum + b.other.events - a.other.events, ==,
+			     b.node.records - a.node.records);
+		mg_totals_view_free(&a);
+		mg_totals_view_free(&b);
+
+		/* A rank between two views moves nothing. */
+		ck_assert_int_eq(mg_totals_view(t, &a), 0);
+		mg_totals_rank(t, (__u64)(step + 1) * SEC);
+		ck_assert_int_eq(mg_totals_view(t, &b), 0);
+		tu_assert_op(a.other.events, ==, b.other.events);
+		for (i = 0; i < b.njobs; i++) {
+			const struct mg_totals_job *o = job(&a, b.jobs[i].cgroup);
+
+			tu_assert(o != NULL);
+			if (b.jobs[i].exported && o->exported)
+				tu_assert_op(b.jobs[i].series.events, ==, o->series.events);
+			else if (b.jobs[i].exported)
+				tu_assert_op(b.jobs[i].series.events, ==, 0);
+			entered += b.jobs[i].exported && !o->exported;
+			left += !b.jobs[i].exported && o->exported;
+		}
+		mg_totals_view_free(&a);
+		mg_totals_view_free(&b);
+		/* A job ends: its series with it. */
+		if (tu_rand() % 10 == 0)
+			mg_totals_job_gone(t, 1 + tu_rand() % IDS);
+	}
+	ck_assert_uint_gt(entered, 10);
+	ck_assert_uint_gt(left, 10);
+	mg_totals_free(t);
+}
+END_TEST
+
 /* The record the helper just built, appended to a read. */
 static size_t append(unsigned char *read, size_t off, const struct magnet_record *r)
 {
@@ -375,6 +575,10 @@ int main(void)
 	tcase_add_test(tc, exact_counts);
 	tcase_add_test(tc, export_rule);
 	tcase_add_test(tc, full_table);
+	tcase_add_test(tc, rank_later_busier);
+	tcase_add_test(tc, rank_hysteresis);
+	tcase_add_test(tc, rank_owner_share);
+	tcase_add_loop_test(tc, rank_exact, 0, 3);
 	tcase_add_loop_test(tc, random_churn, 0, 3);
 	tcase_add_loop_test(tc, read_as_records, 0, 3);
 	tcase_set_timeout(tc, 60);

@@ -37,6 +37,18 @@
  *                                slowly: every reply comes, in order
  *   mdtest wait-stat KEY N SECS  poll STATS until KEY >= N (fail after
  *                                SECS); prints how long it took
+ *   mdtest http PATH             GET PATH (a Prometheus listener): the
+ *                                response
+ *   mdtest mon REQ...            Supermon requests: each reply line
+ *   mdtest hold N                N connections that send nothing, held
+ *                                until killed; prints "held N"
+ *   mdtest slow-http SECS        an HTTP request a byte every 500 ms:
+ *                                when the daemon closed it (fails if not
+ *                                within SECS)
+ *   mdtest flood KIND SECS       cheap requests as fast as the daemon
+ *                                takes them: nl (blank Supermon lines),
+ *                                sample (Supermon S), aggnet (AGG net)
+ *   mdtest drain SECS            a subscriber reading everything
  *
  * The probe must be a kprobe on __x64_sys_getpid (added by the caller).
  * MDTEST_ADDR overrides 127.0.0.1:8650. MDTEST_UID=N runs the command as
@@ -822,6 +834,169 @@ static int cmd_pipeline(int nc, int n)
 	return 0;
 }
 
+/* ---- the monitors' listeners, slow requests, floods (t-31) ---- */
+
+/* GET path over MDTEST_ADDR: the response on stdout; 1 if none came. */
+static int cmd_http(const char *path)
+{
+	char req[512], buf[65536];
+	struct conn c;
+	ssize_t n;
+	int got = 0;
+
+	conn_open(&c);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: node\r\n\r\n", path);
+	if (write(c.fd, req, strlen(req)) != (ssize_t)strlen(req))
+		die("http: send: %s", strerror(errno));
+	while ((n = read(c.fd, buf, sizeof(buf))) > 0) {
+		fwrite(buf, 1, n, stdout);
+		got = 1;
+	}
+	if (!got)
+		puts("(closed)");
+	return !got;
+}
+
+/* Supermon requests over MDTEST_ADDR: each one's reply line on stdout. */
+static int cmd_mon(int argc, char **argv)
+{
+	static char line[1 << 18];
+	struct conn c;
+
+	conn_open(&c);
+	for (int i = 0; i < argc; i++) {
+		if (!conn_try_send(&c, argv[i]) || !get_line(&c, line, sizeof(line))) {
+			puts("(closed)");
+			return 1;
+		}
+		puts(line);
+	}
+	return 0;
+}
+
+/* n connections to MDTEST_ADDR that send nothing; held until killed. */
+static int cmd_hold(int n)
+{
+	struct conn *cs = calloc(n, sizeof(*cs));
+
+	if (!cs)
+		die("out of memory");
+	for (int i = 0; i < n; i++)
+		conn_open(&cs[i]);
+	printf("held %d\n", n);
+	fflush(stdout);
+	for (;;)
+		pause();
+	return 0;
+}
+
+/*
+ * An HTTP request a byte every 500 ms, for up to secs: prints how long
+ * the daemon took to close the connection; 1 if it never did.
+ */
+static int cmd_slow_http(int secs)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\nX-Slow: "
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+	uint64_t t0 = now_ns(), end = t0 + secs * 1000000000ULL;
+	struct conn c;
+	size_t i = 0;
+
+	conn_open(&c);
+	while (now_ns() < end) {
+		struct pollfd p = { .fd = c.fd, .events = POLLIN };
+		char buf[512];
+
+		if (i < sizeof(req) - 1 &&
+		    send(c.fd, req + i++, 1, MSG_NOSIGNAL) != 1)
+			break;
+		if (poll(&p, 1, 500) == 1) {
+			ssize_t n = read(c.fd, buf, sizeof(buf) - 1);
+
+			if (n > 0) {
+				buf[n] = '\0';
+				printf("got: %.*s\n", (int)strcspn(buf, "\r\n"), buf);
+				continue;
+			}
+			break;
+		}
+	}
+	if (now_ns() >= end) {
+		printf("not closed after %d s\n", secs);
+		return 1;
+	}
+	printf("closed after %llu ms\n",
+	       (unsigned long long)((now_ns() - t0) / 1000000));
+	return 0;
+}
+
+/*
+ * Cheap requests for secs over MDTEST_ADDR: nl (blank lines, to a
+ * Supermon listener), sample ("S", reading the replies), aggnet ("AGG net
+ * EVERY 1s" to the client port, reading the replies). Prints how many.
+ */
+static int cmd_flood(const char *kind, int secs)
+{
+	static char block[4096], sink[1 << 16];
+	uint64_t end = now_ns() + secs * 1000000000ULL;
+	unsigned long long sent = 0;
+	const char *line = !strcmp(kind, "nl") ? "\n" :
+			   !strcmp(kind, "sample") ? "S\n" :
+			   !strcmp(kind, "aggnet") ? "AGG net EVERY 1s\n" : NULL;
+	size_t ll, k;
+	struct conn c;
+
+	if (!line)
+		die("flood: unknown kind '%s'", kind);
+	ll = strlen(line);
+	for (k = 0; k + ll <= sizeof(block); k += ll)
+		memcpy(block + k, line, ll);
+	conn_open(&c);
+	while (now_ns() < end) {
+		ssize_t w = send(c.fd, block, k, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w > 0)
+			sent += w / ll;
+		else if (errno != EAGAIN && errno != EWOULDBLOCK)
+			die("flood: send: %s", strerror(errno));
+		while (recv(c.fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+			;
+		if (w <= 0)
+			usleep(1000);
+	}
+	printf("flood %s: %llu requests in %d s\n", kind, sent, secs);
+	return 0;
+}
+
+/*
+ * A subscriber that reads everything for secs: prints the bytes and the
+ * records the daemon told it it dropped (D lines).
+ */
+static int cmd_drain(int secs)
+{
+	uint64_t end = now_ns() + secs * 1000000000ULL;
+	unsigned long long bytes = 0;
+	static char buf[1 << 16];
+	char line[256];
+	struct conn c;
+
+	conn_open(&c);
+	command(&c, "SUBSCRIBE", line, sizeof(line));
+	while (now_ns() < end) {
+		struct pollfd p = { .fd = c.fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, 100) != 1)
+			continue;
+		n = read(c.fd, buf, sizeof(buf));
+		if (n <= 0)
+			die("drain: connection closed");
+		bytes += n;
+	}
+	printf("drain: %llu bytes in %d s\n", bytes, secs);
+	return 0;
+}
+
 /* MDTEST_UID: be another user (a test runs as root). */
 static void become(void)
 {
@@ -857,6 +1032,18 @@ int main(int argc, char **argv)
 		return cmd_stalled();
 	if (argc == 3 && !strcmp(argv[1], "send"))
 		return cmd_send(atoi(argv[2]));
-	fprintf(stderr, "usage: mdtest cmd LINE... | account N | fanout S N | agg CGA CGB NA NB | stalled | send N | hog MAX KIND... | pipeline C N | wait-stat KEY N SECS\n");
+	if (argc == 3 && !strcmp(argv[1], "http"))
+		return cmd_http(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "mon"))
+		return cmd_mon(argc - 2, argv + 2);
+	if (argc == 3 && !strcmp(argv[1], "hold"))
+		return cmd_hold(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "slow-http"))
+		return cmd_slow_http(atoi(argv[2]));
+	if (argc == 4 && !strcmp(argv[1], "flood"))
+		return cmd_flood(argv[2], atoi(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "drain"))
+		return cmd_drain(atoi(argv[2]));
+	fprintf(stderr, "usage: mdtest cmd LINE... | account N | fanout S N | agg CGA CGB NA NB | stalled | send N | hog MAX KIND... | pipeline C N | wait-stat KEY N SECS | http PATH | mon REQ... | hold N | slow-http SECS | flood KIND SECS | drain SECS\n");
 	return 1;
 }

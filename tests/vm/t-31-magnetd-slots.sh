@@ -6,12 +6,24 @@
 # one user (uid 65534) takes all the connections it can, of every kind,
 # and gets max_clients_per_user; a second user takes the rest; root still
 # gets in (root_reserve); idle clients are closed after idle_timeout and
-# aggregators and subscribers that read nothing are cut off.
+# aggregators and subscribers that read nothing are cut off. The
+# monitors' listeners have slots of their own: with the client port full
+# of unprivileged users' connections, an unprivileged Prometheus scrape
+# and Supermon sample get in, and root gets in everywhere (its reserve);
+# an HTTP request sent a byte at a time is cut off at request_timeout;
+# floods of cheap requests beside a subscriber make the daemon drop
+# nothing; out of file descriptors, the daemon does not spin; 20 busy
+# cgroups met first do not keep a later, busier job out of /metrics.
 . ./lib.sh
 
 log=/tmp/magnetd-slots.log
 conf=/tmp/magnetd-slots.conf
 pids=
+# The monitors' listeners, in every configuration below.
+prom=127.0.0.1:8653
+mon=127.0.0.1:2709
+monitors="prometheus = $prom
+supermon = $mon"
 
 cleanup() {
 	rc=$?
@@ -60,7 +72,7 @@ done
 
 printf '%s\n' "max_clients = 24" "max_clients_per_user = 16" \
 	"root_reserve = 4" "client_queue = 256K" "client_timeout = 30s" \
-	"idle_timeout = 60s" >$conf
+	"idle_timeout = 60s" "$monitors" >$conf
 magnetd -f -c $conf >$log 2>&1 &
 pid=$!
 magnetd_up $log
@@ -104,7 +116,7 @@ echo "RSS after: $(rss) kB"
 ## Slots: one user takes what it can, another the rest; root gets in.
 reconfigure "max_clients = 24" "max_clients_per_user = 16" \
 	"root_reserve = 4" "client_queue = 256K" "client_timeout = 60s" \
-	"idle_timeout = 60s"
+	"idle_timeout = 60s" "prometheus_clients = 4" "$monitors"
 MDTEST_UID=65534 mdtest hog 100 idle agg sub pipe >/tmp/hog1 &
 h1=$!
 pids="$pids $h1"
@@ -127,7 +139,33 @@ echo "root, every other slot taken: $(cat /tmp/hello)"
 [ "$(stat_of clients)" = 25 ] || fail "clients: $(mdtest cmd STATS | head -n 1)"
 grep -q "refused 127.0.0.1:[0-9]* uid 65534: 16 clients of this user already" $log ||
 	fail "no refusal naming the uid in the log"
-kill $h1 $h2
+# The client port is full of unprivileged connections (two uids, as a
+# user namespace's would be): the monitors' listeners have their own.
+MDTEST_UID=65530 MDTEST_ADDR=$prom mdtest http /metrics >/tmp/scrape ||
+	fail "uid 65530's scrape: nothing"
+head -n 1 /tmp/scrape | grep -q "^HTTP/1.1 200 OK" ||
+	fail "uid 65530's scrape, the client port full: $(head -n 1 /tmp/scrape)"
+grep -q "^magnet_records_total " /tmp/scrape || fail "no magnet_records_total"
+MDTEST_UID=65530 MDTEST_ADDR=$mon mdtest mon S >/tmp/sample ||
+	fail "uid 65530's Supermon sample: $(cat /tmp/sample)"
+grep -q '^(sample "' /tmp/sample || fail "uid 65530's sample: $(cat /tmp/sample)"
+echo "client port full: uid 65530's scrape $(head -n 1 /tmp/scrape | tr -d '\r'), Supermon $(cut -c 1-40 /tmp/sample)..."
+# Idle HTTP connections fill the Prometheus listener (4): another user
+# is refused there, root is not.
+MDTEST_UID=65529 MDTEST_ADDR=$prom mdtest hold 4 >/tmp/hold &
+h4=$!
+pids="$pids $h4"
+held /tmp/hold >/dev/null
+sleep 0.5
+MDTEST_UID=65528 MDTEST_ADDR=$prom mdtest http /metrics >/tmp/scrape
+head -n 1 /tmp/scrape | grep -q "^HTTP/1.1 503 " ||
+	fail "uid 65528's scrape, the listener full: $(head -n 1 /tmp/scrape)"
+MDTEST_ADDR=$prom mdtest http /metrics >/tmp/scrape
+head -n 1 /tmp/scrape | grep -q "^HTTP/1.1 200 OK" ||
+	fail "root's scrape, the listener full: $(head -n 1 /tmp/scrape)"
+MDTEST_ADDR=$mon mdtest mon S | grep -q '^(sample "' || fail "root's sample"
+echo "Prometheus listener full: uid 65528 refused (503), root's scrape and sample served"
+kill $h1 $h2 $h4
 i=0
 until [ "$(stat_of clients)" = 1 ]; do
 	i=$((i + 1))
@@ -138,7 +176,7 @@ done
 ## Timeouts: idle clients closed, streams that read nothing cut off.
 reconfigure "max_clients = 24" "max_clients_per_user = 16" \
 	"root_reserve = 4" "client_queue = 256K" "client_timeout = 2s" \
-	"idle_timeout = 3s"
+	"idle_timeout = 3s" "$monitors"
 MDTEST_UID=65534 mdtest hog 12 idle agg sub >/tmp/hog3 &
 h3=$!
 pids="$pids $h3"
@@ -156,6 +194,121 @@ echo "4 AGG and 4 SUBSCRIBE clients reading nothing (client_timeout 2s) cut off:
 [ "$(stat_of cut_off)" = 28 ] || fail "cut_off: $(mdtest cmd STATS | head -n 1)"
 # An AGG that read nothing was told what it missed, in STATS.
 [ "$(stat_of client_dropped)" -gt 0 ] || fail "client_dropped: $(mdtest cmd STATS | head -n 1)"
+kill $h3
+
+## A slow HTTP request: a byte every 500 ms is progress, yet it is cut
+## off at request_timeout (10 s).
+out=$(MDTEST_ADDR=$prom mdtest slow-http 30) || fail "slow HTTP: $out"
+echo "slow HTTP request: $out"
+ms=$(echo "$out" | sed -n 's/^closed after \([0-9]*\) ms$/\1/p')
+if [ -z "$ms" ] || [ "$ms" -lt 9500 ] || [ "$ms" -gt 13000 ]; then
+	fail "slow HTTP request closed after '$ms' ms, want about 10000"
+fi
+grep -q "cut off: request not whole within 10000 ms" $log || fail "no cut-off in the log"
+
+## 20 cgroups met first and kept busy do not keep a later, busier job
+## out of Prometheus.
+busy=
+for i in $(seq 1 20); do
+	mkdir -p "/sys/fs/cgroup/busy$i"
+	# shellcheck disable=SC2016 # $$ and $1 are the child's
+	sh -c 'echo $$ >"/sys/fs/cgroup/busy$1/cgroup.procs"
+		while :; do mgtest fire-n 100 >/dev/null; sleep 1; done' sh "$i" &
+	busy="$busy $!"
+done
+pids="$pids $busy"
+sleep 3
+MDTEST_ADDR=$prom mdtest http /metrics >/tmp/scrape
+n=$(grep -c '^magnet_job_events_total{cgroup="/busy' /tmp/scrape)
+echo "busy cgroups exported: $n"
+[ "$n" -ge 18 ] || fail "$n busy cgroups exported"
+mkdir -p /sys/fs/cgroup/late
+sh -c 'echo $$ >/sys/fs/cgroup/late/cgroup.procs; exec mgtest fire 15' >/dev/null &
+late=$!
+i=0
+until MDTEST_ADDR=$prom mdtest http /metrics | grep -q '^magnet_job_events_total{cgroup="/late"}'; do
+	i=$((i + 1))
+	[ $i -lt 20 ] || fail "the later, busier job is not exported: $(mdtest cmd TOTALS | grep late)"
+	sleep 0.5
+done
+echo "a later, busier job exported after $i scrapes: $(MDTEST_ADDR=$prom mdtest http /metrics | grep '^magnet_job_events_total{cgroup="/late"}')"
+for p in $late $busy; do kill "$p" 2>/dev/null; done
+wait $late 2>/dev/null
+sleep 1.5
+for i in $(seq 1 20); do rmdir "/sys/fs/cgroup/busy$i" 2>/dev/null; done
+rmdir /sys/fs/cgroup/late 2>/dev/null
+
+kill -TERM $pid
+wait $pid
+rc=$?
+pid=
+[ $rc = 0 ] || fail "magnetd exit $rc after SIGTERM"
+
+## Floods of cheap requests beside a subscriber: the daemon drops nothing
+## at a load the subscriber alone keeps up with (bursts of 5000 getpid,
+## a few MB/s). A small queue (1M), so that a server thread held up for
+## half a second drops records.
+burst_load() {
+	i=0
+	while [ $i -lt 30 ]; do
+		mgtest fire-n 5000 >/dev/null
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+printf '%s\n' "queue = 1M" "$monitors" >$conf
+magnetd -f -c $conf >>$log 2>&1 &
+pid=$!
+magnetd_up $log
+mdtest drain 12 >/tmp/drain &
+d=$!
+sleep 0.5
+burst_load
+wait $d || fail "drain"
+q=$(stat_of queue_dropped)
+echo "subscriber alone: $(cat /tmp/drain), queue_dropped=$q"
+[ "$q" = 0 ] || fail "the subscriber alone: queue_dropped=$q"
+mdtest drain 12 >/tmp/drain &
+d=$!
+flooders=
+for k in nl1 nl2 sample; do
+	MDTEST_ADDR=$mon mdtest flood "${k%[12]}" 11 >/tmp/flood-$k &
+	flooders="$flooders $!"
+done
+mdtest flood aggnet 11 >/tmp/flood-aggnet &
+flooders="$flooders $!"
+sleep 0.5
+burst_load
+wait $d || fail "drain beside the floods"
+for f in $flooders; do wait "$f" || fail "a flooder failed"; done
+q=$(stat_of queue_dropped)
+echo "subscriber beside floods: $(cat /tmp/drain), queue_dropped=$q; $(cat /tmp/flood-* | tr '\n' ';')"
+[ "$q" = 0 ] || fail "beside the floods: queue_dropped=$q"
+kill -TERM $pid
+wait $pid
+pid=
+
+## Out of file descriptors: the daemon does not spin on its listener.
+printf '%s\n' "max_clients = 64" "max_clients_per_user = 64" >$conf
+# shellcheck disable=SC3045 # busybox's sh has ulimit -n
+(ulimit -n 48 && exec magnetd -f -c $conf) >>$log 2>&1 &
+pid=$!
+magnetd_up $log
+MDTEST_UID=65534 mdtest hold 60 >/tmp/hold &
+h5=$!
+pids="$pids $h5"
+held /tmp/hold >/dev/null
+sleep 1
+cpu() { awk '{ print $14 + $15 }' /proc/$pid/stat; }
+c0=$(cpu)
+sleep 3
+c1=$(cpu)
+echo "out of descriptors, clients waiting: $((c1 - c0)) ticks of CPU in 3 s"
+[ $((c1 - c0)) -le 30 ] || fail "magnetd spins out of descriptors: $((c1 - c0)) ticks in 3 s"
+grep -q "accept: Too many open files: not accepting" $log || fail "EMFILE not logged"
+kill $h5
+sleep 1
+mdtest cmd HELLO | grep -q "^OK magnet" || fail "no HELLO once descriptors are free"
 
 kill -TERM $pid
 wait $pid
