@@ -87,6 +87,7 @@ struct mg_config {
 	struct mg_listener prometheus;	/* prometheus = ADDR:PORT, off */
 	struct mg_listener supermon;	/* supermon = ADDR:PORT, off */
 	unsigned int export_jobs;	/* 20: jobs with their own series */
+	char munge_socket[4096];	/* munged's, "": libmunge's default */
 };
 
 /*
@@ -138,8 +139,8 @@ int mg_config_check(const struct mg_config *c, char *err, size_t errlen);
  * ...: see docs/magnetd.md, "Signals"). Returns how many changed, and
  * writes their names, ", "-separated, to keys (cut to len; "" for none).
  * allow, max_clients, max_clients_per_user, root_reserve, client_queue,
- * client_timeout, idle_timeout, agg_top and log apply at once and are never
- * listed.
+ * client_timeout, idle_timeout, agg_top, log and munge_socket apply at
+ * once and are never listed.
  */
 unsigned int mg_config_restart_keys(const struct mg_config *old,
 				    const struct mg_config *cur, char *keys,

@@ -5,6 +5,9 @@
 # which runs both against a fake magnetd on loopback.
 MGCLIENT_OBJS := $(BUILD)/tools/client/mgclient.o \
 		 $(BUILD)/tools/client/mgreply.o
+# libmunge (libmunge-dev): libmunge.a has no dependencies of its own, so
+# static binaries take it as it is; the gmond module links libmunge.so.
+MUNGE_LIBS := -lmunge
 MAGNET_CLIENT_BINS := $(BUILD)/tools/magnet-cat $(BUILD)/tools/magnet-top
 
 $(MAGNET_CLIENT_BINS): $(BUILD)/tools/%: $(BUILD)/tools/client/%.o \
