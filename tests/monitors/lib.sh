@@ -104,6 +104,8 @@ _mon_ask() { # port line [lines]
 
 mon_boot() {
 	local i=0
+	# Another uid (uid 65534's client) may reach the munged socket in it.
+	chmod 0711 "$MON_DIR"
 	PATH=$PATH:/usr/sbin mungekey -c -k "$MON_DIR/munge.key" >"$MON_DIR/mungekey.log" 2>&1 ||
 		mon_fail "mungekey: $(cat "$MON_DIR/mungekey.log") (run tools/bootstrap: munge)"
 	sh tests/vm/munged.sh start "$MON_DIR/munge" "$MON_DIR/munge.key" ||
@@ -117,7 +119,7 @@ mon_boot() {
 		--timeout "${MON_VM_TIMEOUT:-1800}" \
 		-- sh /magnet/tests/monitors/node.sh >"$MON_DIR/console.log" 2>&1 &
 	MON_VM_PID=$!
-	until grep -q '^MAGNET-NODE-READY' "$MON_DIR/console.log"; do
+	until grep -qs '^MAGNET-NODE-READY' "$MON_DIR/console.log"; do
 		kill -0 "$MON_VM_PID" 2>/dev/null || { MON_VM_PID=; mon_fail "the node did not come up"; }
 		i=$((i + 1))
 		((i < 3000)) || mon_fail "the node was not ready in 300 s"
