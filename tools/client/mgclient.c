@@ -393,7 +393,7 @@ static int authenticate(struct mgc_conn *c, int timeout_ms)
 	struct sockaddr_storage peer;
 	socklen_t len = sizeof(peer);
 	char why[MGC_ERR_MAX - 64], *cmd;
-	struct mgc_msg m;
+	struct mgc_msg m = { 0 };
 	int r;
 
 	if (getpeername(c->fd, (struct sockaddr *)&peer, &len)) {
