@@ -7,7 +7,8 @@ DAEMON_OBJS := $(BUILD)/daemon/access.o $(BUILD)/daemon/owners.o $(BUILD)/daemon
 	$(BUILD)/daemon/agg.o $(BUILD)/daemon/tracewr.o \
 	$(BUILD)/daemon/config.o $(BUILD)/daemon/log.o $(BUILD)/daemon/notify.o \
 	$(BUILD)/daemon/peer.o $(BUILD)/daemon/totals.o $(BUILD)/daemon/prom.o \
-	$(BUILD)/daemon/supermon.o $(BUILD)/daemon/netview.o
+	$(BUILD)/daemon/supermon.o $(BUILD)/daemon/netview.o \
+	$(BUILD)/daemon/auth.o
 DAEMON_UNIT_TESTS := $(BUILD)/tests/unit/test_access $(BUILD)/tests/unit/test_expr $(BUILD)/tests/unit/test_proto \
 	$(BUILD)/tests/unit/test_agg $(BUILD)/tests/unit/test_tracewr \
 	$(BUILD)/tests/unit/test_config $(BUILD)/tests/unit/test_chunkq \
@@ -61,14 +62,14 @@ $(BUILD)/tests/unit/test_server: $(BUILD)/tests/unit/test_server.o \
 		$(BUILD)/daemon/chunkq.o \
 		$(DAEMON_OBJS) $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CHECK_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(MUNGE_LIBS) $(CHECK_LIBS)
 
 USER_BINS += $(DAEMON_OBJS)
 UNIT_TESTS += $(DAEMON_UNIT_TESTS) $(BUILD)/tests/unit/test_server
 
 # The daemon: its own objects, the foundation above, libmagnetctl (lib/ctl:
 # magnet-ctl's command engine, for the probe set at start), libaio for the
-# rings.
+# rings, libmunge (static too) for AUTH MUNGE.
 MAGNETD := $(BUILD)/daemon/magnetd
 MAGNETD_OBJS := $(BUILD)/daemon/magnetd.o $(BUILD)/daemon/server.o \
 	$(BUILD)/daemon/client.o $(BUILD)/daemon/fanout.o \
@@ -78,7 +79,18 @@ $(MAGNETD_OBJS): CFLAGS += -Idaemon $(CTL_CFLAGS)
 
 $(MAGNETD): $(MAGNETD_OBJS) $(DAEMON_OBJS) $(CTL_LIB) $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CTL_LIBS) -laio -lpthread
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(CTL_LIBS) -laio -lpthread \
+		$(MUNGE_LIBS)
 
 USER_BINS += $(MAGNETD)
 GUEST_FILES += $(MAGNETD):/magnet/bin/magnetd
+
+# AUTH MUNGE's two halves (daemon/auth.c, tools/client/mgauth.c) against a
+# real munged the test starts in a directory of its own (tests/unit/munged.c).
+$(BUILD)/tests/unit/test_auth.o: CFLAGS += -Idaemon -Itools/client
+$(BUILD)/tests/unit/test_auth: $(BUILD)/tests/unit/test_auth.o \
+		$(BUILD)/tests/unit/munged.o $(BUILD)/tests/unit/testutil.o \
+		$(BUILD)/daemon/auth.o $(BUILD)/tools/client/mgauth.o $(LIBMAGNET)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ $(MUNGE_LIBS) $(CHECK_LIBS)
+UNIT_TESTS += $(BUILD)/tests/unit/test_auth

@@ -177,6 +177,9 @@ static const struct key keys[] = {
 	{ .name = "export_jobs", .type = K_UINT, FIELD(export_jobs),
 	  .max = 4096, .arg = "N",
 	  .help = "jobs with their own series for the monitors, the rest as other (20)" },
+	{ .name = "munge_socket", .type = K_PATH, .flags = F_EMPTY | F_LIVE,
+	  FIELD(munge_socket), .arg = "PATH",
+	  .help = "munged's socket, for AUTH MUNGE (libmunge's: /run/munge/munge.socket.2)" },
 };
 
 #define NKEYS	(sizeof(keys) / sizeof(keys[0]))

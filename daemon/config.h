@@ -94,6 +94,7 @@ struct mg_config {
 	struct mg_listener prometheus;	/* prometheus = ADDR:PORT, off */
 	struct mg_listener supermon;	/* supermon = ADDR:PORT, off */
 	unsigned int export_jobs;	/* 20: jobs with their own series */
+	char munge_socket[4096];	/* munged's, "": libmunge's default */
 };
 
 /*
@@ -146,8 +147,8 @@ int mg_config_check(const struct mg_config *c, char *err, size_t errlen);
  * writes their names, ", "-separated, to keys (cut to len; "" for none).
  * allow, max_clients, max_clients_per_user, root_reserve,
  * prometheus_clients, supermon_clients, client_queue, client_timeout,
- * idle_timeout, request_timeout, agg_top and log apply at once and are
- * never listed.
+ * idle_timeout, request_timeout, agg_top, log, munge_socket, access_all
+ * and access_totals apply at once and are never listed.
  */
 unsigned int mg_config_restart_keys(const struct mg_config *old,
 				    const struct mg_config *cur, char *keys,

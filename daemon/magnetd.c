@@ -30,6 +30,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 
+#include "auth.h"
 #include "chunkq.h"
 #include "collect.h"
 #include "config.h"
@@ -358,6 +359,8 @@ static void reload(struct daemon *d)
 	d->cfg.root_reserve = cur.root_reserve;
 	d->cfg.agg_top = cur.agg_top;
 	d->cfg.log = cur.log;
+	strcpy(d->cfg.munge_socket, cur.munge_socket);
+	mg_auth_munge_socket(d->cfg.munge_socket);
 	mg_config_free(&cur);
 	mg_log(LOG_INFO, "reloaded the configuration");
 	mg_notify("READY=1");
@@ -424,6 +427,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	mg_log_open(d.cfg.log, d.cfg.foreground);
+	mg_auth_munge_socket(d.cfg.munge_socket);
 
 	/* What can be said on the terminal is checked before forking. */
 	ret = mg_sensor_version(d.cfg.dir, &v);

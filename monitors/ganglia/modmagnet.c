@@ -41,6 +41,7 @@
 #include <apr_strings.h>
 #include <gm_metric.h>
 
+#include "auth.h"
 #include "totals.h"
 
 /* libganglia's, in gmond: to gmond's log (stderr with -f, else syslog). */
@@ -339,6 +340,7 @@ static int params(apr_pool_t *pool)
 {
 	apr_array_header_t *list = magnet_module.module_params_list;
 	mmparam *p = list ? (mmparam *)list->elts : NULL;
+	char why[256];
 	int i;
 
 	mm.host = "127.0.0.1";
@@ -391,8 +393,13 @@ static int params(apr_pool_t *pool)
 				return -1;
 			}
 			mm.ntop = n;
+		} else if ((n = mgg_auth_param(k, v, why, sizeof(why)))) {
+			if (n < 0) {
+				err_msg("magnet_module: %s", why);
+				return -1;
+			}
 		} else {
-			err_msg("magnet_module: unknown param '%s' (host, port, timeout, probes, jobs, top_jobs)", k);
+			err_msg("magnet_module: unknown param '%s' (host, port, timeout, probes, jobs, top_jobs, munge, munge_socket)", k);
 			return -1;
 		}
 	}

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
+#include "auth.h"
 #include "totals.h"
 
 #define REPLY_MAX	(16 << 20)	/* 4096 jobs and every probe fit */
@@ -261,6 +262,10 @@ int mgg_fetch(const char *host, const char *port, int timeout_ms,
 		ret = -(err ? err : errno);
 		goto out;
 	}
+	step = "authenticate to";
+	ret = mgg_authenticate(fd, ai->ai_addr, deadline, why, whylen);
+	if (ret)
+		goto out;
 	step = "send to";
 	if (send(fd, "TOTALS\n", 7, MSG_NOSIGNAL) != 7) {
 		ret = errno ? -errno : -EIO;

@@ -27,12 +27,20 @@
 #   mon_shutdown                end the node (also on exit): fails the test
 #                               on a kernel problem in its console
 #   mon_fail MSG                print MSG (and the node's log) and exit 1
+#   mon_munge_cred              a fresh MUNGE credential for magnetd (one
+#                               use), from this host's munged
 #
 # Under `set -o pipefail`, read mon_totals whole (sed -n 1p, not head -n 1).
 #
 # The probes, by the names monitors show: __x64_sys_getppid (generic) and
 # tcp_sendmsg (handler sock). Jobs are cgroup paths: "burst a 10" counts
 # towards job /a.
+#
+# MUNGE: one key, made for the test, in two munged of its own: the node's
+# (tests/vm/munged.sh in the guest; magnetd's munge_socket) and this
+# host's, whose socket is MON_MUNGE_SOCKET (never the system's), so a
+# credential minted here for a client of the node's magnetd (magnet-cat
+# --munge-socket, the gmond module's munge_socket) decodes there.
 #
 # Ports on 127.0.0.1 (override if taken): MON_MAGNETD_PORT (18650 ->
 # guest 8650), MON_PROM_PORT (18653 -> 8653), MON_SUPERMON_PORT (12709 ->
@@ -45,6 +53,7 @@ MON_PROM_PORT=${MON_PROM_PORT:-18653}
 MON_SUPERMON_PORT=${MON_SUPERMON_PORT:-12709}
 MON_WORK_PORT=${MON_WORK_PORT:-17000}
 MON_DIR=$(mktemp -d "${TMPDIR:-/tmp}/magnet-mon.XXXXXX")
+MON_MUNGE_SOCKET=$MON_DIR/munge/socket
 MON_VM_PID=
 _mon_exit_hooks=()
 
@@ -69,6 +78,7 @@ _mon_exit() {
 	if [[ -n $MON_VM_PID ]]; then
 		mon_shutdown || rc=1
 	fi
+	sh tests/vm/munged.sh stop "$MON_DIR/munge" || rc=1
 	if [[ ${MON_KEEP:-0} == 1 ]]; then
 		echo "# kept $MON_DIR"
 	else
@@ -94,15 +104,22 @@ _mon_ask() { # port line [lines]
 
 mon_boot() {
 	local i=0
+	# Another uid (uid 65534's client) may reach the munged socket in it.
+	chmod 0711 "$MON_DIR"
+	PATH=$PATH:/usr/sbin mungekey -c -k "$MON_DIR/munge.key" >"$MON_DIR/mungekey.log" 2>&1 ||
+		mon_fail "mungekey: $(cat "$MON_DIR/mungekey.log") (run tools/bootstrap: munge)"
+	sh tests/vm/munged.sh start "$MON_DIR/munge" "$MON_DIR/munge.key" ||
+		mon_fail "the host's munged did not start"
 	mon_log "booting the node (QEMU, TCG); console: $MON_DIR/console.log"
 	tests/vm/run --forward "$MON_MAGNETD_PORT:8650" \
+		--file "$MON_DIR/munge.key:/magnet/munge.key" \
 		--forward "$MON_PROM_PORT:8653" \
 		--forward "$MON_SUPERMON_PORT:2709" \
 		--forward "$MON_WORK_PORT:7000" \
 		--timeout "${MON_VM_TIMEOUT:-1800}" \
 		-- sh /magnet/tests/monitors/node.sh >"$MON_DIR/console.log" 2>&1 &
 	MON_VM_PID=$!
-	until grep -q '^MAGNET-NODE-READY' "$MON_DIR/console.log"; do
+	until grep -qs '^MAGNET-NODE-READY' "$MON_DIR/console.log"; do
 		kill -0 "$MON_VM_PID" 2>/dev/null || { MON_VM_PID=; mon_fail "the node did not come up"; }
 		i=$((i + 1))
 		((i < 3000)) || mon_fail "the node was not ready in 300 s"
@@ -153,6 +170,10 @@ mon_wait_job() { # job n [seconds]
 		((i < max)) || mon_fail "job /$1: $got events after ${3:-60} s, want $2"
 		sleep 0.1
 	done
+}
+
+mon_munge_cred() {
+	munge -S "$MON_MUNGE_SOCKET" -s magnetd
 }
 
 mon_shutdown() {

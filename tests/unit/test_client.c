@@ -28,7 +28,10 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <munge.h>
+
 #include "mgclient.h"
+#include "munged.h"
 #include "print.h"
 #include "record.h"
 #include "testutil.h"
@@ -1017,6 +1020,7 @@ struct fake {
 	const char *reports[4][FAKE_REPORTS];
 	int pace_ms;			/* before each report */
 	bool close_after_reports;
+	const char *auth;		/* the reply to AUTH, if set */
 };
 
 static const char *const agg_keys[4] = { "tgid", "cgroup", "probe", "net" };
@@ -1123,6 +1127,8 @@ static bool fake_command(struct fake *f, int fd, const char *line)
 			say(fd, f->reports[k][i]);
 		}
 		return !f->close_after_reports;
+	} else if (!strncmp(line, "AUTH ", 5)) {
+		say(fd, f->auth ? f->auth : "OK AUTH uid=0 access=all\n");
 	} else if (!strcmp(line, "QUIT")) {
 		say(fd, "OK bye\n");
 		return false;
@@ -2240,6 +2246,108 @@ START_TEST(top_term_sigterm)
 }
 END_TEST
 
+/* The fake's lines that start with AUTH MUNGE, counted; the first kept. */
+static int auth_lines(const char *log, char *first, size_t len)
+{
+	const char *p = log, *nl;
+	int n = 0;
+
+	while ((p = strstr(p, "AUTH MUNGE "))) {
+		if (p != log && p[-1] != '\n') {
+			p++;
+			continue;
+		}
+		nl = strchr(p, '\n');
+		if (!n++)
+			snprintf(first, len, "%.*s", (int)(nl - p), p);
+		p = nl;
+	}
+	return n;
+}
+
+/*
+ * -M: AUTH MUNGE first on every connection, with a credential of ours for
+ * magnetd that a real munged decodes; refused, the server's reason and
+ * exit 2; munged down, a clear reason; without -M on loopback, no AUTH.
+ */
+START_TEST(munge)
+{
+	const char *cat[] = { "-M", "--munge-socket", NULL, "-n", "1", "-s", NULL, NULL };
+	const char *top[] = { "-M", "--munge-socket", NULL, "-b", "-n", "1", "-d", "0.05",
+			      "-s", NULL, NULL };
+	const char *plain[] = { "-n", "1", "-s", NULL, NULL };
+	char *p = (char *)recbuf, line[2048];
+	struct tu_munged md;
+	munge_ctx_t ctx;
+	struct fake f;
+	struct run r;
+	void *payload;
+	int len;
+	uid_t uid;
+	gid_t gid;
+
+	tu_munged_start(&md, NULL);
+	cat[2] = top[2] = md.socket;
+
+	fake_init(&f);
+	f.data = script;
+	f.data_len = add_frame(script, 0, p, enc_kprobe(p, 16, 1000000000020ULL, 102));
+	run_fake(&r, &f, "magnet-cat", cat, 6);
+	assert_status(&r, 0);
+	ck_assert_int_eq(auth_lines(f.log, line, sizeof(line)), 1);
+	ck_assert_msg(!strncmp(f.log, "AUTH MUNGE MUNGE:", 17), "%s", f.log);
+	assert_has(f.log, ":\nHELLO\nPROBES\nSUBSCRIBE");
+	ctx = munge_ctx_create();
+	ck_assert_int_eq(munge_ctx_set(ctx, MUNGE_OPT_SOCKET, md.socket), EMUNGE_SUCCESS);
+	ck_assert_int_eq(munge_decode(line + 11, ctx, &payload, &len, &uid, &gid),
+			 EMUNGE_SUCCESS);
+	ck_assert_int_eq(len, 7);
+	ck_assert(!memcmp(payload, "magnetd", 7));
+	ck_assert_uint_eq(uid, geteuid());
+	ck_assert_uint_eq(gid, getegid());
+	free(payload);
+	munge_ctx_destroy(ctx);
+	run_free(&r);
+
+	/* Refused: the reason, nothing else asked. */
+	fake_init(&f);
+	f.auth = "ERR auth: replayed credential (each is taken once)\n";
+	run_fake(&r, &f, "magnet-cat", cat, 6);
+	assert_status(&r, 2);
+	assert_has(r.err, "magnet-cat: 127.0.0.1:");
+	assert_has(r.err, " refused MUNGE authentication: auth: replayed credential (each is taken once)\n");
+	ck_assert_ptr_null(strstr(f.log, "HELLO"));
+	run_free(&r);
+
+	/* magnet-top: each of its connections (info, then the AGG ones). */
+	top_script(&f);
+	run_fake(&r, &f, "magnet-top", top, 9);
+	assert_status(&r, 0);
+	ck_assert_int_eq(auth_lines(f.log, line, sizeof(line)), 5);
+	ck_assert_msg(!strncmp(f.log, "AUTH MUNGE MUNGE:", 17), "%s", f.log);
+	run_free(&r);
+
+	/* Loopback without -M: no credential. */
+	fake_init(&f);
+	f.data = script;
+	f.data_len = add_frame(script, 0, p, enc_kprobe(p, 16, 1000000000020ULL, 102));
+	run_fake(&r, &f, "magnet-cat", plain, 3);
+	assert_status(&r, 0);
+	ck_assert_int_eq(auth_lines(f.log, line, sizeof(line)), 0);
+	run_free(&r);
+
+	/* No munged: said so, and nothing sent. */
+	tu_munged_stop(&md);
+	fake_init(&f);
+	run_fake(&r, &f, "magnet-cat", cat, 6);
+	assert_status(&r, 2);
+	assert_has(r.err, "magnet-cat: cannot authenticate to 127.0.0.1:");
+	assert_has(r.err, ": cannot mint a MUNGE credential: munged unreachable: Failed to access");
+	ck_assert_str_eq(f.log, "");
+	run_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("client");
@@ -2288,6 +2396,7 @@ int main(void)
 	tcase_add_test(te, top_errors);
 	tcase_add_test(te, top_term_q);
 	tcase_add_test(te, top_term_sigterm);
+	tcase_add_test(te, munge);
 	suite_add_tcase(s, te);
 	return tu_run(s);
 }

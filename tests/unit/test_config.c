@@ -45,7 +45,7 @@ static const char *const file_keys[] = {
 	"root_reserve", "prometheus_clients", "supermon_clients",
 	"request_timeout", "dir", "read_buffer", "watermark", "latency",
 	"queue", "trace", "trace_size", "trace_queue", "probe", "agg_entries",
-	"agg_top",
+	"agg_top", "munge_socket",
 };
 
 static void setup(void)
@@ -155,6 +155,7 @@ static void cfg_eq(const struct mg_config *a, const struct mg_config *b)
 		ck_assert_str_eq(a->probes[i], b->probes[i]);
 	ck_assert_uint_eq(a->agg_entries, b->agg_entries);
 	ck_assert_uint_eq(a->agg_top, b->agg_top);
+	ck_assert_str_eq(a->munge_socket, b->munge_socket);
 }
 
 static struct sockaddr_storage addr(const char *ip, unsigned int port)
@@ -210,6 +211,7 @@ START_TEST(defaults)
 	ck_assert_uint_eq(d.nprobes, 0);
 	ck_assert_uint_eq(d.agg_entries, 4096);
 	ck_assert_uint_eq(d.agg_top, 50);
+	ck_assert_str_eq(d.munge_socket, "");
 	ck_assert_uint_ge(d.read_buffer, 2 * MAGNET_RECORD_MAX);
 
 	/* No file, no options: the defaults, and the default file absent. */
@@ -276,6 +278,7 @@ START_TEST(file_parsing)
 		"probe =   kretprobe  vfs_read args 3   \n"
 		"agg_entries = 16777216\n"
 		"agg_top = 1\n"
+		"munge_socket = /run/munge/other.socket\n"
 		"# the last line has no newline\n"
 		"client_timeout = 2m";
 
@@ -299,6 +302,7 @@ START_TEST(file_parsing)
 	ck_assert_uint_eq(cfg.latency_ms, 250);
 	ck_assert_uint_eq(cfg.queue, 1ULL << 30);
 	ck_assert_str_eq(cfg.trace_dir, "/var/tmp/a#b");
+	ck_assert_str_eq(cfg.munge_socket, "/run/munge/other.socket");
 	ck_assert_uint_eq(cfg.trace_size, 0);
 	ck_assert_uint_eq(cfg.trace_queue, 3 << 20);
 	ck_assert_uint_eq(cfg.nprobes, 2);
@@ -631,6 +635,7 @@ START_TEST(validation)
 		{ { "-d", "relative/x" }, "-d: 'relative/x' is not an absolute path" },
 		{ { "--dir", "" }, "--dir: missing value" },
 		{ { "--trace", "t" }, "--trace: 't' is not an absolute path" },
+		{ { "--munge-socket", "sock" }, "--munge-socket: 'sock' is not an absolute path" },
 		{ { "--read-buffer", "8271" }, "--read-buffer: must be 8272 to 1G (a read must hold two of the largest records, 2 * MAGNET_RECORD_MAX)" },
 		{ { "--read-buffer", "2G" }, "--read-buffer: must be 8272 to 1G (a read must hold two of the largest records, 2 * MAGNET_RECORD_MAX)" },
 		{ { "--watermark", "2G" }, "--watermark: must be 0 to 1G" },

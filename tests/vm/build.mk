@@ -20,6 +20,12 @@
 VM_RUN := tests/vm/run
 VM_TESTS ?=
 
+# Debian's MUNGE (tests/vm/munged.sh starts a munged of a test's own):
+# dynamic programs, which tests/vm/run stages with their libraries.
+MUNGE_GUEST_BINS := /usr/sbin/munged /usr/sbin/mungekey /usr/bin/munge \
+	/usr/bin/unmunge
+GUEST_FILES += $(foreach b,$(MUNGE_GUEST_BINS),$(b):$(b))
+
 # Recursively expanded and exported: recipes see every later "+=" too.
 export MAGNET_GUEST_FILES = $(strip $(GUEST_FILES))
 

@@ -27,6 +27,8 @@
 #include "util.h"
 
 #define PROG		"magnet-cat"
+/* getopt_long value of --munge-socket, which has no short form. */
+#define OPT_MUNGE_SOCKET	256
 /* How long the daemon may take to answer HELLO, PROBES or SUBSCRIBE. */
 #define REPLY_TIMEOUT_MS	10000
 /*
@@ -77,7 +79,8 @@ __attribute__((noreturn))
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-"usage: " PROG " [-s HOST:PORT] [-j | -b] [-n COUNT] [-t SECONDS] [FILTER...]\n"
+"usage: " PROG " [-s HOST:PORT] [-M] [-j | -b] [-n COUNT] [-t SECONDS]\n"
+"       [FILTER...]\n"
 "  -s, --server HOST:PORT  magnetd's address (default " MGC_DEFAULT_SERVER ");\n"
 "                          IPv6 as [::1]:8650, a host name, or HOST alone\n"
 "  -j, --json              print the daemon's JSON lines as they come\n"
@@ -86,6 +89,9 @@ static void usage(int status)
 "  -T, --tasks             also print TASK records (text and -j; every\n"
 "                          record's line has its thread's comm already)\n"
 "  -t, --time SECONDS      stop after this long (e.g. 10, 0.5)\n"
+"  -M, --munge             authenticate with MUNGE even on loopback (a\n"
+"                          server not on loopback always gets a credential)\n"
+"      --munge-socket PATH munged's socket (libmunge's default)\n"
 "FILTER is the protocol's filter (docs/protocol.md), its words joined by\n"
 "spaces, e.g.: " PROG " 'probe == vfs_read && tgid == 1234'\n"
 "Text output is magnet-dump's; a summary goes to stderr at the end.\n");
@@ -438,11 +444,15 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "tasks", no_argument, NULL, 'T' },
 		{ "time", required_argument, NULL, 't' },
+		{ "munge", no_argument, NULL, 'M' },
+		{ "munge-socket", required_argument, NULL, OPT_MUNGE_SOCKET },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	static struct cat k;
 	static const int sigs[] = { SIGINT, SIGTERM, 0 };
+	enum mga_munge munge = MGA_MUNGE_AUTO;
+	const char *munge_socket = NULL;
 	sigset_t waitmask;
 	long long ms = 0;
 	struct mgc_msg m;
@@ -450,7 +460,7 @@ int main(int argc, char **argv)
 	__u64 v;
 
 	k.server = MGC_DEFAULT_SERVER;
-	while ((opt = getopt_long(argc, argv, "+s:jbn:Tt:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+s:jbn:Tt:Mh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			k.server = optarg;
@@ -478,6 +488,12 @@ int main(int argc, char **argv)
 				usage(1);
 			}
 			break;
+		case 'M':
+			munge = MGA_MUNGE_ALWAYS;
+			break;
+		case OPT_MUNGE_SOCKET:
+			munge_socket = optarg;
+			break;
 		case 'h':
 			usage(0);
 		default:
@@ -500,6 +516,7 @@ int main(int argc, char **argv)
 	 */
 	mgc_catch_signals(sigs, on_signal, &waitmask);
 
+	mgc_set_munge(munge, munge_socket);
 	if (mgc_connect(&k.c, k.server, REPLY_TIMEOUT_MS))
 		die(2, "%s", k.c.err);
 	hello(&k);

@@ -31,6 +31,8 @@
 #include "util.h"
 
 #define PROG		"magnet-top"
+/* getopt_long value of --munge-socket, which has no short form. */
+#define OPT_MUNGE_SOCKET	256
 #define REPLY_TIMEOUT_MS	10000
 /* -d bounds: the protocol's AGG interval limits. */
 #define INTERVAL_MIN_MS	10
@@ -116,7 +118,8 @@ __attribute__((noreturn))
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-"usage: " PROG " [-s HOST:PORT] [-d SECONDS] [-n ITERATIONS] [-N] [-b | -m]\n"
+"usage: " PROG " [-s HOST:PORT] [-M] [-d SECONDS] [-n ITERATIONS] [-N]\n"
+"       [-b | -m]\n"
 "  -s, --server HOST:PORT  magnetd's address (default " MGC_DEFAULT_SERVER ");\n"
 "                          IPv6 as [::1]:8650, a host name, or HOST alone\n"
 "  -d, --delay SECONDS     interval (default 1, 0.01 to 86400, e.g. 0.5)\n"
@@ -125,6 +128,9 @@ static void usage(int status)
 "  -b, --batch             plain text, a block per interval (the default\n"
 "                          when stdout is not a terminal)\n"
 "  -m, --machine           tab-separated lines: section, key, values\n"
+"  -M, --munge             authenticate with MUNGE even on loopback (a\n"
+"                          server not on loopback always gets a credential)\n"
+"      --munge-socket PATH munged's socket (libmunge's default)\n"
 "Interactive: q quits.\n");
 	exit(status);
 }
@@ -936,12 +942,16 @@ int main(int argc, char **argv)
 		{ "no-net", no_argument, NULL, 'N' },
 		{ "batch", no_argument, NULL, 'b' },
 		{ "machine", no_argument, NULL, 'm' },
+		{ "munge", no_argument, NULL, 'M' },
+		{ "munge-socket", required_argument, NULL, OPT_MUNGE_SOCKET },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	static struct top t;
 	static const int sigs[] = { SIGINT, SIGTERM, SIGWINCH, 0 };
 	bool batch = false, machine = false, keys = false;
+	enum mga_munge munge = MGA_MUNGE_AUTO;
+	const char *munge_socket = NULL;
 	sigset_t waitmask;
 	long long last;
 	int opt, k, r;
@@ -952,7 +962,7 @@ int main(int argc, char **argv)
 	t.net = true;
 	for (k = 0; k < NTABLES; k++)
 		t.t[k].c.fd = -1;
-	while ((opt = getopt_long(argc, argv, "s:d:n:Nbmh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:d:n:NbmMh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			t.server = optarg;
@@ -980,6 +990,12 @@ int main(int argc, char **argv)
 		case 'm':
 			machine = true;
 			break;
+		case 'M':
+			munge = MGA_MUNGE_ALWAYS;
+			break;
+		case OPT_MUNGE_SOCKET:
+			munge_socket = optarg;
+			break;
 		case 'h':
 			usage(0);
 		default:
@@ -999,6 +1015,7 @@ int main(int argc, char **argv)
 	/* As magnet-cat: blocked, and delivered only while ppoll waits. */
 	mgc_catch_signals(sigs, on_signal, &waitmask);
 
+	mgc_set_munge(munge, munge_socket);
 	start(&t);
 	if (t.mode == MODE_TERM)
 		term_setup(keys);

@@ -378,6 +378,47 @@ static int connect_one(int fd, const struct addrinfo *ai, int timeout_ms)
 	return -e;
 }
 
+static enum mga_munge munge_mode = MGA_MUNGE_AUTO;
+static const char *munge_socket;
+
+void mgc_set_munge(enum mga_munge mode, const char *socket)
+{
+	munge_mode = mode;
+	munge_socket = socket;
+}
+
+/* AUTH MUNGE first, where wanted (docs/protocol.md). 0 or -errno. */
+static int authenticate(struct mgc_conn *c, int timeout_ms)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+	char why[MGC_ERR_MAX - 64], *cmd;
+	struct mgc_msg m = { 0 };
+	int r;
+
+	if (getpeername(c->fd, (struct sockaddr *)&peer, &len)) {
+		r = -errno;
+		conn_err(c, "%s: %s", c->server, strerror(-r));
+		return r;
+	}
+	if (!mga_wanted(munge_mode, (struct sockaddr *)&peer))
+		return 0;
+	if (mga_munge_command(munge_socket, &cmd, why, sizeof(why))) {
+		conn_err(c, "cannot authenticate to %s: %s", c->server, why);
+		return -EACCES;
+	}
+	r = mgc_command(c, cmd, &m, timeout_ms);
+	free(cmd);
+	if (r == 1 && mga_reply(m.text, m.line_len, why, sizeof(why))) {
+		conn_err(c, "%s refused MUNGE authentication: %s", c->server, why);
+		return -EACCES;
+	}
+	if (!r)
+		conn_err(c, "%s closed the connection before replying to AUTH",
+			 c->server);
+	return r == 1 ? 0 : r ? r : -ECONNRESET;
+}
+
 int mgc_connect(struct mgc_conn *c, const char *spec, int timeout_ms)
 {
 	struct addrinfo hints = {
@@ -426,7 +467,7 @@ int mgc_connect(struct mgc_conn *c, const char *spec, int timeout_ms)
 	}
 	/* Commands are small and each waits for its reply: no Nagle delay. */
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return 0;
+	return authenticate(c, timeout_ms);
 }
 
 void mgc_close(struct mgc_conn *c)

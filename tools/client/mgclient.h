@@ -31,6 +31,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "mgauth.h"
 #include "probes.h"
 
 #define MGC_DEFAULT_HOST	"127.0.0.1"
@@ -324,11 +325,22 @@ struct mgc_conn {
 };
 
 /*
+ * How the connections mgc_connect makes authenticate, for the whole
+ * process (set once, from the options): mode MGA_MUNGE_AUTO (the default:
+ * a TCP server not on loopback), ALWAYS (every TCP server) or NEVER; munged
+ * at socket (NULL: libmunge's default). Not copied: socket must live on.
+ */
+void mgc_set_munge(enum mga_munge mode, const char *socket);
+
+/*
  * Connect to spec (mgc_split_addr's forms) with getaddrinfo, trying every
  * address it gives, each for up to timeout_ms (-1: the system's). The
- * socket is non-blocking. 0, or a negative errno with err set, e.g.
- * "cannot connect to 127.0.0.1:8650: Connection refused (is magnetd
- * running?)". mgc_close is needed either way.
+ * socket is non-blocking. Then, where mgc_set_munge says so, `AUTH MUNGE`
+ * with a fresh credential, its reply awaited as long. 0, or a negative
+ * errno with err set, e.g. "cannot connect to 127.0.0.1:8650: Connection
+ * refused (is magnetd running?)", or -EACCES with "10.0.0.7:8650 refused
+ * MUNGE authentication: auth: replayed credential ...". mgc_close is
+ * needed either way.
  */
 int mgc_connect(struct mgc_conn *c, const char *spec, int timeout_ms);
 void mgc_close(struct mgc_conn *c);
