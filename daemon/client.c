@@ -42,6 +42,7 @@
 #include "supermon.h"
 #include "tracewr.h"
 #include "client.h"
+#include "auth.h"
 #include "fanout.h"
 #include "log.h"
 #include "server_int.h"
@@ -698,6 +699,46 @@ static void supermon_line(struct mg_server *s, struct client *c,
 	scratch_queue(s, c);
 }
 
+/*
+ * AUTH MUNGE: the uid and gid munged vouches for, judged as a Unix
+ * client's (its groups from /etc/group). One try per connection: munged
+ * is asked on this thread, and a hung munged costs seconds a try.
+ */
+static void cmd_auth(struct mg_server *s, struct client *c, const struct mg_cmd *cmd)
+{
+	gid_t groups[64];
+	char why[256];
+	size_t n;
+	uid_t uid;
+	gid_t gid;
+
+	if (c->uid_known) {
+		mg_client_reply(c, "ERR auth: already known as uid %u", (unsigned int)c->uid);
+		return;
+	}
+	if (c->auth_tried) {
+		mg_client_reply(c, "ERR auth: one AUTH per connection");
+		c->closing = c->must_auth;
+		return;
+	}
+	c->auth_tried = true;
+	if (mg_auth_munge(cmd->cred, cmd->cred_len, &uid, &gid, why, sizeof(why))) {
+		mg_log(LOG_NOTICE, "client %s: AUTH refused: %s", c->peer, why);
+		mg_client_reply(c, "ERR auth: %s", why);
+		c->closing = c->must_auth;	/* nothing else for it */
+		return;
+	}
+	n = mg_access_groups_of(uid, groups, sizeof(groups) / sizeof(groups[0]));
+	c->access = mg_access_level(&s->rules, uid, gid, groups, n);
+	c->uid = uid;
+	c->uid_known = true;
+	c->must_auth = false;
+	mg_log(LOG_INFO, "client %s: uid %u by MUNGE, access %s", c->peer,
+	       (unsigned int)uid, mg_access_name(c->access));
+	mg_client_reply(c, "OK AUTH uid=%u access=%s", (unsigned int)uid,
+			mg_access_name(c->access));
+}
+
 static void handle_line(struct mg_server *s, struct client *c,
 			const char *line, size_t len)
 {
@@ -718,7 +759,7 @@ static void handle_line(struct mg_server *s, struct client *c,
 		return;
 	}
 	/* From another host: who it is first, or nothing (docs/security.md). */
-	if (c->must_auth && cmd.kind != MG_CMD_QUIT) {
+	if (c->must_auth && cmd.kind != MG_CMD_QUIT && cmd.kind != MG_CMD_AUTH) {
 		mg_client_reply(c, "ERR authentication required: a client from another host sends AUTH MUNGE <credential> first");
 		c->closing = true;
 		return;
@@ -751,6 +792,9 @@ static void handle_line(struct mg_server *s, struct client *c,
 		end_subscription(s, c);
 		end_agg(s, c);
 			mg_client_reply(c, "OK");
+		break;
+	case MG_CMD_AUTH:
+		cmd_auth(s, c, &cmd);
 		break;
 	case MG_CMD_QUIT:
 		mg_client_reply(c, "OK bye");

@@ -68,6 +68,7 @@ struct client {
 	bool uid_known;
 	uid_t uid;
 	bool must_auth;
+	bool auth_tried;	/* AUTH: one try per connection */
 	struct mg_linebuf lb;
 	char in[RECV_BYTES];	/* received, not yet taken into lines */
 	size_t in_off, in_len;

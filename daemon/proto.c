@@ -21,6 +21,7 @@ static const char *const cmd_names[MG_CMD_NR] = {
 	[MG_CMD_UNSUBSCRIBE] = "UNSUBSCRIBE",
 	[MG_CMD_QUIT] = "QUIT",
 	[MG_CMD_TOTALS] = "TOTALS",
+	[MG_CMD_AUTH] = "AUTH",
 };
 
 static const char *const agg_names[MG_AGG_NR] = {
@@ -212,6 +213,26 @@ static int parse_subscribe(struct mg_cmd *cmd, const char *line,
 	return 0;
 }
 
+/* AUTH MUNGE <credential>: the one scheme; the credential is one word. */
+static int parse_auth(struct mg_cmd *cmd, const char *s, size_t len)
+{
+	struct word w[3];
+	size_t n = split(s, len, w, 3);
+	char buf[ECHO_MAX + 4];
+
+	if (n == 0)
+		return err(cmd, "AUTH needs a scheme: AUTH MUNGE <credential>");
+	if (!word_is(&w[0], "MUNGE"))
+		return err(cmd, "unknown AUTH scheme '%s' (MUNGE)", echo(buf, &w[0]));
+	if (n == 1)
+		return err(cmd, "AUTH MUNGE needs a credential (munge -s magnetd)");
+	if (n > 2)
+		return err(cmd, "too many arguments to AUTH");
+	cmd->cred = w[1].s;
+	cmd->cred_len = w[1].len;
+	return 0;
+}
+
 static int parse_agg(struct mg_cmd *cmd, const char *s, size_t len)
 {
 	struct word w[3];
@@ -282,6 +303,8 @@ int mg_proto_parse(const char *line, size_t len, struct mg_cmd *cmd)
 		return parse_subscribe(cmd, line, rest, rlen);
 	case MG_CMD_AGG:
 		return parse_agg(cmd, rest, rlen);
+	case MG_CMD_AUTH:
+		return parse_auth(cmd, rest, rlen);
 	default:
 		if (rlen)
 			return err(cmd, "%s takes no arguments", cmd_names[k]);

@@ -33,6 +33,7 @@ enum mg_cmd_kind {
 	MG_CMD_UNSUBSCRIBE,
 	MG_CMD_QUIT,
 	MG_CMD_TOTALS,
+	MG_CMD_AUTH,
 	MG_CMD_NR
 };
 
@@ -62,6 +63,9 @@ struct mg_cmd {
 	enum mg_format format;		/* SUBSCRIBE, default JSON */
 	enum mg_agg_key agg_key;	/* AGG */
 	__u64 interval_ns;		/* AGG, default EVERY_DEFAULT_NS */
+	/* AUTH MUNGE: the credential, pointing into the line. */
+	const char *cred;
+	size_t cred_len;
 	char error[MG_PROTO_ERR_MAX];	/* "ERR <reason>" when parsing fails */
 };
 

@@ -66,7 +66,7 @@ START_TEST(simple_commands)
 		char line[64];
 
 		snprintf(line, sizeof(line), "%s%s", mg_proto_cmd_name(i),
-			 i == MG_CMD_AGG ? " pid" : "");
+			 i == MG_CMD_AGG ? " pid" : i == MG_CMD_AUTH ? " MUNGE x" : "");
 		parse_ok(line, i);
 	}
 	ck_assert_str_eq(mg_proto_cmd_name(MG_CMD_NR), "?");
@@ -85,6 +85,18 @@ START_TEST(simple_errors)
 	parse_err("UNSUBSCRIBE *", "ERR UNSUBSCRIBE takes no arguments");
 	parse_err("quit now", "ERR QUIT takes no arguments");
 	parse_err("TOTALS all", "ERR TOTALS takes no arguments");
+	parse_err("AUTH", "ERR AUTH needs a scheme: AUTH MUNGE <credential>");
+	parse_err("AUTH KERBEROS x", "ERR unknown AUTH scheme 'KERBEROS' (MUNGE)");
+	parse_err("AUTH MUNGE", "ERR AUTH MUNGE needs a credential (munge -s magnetd)");
+	parse_err("AUTH MUNGE a b", "ERR too many arguments to AUTH");
+	{
+		struct mg_cmd cmd;
+
+		ck_assert_int_eq(mg_proto_parse("auth munge  MUNGE:AbC=:  ", 25, &cmd), 0);
+		ck_assert_int_eq(cmd.kind, MG_CMD_AUTH);
+		ck_assert_uint_eq(cmd.cred_len, 11);
+		ck_assert(!strncmp(cmd.cred, "MUNGE:AbC=:", 11));
+	}
 	parse_err("", "ERR empty command");
 	parse_err(" \t ", "ERR empty command");
 	parse_err("FOO bar", "ERR unknown command 'FOO'");
