@@ -19,7 +19,8 @@
 #                               (one tcp_sendmsg, sock handler) in /JOB
 #   mon_work end JOB            the job's process exits, its cgroup goes
 #   mon_work run stop-magnetd | mon_work run start-magnetd
-#   mon_totals                  magnetd's TOTALS reply (docs/protocol.md)
+#   mon_totals                  magnetd's TOTALS reply (docs/protocol.md),
+#                               after AUTH MUNGE (magnetd is remote)
 #   mon_total KEY               one key of its OK line (records, probes, ...)
 #   mon_probe_events NAME       events of probe NAME (0 if none yet)
 #   mon_job_events JOB          events of job /JOB (0 if none yet)
@@ -136,9 +137,12 @@ mon_work() { # words...
 }
 
 mon_totals() {
-	local fd head n line
+	local fd head n line cred
+	cred=$(mon_munge_cred) || return 1
 	exec {fd}<>"/dev/tcp/127.0.0.1/$MON_MAGNETD_PORT" || return 1
-	printf 'TOTALS\n' >&"$fd"
+	printf 'AUTH MUNGE %s\nTOTALS\n' "$cred" >&"$fd"
+	IFS= read -r -t 60 head <&"$fd" || { exec {fd}>&-; return 1; }
+	[[ $head == "OK AUTH "* ]] || { printf '%s\n' "$head"; exec {fd}>&-; return 1; }
 	IFS= read -r -t 60 head <&"$fd" || { exec {fd}>&-; return 1; }
 	printf '%s\n' "$head"
 	n=$(awk '{ print $2 }' <<<"$head")

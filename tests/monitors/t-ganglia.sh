@@ -3,7 +3,9 @@
 #
 # Ganglia, the real programs (Debian's gmond, gmetad, rrdtool): gmond -f
 # loads modmagnet.so with the shipped drop-in (monitors/ganglia/magnet.conf,
-# only its path, port, names and interval changed), on loopback-only
+# only its path, port, names and interval changed, and munge = yes with
+# this host's munged: the node's magnetd sees a remote client, which
+# authenticates with a MUNGE credential), on loopback-only
 # channels with deaf = no, against magnetd in the node. gmond's XML carries
 # every magnet metric: counts exactly what a workload of known size did,
 # rates within 10 % of a paced workload's; gmetad polling gmond writes
@@ -48,8 +50,13 @@ sed -e "s|/usr/lib/x86_64-linux-gnu/ganglia/modmagnet.so|$so|" \
 	-e 's|param probes { value = "tcp_sendmsg" }|param probes { value = "__x64_sys_getppid, tcp_sendmsg" }|' \
 	-e 's|param jobs { value = "" }|param jobs { value = "/a, /b" }|' \
 	-e 's|collect_every = 10|collect_every = 5|' \
+	-e 's|param munge { value = "auto" }|param munge { value = "yes" }|' \
+	-e "s|param munge_socket { value = \"\" }|param munge_socket { value = \"$MON_MUNGE_SOCKET\" }|" \
 	monitors/ganglia/magnet.conf >"$MON_DIR/magnet.conf"
-grep -q "value = \"$MON_MAGNETD_PORT\"" "$MON_DIR/magnet.conf" || mon_fail "the drop-in changed shape: fix this test's sed"
+{ grep -q "value = \"$MON_MAGNETD_PORT\"" "$MON_DIR/magnet.conf" &&
+	grep -q 'param munge { value = "yes" }' "$MON_DIR/magnet.conf" &&
+	grep -q "value = \"$MON_MUNGE_SOCKET\"" "$MON_DIR/magnet.conf"; } ||
+	mon_fail "the drop-in changed shape: fix this test's sed"
 gmond_conf "$MON_DIR" "$GPORT" "$MON_DIR/magnet.conf"
 
 # gmond's XML: name VAL pairs of the magnet metrics.
