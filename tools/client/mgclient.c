@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include "escape.h"
 #include "mgc_int.h"
@@ -419,6 +420,31 @@ static int authenticate(struct mgc_conn *c, int timeout_ms)
 	return r == 1 ? 0 : r ? r : -ECONNRESET;
 }
 
+/* magnetd's Unix socket at path: who we are needs no AUTH there. */
+static int connect_unix(struct mgc_conn *c, const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int e;
+
+	snprintf(c->server, sizeof(c->server), "%s", path);
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		conn_err(c, "bad address '%s': too long for a socket path", path);
+		return -EINVAL;
+	}
+	strcpy(sun.sun_path, path);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0)
+		e = -errno;
+	else if (connect(c->fd, (struct sockaddr *)&sun, sizeof(sun)))
+		e = -errno;
+	else
+		return 0;
+	conn_err(c, "cannot connect to %s: %s%s", path, strerror(-e),
+		 e == -ENOENT || e == -ECONNREFUSED ? " (is magnetd running?)" :
+		 e == -EAGAIN ? " (magnetd is not accepting: too busy?)" : "");
+	return e;
+}
+
 int mgc_connect(struct mgc_conn *c, const char *spec, int timeout_ms)
 {
 	struct addrinfo hints = {
@@ -431,6 +457,8 @@ int mgc_connect(struct mgc_conn *c, const char *spec, int timeout_ms)
 
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
+	if (spec[0] == '/')
+		return connect_unix(c, spec);
 	if (mgc_split_addr(spec, host, sizeof(host), port, sizeof(port),
 			   why, sizeof(why))) {
 		conn_err(c, "bad address '%s': %s", spec, why);

@@ -36,7 +36,8 @@
 
 #define MGC_DEFAULT_HOST	"127.0.0.1"
 #define MGC_DEFAULT_PORT	"8650"
-#define MGC_DEFAULT_SERVER	MGC_DEFAULT_HOST ":" MGC_DEFAULT_PORT
+/* magnetd's Unix socket: the kernel tells it who we are (SO_PEERCRED). */
+#define MGC_DEFAULT_SERVER	"/run/magnet/magnetd.sock"
 #define MGC_PROTO_VERSION	1
 
 /* A command line the server accepts: 4096 bytes before the '\n'. */
@@ -333,7 +334,8 @@ struct mgc_conn {
 void mgc_set_munge(enum mga_munge mode, const char *socket);
 
 /*
- * Connect to spec (mgc_split_addr's forms) with getaddrinfo, trying every
+ * Connect to spec: an absolute path is magnetd's Unix socket; else
+ * (mgc_split_addr's forms) TCP, with getaddrinfo, trying every
  * address it gives, each for up to timeout_ms (-1: the system's). The
  * socket is non-blocking. Then, where mgc_set_munge says so, `AUTH MUNGE`
  * with a fresh credential, its reply awaited as long. 0, or a negative
