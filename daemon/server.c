@@ -832,7 +832,7 @@ int mg_server_listen(const struct sockaddr *addr, socklen_t len, char *err,
  * The Unix socket local clients connect to: every user may connect (the
  * socket is 0666), and each is served what its uid may see. Its directory
  * is made if missing (0755); a stale socket of an earlier run is
- * replaced, anything else at path is not.
+ * replaced, a live one or anything else at path is not.
  */
 int mg_server_listen_unix(const char *path, char *err, size_t errlen)
 {
@@ -861,6 +861,15 @@ int mg_server_listen_unix(const char *path, char *err, size_t errlen)
 			snprintf(err, errlen, "%s exists and is not a socket", path);
 			return -EEXIST;
 		}
+		/* Someone answers there: a running magnetd's, not to be taken. */
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && !connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
+			close(fd);
+			snprintf(err, errlen, "%s: another magnetd serves there", path);
+			return -EADDRINUSE;
+		}
+		if (fd >= 0)
+			close(fd);
 		unlink(path);
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -50,8 +50,13 @@
  *                                sample (Supermon S), aggnet (AGG net)
  *   mdtest drain SECS            a subscriber reading everything
  *
+ * cmd prints each reply, with the table lines of PROBES, STATS and TOTALS,
+ * and for AGG its first report that counted something.
+ *
  * The probe must be a kprobe on __x64_sys_getpid (added by the caller).
- * MDTEST_ADDR overrides 127.0.0.1:8650. MDTEST_UID=N runs the command as
+ * It connects to magnetd's Unix socket, /run/magnet/magnetd.sock (the
+ * kernel tells magnetd who it is), or to MDTEST_ADDR: a socket path or
+ * HOST:PORT (TCP: anonymous unless AUTH). MDTEST_UID=N runs the command as
  * that uid (and gid N): another user's connections.
  */
 #include <arpa/inet.h>
@@ -73,6 +78,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <linux/magnet.h>
 
@@ -113,6 +119,20 @@ static void conn_open_bufs(struct conn *c, int rcvbuf, int mss)
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(8650) };
 	char host[64] = "127.0.0.1";
 
+	if (!addr || addr[0] == '/') {
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s",
+			 addr ? addr : "/run/magnet/magnetd.sock");
+		memset(c, 0, sizeof(*c));
+		c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		/* No receive buffer of its own: magnetd's send buffer holds. */
+		if (c->fd >= 0 && rcvbuf)
+			setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+		if (c->fd < 0 || connect(c->fd, (void *)&sun, sizeof(sun)))
+			die("connect %s: %s", sun.sun_path, strerror(errno));
+		return;
+	}
 	if (addr) {
 		const char *colon = strrchr(addr, ':');
 
@@ -240,11 +260,25 @@ static int cmd_cmd(int argc, char **argv)
 		if (!get_line(&c, line, sizeof(line)))
 			die("'%s': connection closed", argv[i]);
 		puts(line);
-		/* "OK <n> probes|cpus": n table lines follow. */
+		/* "OK <n> probes|cpus|totals": n table lines follow. */
 		if (sscanf(line, "OK %lu %31s", &n, word) == 2 &&
-		    (!strcmp(word, "probes") || !strcmp(word, "cpus")))
+		    (!strcmp(word, "probes") || !strcmp(word, "cpus") ||
+		     !strcmp(word, "totals")))
 			while (n-- && get_line(&c, line, sizeof(line)))
 				puts(line);
+		/* "OK agg": the first report with entries (of the next 20). */
+		for (int k = 0; !strncmp(line, "OK agg", 6) && k < 20; k++) {
+			if (!get_line(&c, line, sizeof(line)))
+				die("AGG: connection closed");
+			puts(line);
+			if (sscanf(line, "A %31s %lu", word, &n) != 2)
+				die("AGG: not a report: %s", line);
+			if (!n)
+				continue;
+			while (n-- && get_line(&c, line, sizeof(line)))
+				puts(line);
+			break;
+		}
 	}
 	close(c.fd);
 	return 0;

@@ -24,6 +24,8 @@
  *                                mmap (the mapping alone, fd closed)
  *   mgtest fire SECONDS          getpid as fast as possible (a load)
  *   mgtest fire-n N              exactly N getpid, nothing else
+ *   mgtest setuid-fire UID N     as a set-uid program: real uid UID,
+ *                                effective and saved 0; then fire-n N
  *   mgtest sock N                N TCP sends on 127.0.0.1: the sock handler
  *                                names both ends (needs tcp_sendmsg with
  *                                handler sock)
@@ -1121,6 +1123,13 @@ static int cmd_fire_n(int n)
 		my_getpid();
 	printf("fired %d\n", n);	/* exactly n getpid calls, no more */
 	return 0;
+}
+
+static int cmd_setuid_fire(uid_t uid, int n)
+{
+	if (setresuid(uid, 0, 0))
+		die("setresuid(%u, 0, 0): %s", (unsigned int)uid, strerror(errno));
+	return cmd_fire_n(n);
 }
 
 struct cap_ctx {
@@ -2651,6 +2660,8 @@ int main(int argc, char **argv)
 		return cmd_fire(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "fire-n"))
 		return cmd_fire_n(atoi(argv[2]));
+	if (argc >= 4 && !strcmp(argv[1], "setuid-fire"))
+		return cmd_setuid_fire(atoi(argv[2]), atoi(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "sock"))
 		return cmd_sock(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "capture"))

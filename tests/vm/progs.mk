@@ -56,3 +56,9 @@ GUEST_FILES += $(BUILD)/tests/monitors/mon-workload:/magnet/bin/mon-workload \
 	tests/monitors/node.sh:/magnet/tests/monitors/node.sh \
 	tests/monitors/start-magnetd.sh:/magnet/tests/monitors/start-magnetd.sh \
 	tests/monitors/stop-magnetd.sh:/magnet/tests/monitors/stop-magnetd.sh
+
+$(BUILD)/tests/vm/asuser: $(BUILD)/tests/vm/asuser.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
+USER_BINS += $(BUILD)/tests/vm/asuser
+GUEST_FILES += $(BUILD)/tests/vm/asuser:/magnet/bin/asuser

@@ -55,8 +55,14 @@ rings=$(set -- $P/cpu[0-9]*; echo $#)
 [ "$n" = "$rings" ] || fail "$n rings mapped: $(grep magnet /proc/$pid/maps)"
 
 # A second daemon, started the background way: its parent reports the
-# child's failure (the rings have one reader) with the reason.
-magnetd -l 127.0.0.1:8651 2>/tmp/err
+# child's failure (the rings have one reader) with the reason. It cannot
+# take the first one's Unix socket either.
+magnetd -f -l 127.0.0.1:8651 2>/tmp/err
+[ $? = 1 ] || fail "a second magnetd on the same socket: want exit 1"
+grep -q "/run/magnet/magnetd.sock: another magnetd serves there" /tmp/err ||
+	fail "a second magnetd on the same socket: $(cat /tmp/err)"
+mdtest cmd HELLO | grep -q "^OK magnet" || fail "the first magnetd lost its socket"
+magnetd -l 127.0.0.1:8651 -S /tmp/second.sock 2>/tmp/err
 [ $? = 1 ] || fail "a second magnetd: want exit 1"
 grep -q "already has a reader" /tmp/err || fail "a second magnetd: $(cat /tmp/err)"
 

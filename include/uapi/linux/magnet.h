@@ -804,13 +804,13 @@
  *                     mode and fairness threshold), clock 0444, probes
  *                     0400 (it names what is probed).
  *   kernel API        modules only (include/magnet/kapi.h).
- *   magnetd           listens on 127.0.0.1:8650 by default (another
- *                     address needs an allowlist); any local user can
- *                     connect there and read what the daemon serves
- *                     (records, aggregates), limited per user (see
- *                     docs/magnetd.md). A node whose users must not see
- *                     each other's events runs magnetd on a unix-only or
- *                     firewalled address, or not at all.
+ *   magnetd           reads as root and serves each client what its
+ *                     uid may see (docs/security.md): root and granted
+ *                     users everything; any other user only the records
+ *                     of its own threads (by the uids in their TASK
+ *                     records), kernel addresses hashed, and its own
+ *                     jobs; a client that proves no uid (TCP without a
+ *                     MUNGE credential) no records.
  */
 #ifndef _UAPI_LINUX_MAGNET_H
 #define _UAPI_LINUX_MAGNET_H
