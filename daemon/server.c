@@ -850,7 +850,9 @@ int mg_server_listen_unix(const char *path, char *err, size_t errlen)
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = 0;
-		if (mkdir(dir, 0755) && errno != EEXIST) {
+		if (!mkdir(dir, 0755)) {
+			chmod(dir, 0755);	/* every user reaches the socket: not umask's */
+		} else if (errno != EEXIST) {
 			e = errno;
 			snprintf(err, errlen, "cannot make %s: %s", dir, strerror(e));
 			return -e;

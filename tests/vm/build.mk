@@ -5,6 +5,7 @@
 #
 #   make vm-check          build, then run tests/vm/suite in the VM
 #   make vm-check VM_TESTS=t-10   only the t-*.sh whose name contains t-10
+#   make vm-check VM_TESTS="t-10 t-30"   ... either
 #   make vm-check VM_TESTS=pcap   only tests/vm/host-pcap.sh
 #   make vm-shell          interactive busybox shell in the VM (^A x quits)
 #   make check-debug       the suite on the debug kernel (tests/vm/harness.mk)
@@ -50,9 +51,9 @@ VM_SUITE_TIMEOUT ?= 1500
 # when VM_TESTS is empty or part of its name ("pcap"): magnet-dump's
 # captures of packets sent in the guest, read here by tshark and tcpdump.
 # A VM_TESTS that names it and no t-*.sh skips the suite.
-vm_suite_selected = $(if $(VM_TESTS),$(strip $(foreach t,$(notdir $(wildcard \
-	tests/vm/t-*.sh)),$(findstring $(VM_TESTS),$(t)))),all)
-vm_pcap_selected = $(if $(VM_TESTS),$(findstring $(VM_TESTS),host-pcap),all)
+vm_suite_selected = $(if $(VM_TESTS),$(strip $(foreach p,$(VM_TESTS),$(foreach t,$(notdir \
+	$(wildcard tests/vm/t-*.sh)),$(findstring $(p),$(t))))),all)
+vm_pcap_selected = $(if $(VM_TESTS),$(strip $(foreach p,$(VM_TESTS),$(findstring $(p),host-pcap))),all)
 vm_suite_runs = $(or $(vm_suite_selected),$(if $(vm_pcap_selected),,none matched))
 vm-check: vm-guest-files
 	$(Q)$(if $(VM_TESTS),true,tests/vm/selftest-harness)
