@@ -19,6 +19,7 @@
 #                               (one tcp_sendmsg, sock handler) in /JOB
 #   mon_work end JOB            the job's process exits, its cgroup goes
 #   mon_work run stop-magnetd | mon_work run start-magnetd
+#   mon_work run stall-magnetd | mon_work run resume-magnetd (SIGSTOP, SIGCONT)
 #   mon_totals                  magnetd's TOTALS reply (docs/protocol.md)
 #   mon_total KEY               one key of its OK line (records, probes, ...)
 #   mon_probe_events NAME       events of probe NAME (0 if none yet)
@@ -32,7 +33,7 @@
 #
 # The probes, by the names monitors show: __x64_sys_getppid (generic) and
 # tcp_sendmsg (handler sock). Jobs are cgroup paths: "burst a 10" counts
-# towards job /a.
+# towards job /a; a/b is nested, and %XX stands for any byte ("j%01").
 #
 # Ports on 127.0.0.1 (override if taken): MON_MAGNETD_PORT (18650 ->
 # guest 8650), MON_PROM_PORT (18653 -> 8653), MON_SUPERMON_PORT (12709 ->
