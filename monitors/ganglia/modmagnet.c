@@ -21,14 +21,20 @@
  * rate of its own; the RRDs hold the counts, and the module's own rates
  * (per collection interval, over the node's clock) are exact.
  *
- * Each collection (the first handler call 1 s or more after the last)
- * fetches TOTALS once; rates are the difference with the fetch before,
- * over the node's own clock. While magnetd is away every number is NaN
- * and every string empty: gmond shows "nan", gmetad stores unknown, a
- * graph has a gap; nothing stale is reported. Each fetch connects anew,
- * so a restarted magnetd is found at the next collection; its counters
- * start again from 0, and the one collection that spans the restart has
- * NaN rates, not negative ones.
+ * Each collection fetches TOTALS once: gmond asks for one metric at a
+ * time, and a metric asked for again starts a new collection. A fetch has
+ * the configured timeout in all, and after a failure none is made for 1,
+ * 2, 4 ... 32 s: gmond's collection thread (every module's) is held at
+ * most that long a collection, however magnetd fails. Rates are the
+ * difference with the fetch before, over the node's own clock. While
+ * magnetd is away every number is NaN and every string empty: gmond
+ * shows "nan", gmetad stores unknown, a graph has a gap; nothing stale is
+ * reported. Each fetch connects anew, so a restarted magnetd is found at
+ * the next collection; its counters start again from 0, and the one
+ * collection that spans the restart has NaN rates, not negative ones.
+ *
+ * Strings (job paths) reach gmond as mgg_safe_name writes them: gmond's
+ * XML and gmetad's would break on anything else (docs/ganglia.md).
  */
 #include <errno.h>
 #include <math.h>
@@ -36,7 +42,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <apr_strings.h>
 #include <gm_metric.h>
@@ -67,26 +72,18 @@ struct def {
 extern mmodule magnet_module;
 
 static struct {
-	const char *host, *port;
-	int timeout_ms;
+	struct mgg_link link;
 	const char *probes[MAX_NAMED], *jobs[MAX_NAMED];
 	int nprobes, njobs, ntop;
 
 	struct def *defs;
+	bool *served;		/* handed out since the last fetch */
+	int nmetrics;
 	struct mgg_snapshot prev, cur;
 	bool have_prev, have_cur, away;
-	long long last_try_ms;
 	struct { const char *name; double rate; } top[MAX_TOP];
-	char topnames[MAX_TOP][256];
+	char topnames[MAX_TOP][MAX_G_STRING_SIZE];
 } mm;
-
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
-}
 
 static int by_rate(const void *a, const void *b)
 {
@@ -123,23 +120,30 @@ static void rank_jobs(void)
 	}
 	qsort(all, n, sizeof(*all), by_rate);
 	for (i = 0; i < n && i < (size_t)mm.ntop; i++) {
-		snprintf(mm.topnames[i], sizeof(mm.topnames[i]), "%s", all[i].name);
+		mgg_safe_name(mm.topnames[i], sizeof(mm.topnames[i]), all[i].name);
 		mm.top[i].name = mm.topnames[i];
 		mm.top[i].rate = all[i].rate;
 	}
 	free(all);
 }
 
-static void refresh(void)
+/* A metric asked for again: a new collection, one fetch (if one is due). */
+static void refresh(int metric_index)
 {
 	struct mgg_snapshot s;
 	char why[256];
-	long long now = now_ms();
+	int ret;
 
-	if (mm.last_try_ms && now - mm.last_try_ms < 1000)
+	if (!mm.served[metric_index]) {
+		mm.served[metric_index] = true;
 		return;
-	mm.last_try_ms = now;
-	if (mgg_fetch(mm.host, mm.port, mm.timeout_ms, &s, why, sizeof(why))) {
+	}
+	memset(mm.served, 0, mm.nmetrics * sizeof(*mm.served));
+	mm.served[metric_index] = true;
+	ret = mgg_link_fetch(&mm.link, &s, why, sizeof(why));
+	if (!ret)
+		return;		/* waiting to try again: still NaN */
+	if (ret < 0) {
 		if (!mm.away)
 			err_msg("magnet_module: magnetd unreachable: %s; magnet metrics are NaN until it is back",
 				why);
@@ -152,8 +156,8 @@ static void refresh(void)
 		return;
 	}
 	if (mm.away)
-		err_msg("magnet_module: magnetd at %s:%s is back (up %.0f s)",
-			mm.host, mm.port, s.uptime);
+		err_msg("magnet_module: magnetd at %s is back (up %.0f s)",
+			mm.link.where, s.uptime);
 	mm.away = false;
 	if (mm.have_prev)
 		mgg_free(&mm.prev);
@@ -193,12 +197,15 @@ static double value_of(bool job, bool bytes, int i, bool rate)
 
 static g_val_t magnet_handler(int metric_index)
 {
-	const struct def *d = &mm.defs[metric_index];
 	const struct mgg_snapshot *c = &mm.cur, *p = &mm.prev;
+	const struct def *d;
 	g_val_t v;
 
 	memset(&v, 0, sizeof(v));
-	refresh();
+	if (metric_index < 0 || metric_index >= mm.nmetrics)
+		return v;	/* none of ours */
+	d = &mm.defs[metric_index];
+	refresh(metric_index);
 	if (!mm.have_cur) {
 		if (d->kind != K_TOP_NAME)
 			v.d = NAN;
@@ -243,7 +250,7 @@ static g_val_t magnet_handler(int metric_index)
 		v.d = value_of(true, d->kind == K_JOB_BYTES_RATE || d->kind == K_JOB_BYTES,
 			       d->arg, d->kind == K_JOB_RATE || d->kind == K_JOB_BYTES_RATE);
 		break;
-	case K_TOP_NAME:
+	case K_TOP_NAME:	/* made safe for gmond by rank_jobs */
 		snprintf(v.str, sizeof(v.str), "%s",
 			 mm.top[d->arg].name ? mm.top[d->arg].name : "");
 		break;
@@ -308,15 +315,16 @@ static void add_set(apr_pool_t *pool, bool job, int i, const char *what)
 		  "Bytes in the size argument of probe %s since magnetd started",
 		  "Network bytes of job (cgroup) %s since magnetd started (sock-handler probes)" },
 	};
-	char name[WORD_MAX + 64], w[WORD_MAX], desc[512];
+	char name[WORD_MAX + 64], w[WORD_MAX], desc[512], safe[256];
 	size_t k;
 
 	mgg_metric_word(w, sizeof(w), what);
+	mgg_safe_name(safe, sizeof(safe), what);
 	for (k = 0; k < sizeof(set) / sizeof(set[0]); k++) {
 		snprintf(name, sizeof(name), "magnet_%s_%s_%s", job ? "job" : "probe",
 			 w, set[k].suffix);
 		snprintf(desc, sizeof(desc), job ? set[k].job_desc : set[k].probe_desc,
-			 what);
+			 safe);
 		add(pool, job ? set[k].job_kind : set[k].probe_kind, i, name,
 		    set[k].units, "both", set[k].fmt, desc);
 	}
@@ -343,9 +351,10 @@ static int params(apr_pool_t *pool)
 	char why[256];
 	int i;
 
-	mm.host = "127.0.0.1";
-	mm.port = "8650";
-	mm.timeout_ms = 2000;
+	const char *host = "127.0.0.1", *port = "8650";
+	int timeout_ms = 2000;
+	char why[256];
+
 	mm.ntop = 3;
 	for (i = 0; list && i < list->nelts; i++) {
 		const char *k = p[i].name, *v = p[i].value ? p[i].value : "";
@@ -353,21 +362,21 @@ static int params(apr_pool_t *pool)
 		long n;
 
 		if (!strcasecmp(k, "host")) {
-			mm.host = apr_pstrdup(pool, v);
+			host = apr_pstrdup(pool, v);
 		} else if (!strcasecmp(k, "port")) {
 			n = strtol(v, &end, 10);
 			if (*end || n < 1 || n > 65535) {
 				err_msg("magnet_module: param port: '%s' is not a port (1 to 65535)", v);
 				return -1;
 			}
-			mm.port = apr_pstrdup(pool, v);
+			port = apr_pstrdup(pool, v);
 		} else if (!strcasecmp(k, "timeout")) {
 			n = strtol(v, &end, 10);
 			if (strcmp(end, "ms") || n < 10 || n > 60000) {
 				err_msg("magnet_module: param timeout: '%s' is not 10ms to 60000ms", v);
 				return -1;
 			}
-			mm.timeout_ms = n;
+			timeout_ms = n;
 		} else if (!strcasecmp(k, "probes")) {
 			mm.nprobes = split(pool, v, mm.probes);
 			if (mm.nprobes < 0) {
@@ -402,6 +411,11 @@ static int params(apr_pool_t *pool)
 			err_msg("magnet_module: unknown param '%s' (host, port, timeout, probes, jobs, top_jobs, munge, munge_socket)", k);
 			return -1;
 		}
+	}
+	/* Once, here: a name's lookup would not keep to the timeout. */
+	if (mgg_link_init(&mm.link, host, port, timeout_ms, why, sizeof(why))) {
+		err_msg("magnet_module: param host: %s", why);
+		return -1;
 	}
 	return 0;
 }
@@ -458,8 +472,13 @@ static int magnet_init(apr_pool_t *p)
 	memset(end, 0, sizeof(*end));
 	magnet_module.metrics_info = (Ganglia_25metric *)metrics->elts;
 	mm.defs = (struct def *)defs->elts;
-	err_msg("magnet_module: %d metrics from magnetd at %s:%s (%d probes, %d jobs, %d top slots)",
-		metrics->nelts - 1, mm.host, mm.port, mm.nprobes, mm.njobs, mm.ntop);
+	mm.nmetrics = defs->nelts;
+	/* All handed out: the first metric asked for starts a collection. */
+	mm.served = apr_palloc(p, mm.nmetrics * sizeof(*mm.served));
+	for (i = 0; i < mm.nmetrics; i++)
+		mm.served[i] = true;
+	err_msg("magnet_module: %d metrics from magnetd at %s (%d probes, %d jobs, %d top slots)",
+		metrics->nelts - 1, mm.link.where, mm.nprobes, mm.njobs, mm.ntop);
 	return 0;
 }
 

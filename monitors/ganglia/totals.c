@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The Ganglia module's TOTALS client; see totals.h. */
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <netdb.h>
 #include <poll.h>
@@ -10,12 +10,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/socket.h>
 
 #include "auth.h"
 #include "totals.h"
 
-#define REPLY_MAX	(16 << 20)	/* 4096 jobs and every probe fit */
+#define HEAD_MAX	65536	/* the first line, its end included, fits */
+#define QUOTE_MAX	72	/* of a bad line quoted in a message, escaped */
+#define RETRY_MS	1000	/* after a failure: 1, 2, 4 ... 32 s */
+#define RETRY_SHIFT_MAX	5
 
 static int hexval(char c)
 {
@@ -28,129 +30,244 @@ static int hexval(char c)
 	return -1;
 }
 
-/* A protocol word back to its bytes (%XX, as docs/protocol.md writes them). */
-static char *unescape(const char *w, size_t len)
+/* A byte gmond and gmetad both pass through as XML allows. */
+static bool plain(unsigned char c)
 {
-	char *s = malloc(len + 1), *o = s;
-	size_t i;
+	return c >= 0x20 && c < 0x7f && !strchr("%<>&\"'", c);
+}
 
-	if (!s)
-		return NULL;
+/* As many whole escaped bytes of s (len) as fit in room; bytes written. */
+static size_t escape_span(char *dst, size_t room, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i, o = 0;
+
 	for (i = 0; i < len; i++) {
-		if (w[i] == '%' && i + 2 < len && hexval(w[i + 1]) >= 0 &&
-		    hexval(w[i + 2]) >= 0) {
-			*o++ = (char)(hexval(w[i + 1]) << 4 | hexval(w[i + 2]));
-			i += 2;
+		unsigned char c = s[i];
+
+		if (plain(c)) {
+			if (o + 1 > room)
+				break;
+			dst[o++] = c;
 		} else {
-			*o++ = w[i];
+			if (o + 3 > room)
+				break;
+			dst[o++] = '%';
+			dst[o++] = hex[c >> 4];
+			dst[o++] = hex[c & 15];
 		}
 	}
-	*o = '\0';
-	return s;
+	return o;
 }
 
-/* key=value among the words of line (up to its end). */
-static bool get(const char *line, const char *end, const char *key, double *v)
+void mgg_safe_name(char *dst, size_t size, const char *name)
 {
-	size_t kl = strlen(key);
-	const char *p = line;
+	size_t len = strlen(name), need = 0, from = 0, o = 0, i;
 
-	while (p < end) {
-		const char *w = p;
-
-		while (p < end && *p != ' ')
-			p++;
-		if ((size_t)(p - w) > kl && !memcmp(w, key, kl) && w[kl] == '=') {
-			char *e;
-
-			*v = strtod(w + kl + 1, &e);
-			return e == p;
-		}
-		while (p < end && *p == ' ')
-			p++;
+	if (size < 4) {
+		if (size)
+			dst[0] = '\0';
+		return;
 	}
-	return false;
+	for (i = 0; i < len; i++)
+		need += plain(name[i]) ? 1 : 3;
+	if (need > size - 1) {
+		/* Its end names it best (a job's leaf); "..." says it is cut. */
+		memcpy(dst, "...", 3);
+		o = 3;
+		while (need > size - 1 - o)
+			need -= plain(name[from++]) ? 1 : 3;
+	}
+	o += escape_span(dst + o, size - 1 - o, name + from, len - from);
+	dst[o] = '\0';
 }
 
-/* The n-th word (0-based) of line: start and length. */
+/* The start of a bad line, printable, for a message. */
+static const char *quote(char *dst, size_t size, const char *s, size_t len)
+{
+	size_t o = escape_span(dst, size - 1, s, len);
+
+	dst[o] = '\0';
+	return dst;
+}
+
+/* The next word of [*p, end), spaces apart; false when none is left. */
+static bool next_word(const char **p, const char *end, const char **w,
+		      size_t *len)
+{
+	const char *q = *p;
+
+	while (q < end && *q == ' ')
+		q++;
+	if (q == end)
+		return false;
+	*w = q;
+	while (q < end && *q != ' ')
+		q++;
+	*len = q - *w;
+	*p = q;
+	return true;
+}
+
+/* The n-th word (0-based) of [line, end). */
 static bool word(const char *line, const char *end, int n, const char **w,
 		 size_t *len)
 {
 	const char *p = line;
 
-	for (;;) {
-		while (p < end && *p == ' ')
-			p++;
-		if (p == end)
-			return false;
-		*w = p;
-		while (p < end && *p != ' ')
-			p++;
-		if (!n--) {
-			*len = p - *w;
+	while (next_word(&p, end, w, len))
+		if (!n--)
 			return true;
+	return false;
+}
+
+static bool has_word(const char *line, const char *end, const char *want)
+{
+	const char *p = line, *w;
+	size_t len, wl = strlen(want);
+
+	while (next_word(&p, end, &w, &len))
+		if (len == wl && !memcmp(w, want, len))
+			return true;
+	return false;
+}
+
+static bool starts(const char *line, const char *end, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+
+	return (size_t)(end - line) >= pl && !memcmp(line, prefix, pl);
+}
+
+/*
+ * A counter as magnetd writes it: decimal digits (no sign, exponent, NaN
+ * or inf), at most 2^64 - 1. Only the digits of w are read.
+ */
+static bool number(const char *w, size_t len, double *v)
+{
+	unsigned long long n = 0;
+	size_t i;
+
+	if (!len || len > 20)
+		return false;
+	for (i = 0; i < len; i++) {
+		unsigned int d = (unsigned char)w[i] - '0';
+
+		if (d > 9 || n > (ULLONG_MAX - d) / 10)
+			return false;
+		n = n * 10 + d;
+	}
+	*v = (double)n;
+	return true;
+}
+
+/* key=value among the words of [line, end): 1, 0 when absent, -1 when no counter. */
+static int get(const char *line, const char *end, const char *key, double *v)
+{
+	size_t kl = strlen(key), len;
+	const char *p = line, *w;
+
+	while (next_word(&p, end, &w, &len))
+		if (len > kl && !memcmp(w, key, kl) && w[kl] == '=')
+			return number(w + kl + 1, len - kl - 1, v) ? 1 : -1;
+	return 0;
+}
+
+/* A protocol word back to its bytes (%XX, as docs/protocol.md writes them). */
+static int unescape(const char *w, size_t len, char **name)
+{
+	char *s = malloc(len + 1), *o = s;
+	size_t i;
+
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < len; i++) {
+		if (w[i] == '%' && len - i > 2 && hexval(w[i + 1]) >= 0 &&
+		    hexval(w[i + 2]) >= 0) {
+			*o = (char)(hexval(w[i + 1]) << 4 | hexval(w[i + 2]));
+			i += 2;
+		} else {
+			*o = w[i];
+		}
+		if (!*o++) {	/* no name holds a NUL */
+			free(s);
+			return -EINVAL;
 		}
 	}
+	*o = '\0';
+	*name = s;
+	return 0;
 }
 
 static int add(struct mgg_counter **v, size_t *n, const char *line,
 	       const char *end, int name_word, char *why)
 {
-	struct mgg_counter *c, *nv;
+	struct mgg_counter c = { 0 }, *nv;
+	double sock = 0;
 	const char *w;
 	size_t wl;
-	double sock = 0;
+	int ret;
+	char q[QUOTE_MAX + 1];
 
-	nv = realloc(*v, (*n + 1) * sizeof(**v));
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	c = &nv[*n];
-	memset(c, 0, sizeof(*c));
 	if (!word(line, end, name_word, &w, &wl) ||
-	    !get(line, end, "events", &c->events) ||
-	    !get(line, end, "sock_bytes", &c->sock_bytes)) {
-		snprintf(why, 128, "bad TOTALS line: %.*s", (int)(end - line > 80 ? 80 : end - line), line);
-		return -EINVAL;
-	}
-	if (get(line, end, "sock", &sock))
-		c->sock = sock != 0;
-	c->name = unescape(w, wl);
-	if (!c->name)
+	    get(line, end, "events", &c.events) != 1 ||
+	    get(line, end, "sock_bytes", &c.sock_bytes) != 1 ||
+	    get(line, end, "sock", &sock) < 0)
+		goto bad_line;
+	ret = unescape(w, wl, &c.name);
+	if (ret == -EINVAL)
+		goto bad_line;
+	if (ret)
+		return ret;
+	c.sock = sock != 0;
+	nv = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!nv) {
+		free(c.name);
 		return -ENOMEM;
-	(*n)++;
+	}
+	*v = nv;
+	nv[(*n)++] = c;
 	return 0;
+
+bad_line:
+	snprintf(why, 128, "bad TOTALS line: %s", quote(q, sizeof(q), line, end - line));
+	return -EINVAL;
 }
 
 int mgg_parse(const char *text, size_t len, struct mgg_snapshot *s, char *why)
 {
-	const char *end = text + len, *p = text, *eol;
+	const char *end = text + len, *p = text, *eol, *w;
+	char q[QUOTE_MAX + 1];
 	double n;
-	const char *w;
 	size_t wl;
 	long i;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	eol = memchr(p, '\n', end - p);
-	if (!eol || strncmp(p, "OK ", 3) ||
-	    !word(p, eol, 2, &w, &wl) || wl != 6 || memcmp(w, "totals", 6)) {
-		snprintf(why, 128, "not a TOTALS reply: %.*s",
-			 (int)((eol ? eol : end) - p > 80 ? 80 : (eol ? eol : end) - p), p);
+	eol = memchr(p, '\n', len);
+	if (!eol || !starts(p, eol, "OK ") || !word(p, eol, 2, &w, &wl) ||
+	    wl != 6 || memcmp(w, "totals", 6)) {
+		snprintf(why, 128, "not a TOTALS reply: %s",
+			 quote(q, sizeof(q), p, (eol ? eol : end) - p));
 		return -EINVAL;
 	}
-	n = strtod(p + 3, NULL);
-	if (!get(p, eol, "ts", &s->ts) || !get(p, eol, "uptime", &s->uptime) ||
-	    !get(p, eol, "records", &s->records) ||
-	    !get(p, eol, "bytes", &s->bytes) ||
-	    !get(p, eol, "kernel_lost", &s->kernel_lost) ||
-	    !get(p, eol, "daemon_dropped", &s->daemon_dropped) ||
-	    !get(p, eol, "probes", &s->probes)) {
-		snprintf(why, 128, "TOTALS reply without its counters");
+	if (!word(p, eol, 1, &w, &wl) || !number(w, wl, &n) || n > MGG_LINES_MAX) {
+		snprintf(why, 128, "TOTALS reply with a bad line count: %s",
+			 quote(q, sizeof(q), p, eol - p));
+		return -EINVAL;
+	}
+	if (get(p, eol, "ts", &s->ts) != 1 || get(p, eol, "uptime", &s->uptime) != 1 ||
+	    get(p, eol, "records", &s->records) != 1 ||
+	    get(p, eol, "bytes", &s->bytes) != 1 ||
+	    get(p, eol, "kernel_lost", &s->kernel_lost) != 1 ||
+	    get(p, eol, "daemon_dropped", &s->daemon_dropped) != 1 ||
+	    get(p, eol, "probes", &s->probes) != 1) {
+		snprintf(why, 128, "TOTALS reply without its counters: %s",
+			 quote(q, sizeof(q), p, eol - p));
 		return -EINVAL;
 	}
 	s->ts /= 1e9;
-	s->module_up = strstr(p, " module=up ") && strstr(p, " module=up ") < eol;
+	s->module_up = has_word(p, eol, "module=up");
 	p = eol + 1;
 	for (i = 0; i < (long)n; i++) {
 		eol = memchr(p, '\n', end - p);
@@ -159,9 +276,9 @@ int mgg_parse(const char *text, size_t len, struct mgg_snapshot *s, char *why)
 			mgg_free(s);
 			return -EINVAL;
 		}
-		if (!strncmp(p, "probe ", 6))
+		if (starts(p, eol, "probe "))
 			ret = add(&s->probes_v, &s->nprobes, p, eol, 3, why);
-		else if (!strncmp(p, "job ", 4))
+		else if (starts(p, eol, "job "))
 			ret = add(&s->jobs_v, &s->njobs, p, eol, 2, why);
 		else
 			ret = 0;	/* a kind of line added later */
@@ -172,6 +289,11 @@ int mgg_parse(const char *text, size_t len, struct mgg_snapshot *s, char *why)
 			return ret;
 		}
 		p = eol + 1;
+	}
+	if (p != end) {
+		snprintf(why, 128, "TOTALS reply longer than its %ld lines", (long)n);
+		mgg_free(s);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -190,6 +312,46 @@ void mgg_free(struct mgg_snapshot *s)
 	s->nprobes = s->njobs = 0;
 }
 
+long mgg_rx_more(struct mgg_rx *rx, const char *buf, size_t len, char *why)
+{
+	char q[QUOTE_MAX + 1];
+
+	while (rx->scanned < len) {
+		const char *nl = memchr(buf + rx->scanned, '\n', len - rx->scanned);
+		const char *w;
+		size_t wl;
+		double n;
+
+		if (!nl) {
+			rx->scanned = len;
+			break;
+		}
+		rx->scanned = nl - buf + 1;
+		if (!rx->head && rx->scanned > HEAD_MAX)
+			break;		/* as if it had not come yet */
+		if (rx->head) {
+			rx->lines++;
+		} else if (!starts(buf, nl, "OK ")) {
+			return rx->scanned;	/* an ERR line: one line */
+		} else if (!word(buf, nl, 1, &w, &wl) || !number(w, wl, &n) ||
+			   n > MGG_LINES_MAX) {
+			snprintf(why, 128, "a reply of a bad line count: %s",
+				 quote(q, sizeof(q), buf, nl - buf));
+			return -EINVAL;
+		} else {
+			rx->head = true;
+			rx->want = (long)n;
+		}
+		if (rx->lines == rx->want)
+			return rx->scanned;
+	}
+	if (!rx->head && len >= HEAD_MAX) {
+		snprintf(why, 128, "no end of line in the first %d bytes", HEAD_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static long long now_ms(void)
 {
 	struct timespec t;
@@ -202,64 +364,84 @@ static long long now_ms(void)
 static int wait_fd(int fd, short events, long long deadline)
 {
 	struct pollfd pfd = { .fd = fd, .events = events };
-	long long left = deadline - now_ms();
+	long long left;
 	int n;
 
-	if (left <= 0)
-		return -ETIMEDOUT;
-	do
+	do {
+		left = deadline - now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
 		n = poll(&pfd, 1, (int)left);
-	while (n < 0 && errno == EINTR);
+	} while (n < 0 && errno == EINTR);
 	return n > 0 ? 0 : n == 0 ? -ETIMEDOUT : -errno;
 }
 
-/* Whole reply read: the OK line's count of lines all arrived. */
-static bool complete(const char *buf, size_t len)
+int mgg_link_init(struct mgg_link *l, const char *host, const char *port,
+		  int timeout_ms, char *why, size_t whylen)
 {
-	const char *eol = memchr(buf, '\n', len);
-	long n, seen = 0;
-	size_t i;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
+	int ret;
 
-	if (!eol)
-		return false;
-	if (strncmp(buf, "OK ", 3))
-		return true;	/* an ERR line: one line */
-	n = strtol(buf + 3, NULL, 10);
-	for (i = eol - buf + 1; i < len; i++)
-		seen += buf[i] == '\n';
-	return seen >= n;
-}
-
-int mgg_fetch(const char *host, const char *port, int timeout_ms,
-	      struct mgg_snapshot *s, char *why, size_t whylen)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
-	long long deadline = now_ms() + timeout_ms;
-	size_t len = 0, cap = 65536;
-	char *buf = NULL, pwhy[128];
-	int fd = -1, ret, err = 0;
-	socklen_t el = sizeof(err);
-	const char *step = "connect to";
-
+	memset(l, 0, sizeof(*l));
 	ret = getaddrinfo(host, port, &hints, &ai);
 	if (ret) {
 		snprintf(why, whylen, "%s:%s: %s", host, port, gai_strerror(ret));
 		return -EINVAL;
 	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
+	memcpy(&l->addr, ai->ai_addr, ai->ai_addrlen);
+	l->addrlen = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	snprintf(l->where, sizeof(l->where), "%s:%s", host, port);
+	l->timeout_ms = timeout_ms;
+	return 0;
+}
+
+/*
+ * A stream socket connected to l's address by the deadline (never
+ * blocking past it): the fd, or a negative errno.
+ */
+static int connect_by(const struct mgg_link *l, long long deadline)
+{
+	int fd, ret, err = 0;
+	socklen_t el = sizeof(err);
+
+	fd = socket(l->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)&l->addr, l->addrlen) &&
+	    errno != EINPROGRESS) {
 		ret = -errno;
-		goto out;
-	}
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen) && errno != EINPROGRESS) {
-		ret = -errno;
-		goto out;
+		goto fail;
 	}
 	ret = wait_fd(fd, POLLOUT, deadline);
 	if (ret)
-		goto out;
+		goto fail;
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
-		ret = -(err ? err : errno);
+		ret = err ? -err : -errno;
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return ret;
+}
+
+/* One TOTALS exchange, all of it within l->timeout_ms. */
+static int exchange(const struct mgg_link *l, struct mgg_snapshot *s,
+		    char *why, size_t whylen)
+{
+	long long deadline = now_ms() + l->timeout_ms;
+	struct mgg_rx rx = { 0 };
+	size_t len = 0, cap = 65536;
+	char *buf = NULL, detail[128] = "";
+	const char *step = "connect to";
+	long whole;
+	ssize_t n;
+	int fd, ret;
+
+	fd = connect_by(l, deadline);
+	if (fd < 0) {
+		ret = fd;
 		goto out;
 	}
 	step = "authenticate to";
@@ -267,8 +449,9 @@ int mgg_fetch(const char *host, const char *port, int timeout_ms,
 	if (ret)
 		goto out;
 	step = "send to";
-	if (send(fd, "TOTALS\n", 7, MSG_NOSIGNAL) != 7) {
-		ret = errno ? -errno : -EIO;
+	n = send(fd, "TOTALS\n", 7, MSG_NOSIGNAL);
+	if (n != 7) {
+		ret = n < 0 ? -errno : -EIO;
 		goto out;
 	}
 	step = "read from";
@@ -277,42 +460,72 @@ int mgg_fetch(const char *host, const char *port, int timeout_ms,
 		ret = -ENOMEM;
 		goto out;
 	}
-	while (!len || !complete(buf, len)) {	/* nothing read yet: buf unset */
-		ssize_t n;
-
+	while (!(whole = mgg_rx_more(&rx, buf, len, detail))) {
 		if (len == cap) {
-			char *nb = cap < REPLY_MAX ? realloc(buf, cap * 2) : NULL;
+			char *nb = cap < MGG_REPLY_MAX ? realloc(buf, cap * 2) : NULL;
 
 			if (!nb) {
-				ret = -EFBIG;
+				ret = cap < MGG_REPLY_MAX ? -ENOMEM : -EFBIG;
+				snprintf(detail, sizeof(detail), "%s",
+					 ret == -EFBIG ? "reply larger than 8 MiB" : "out of memory");
 				goto out;
 			}
 			buf = nb;
 			cap *= 2;
 		}
 		ret = wait_fd(fd, POLLIN, deadline);
-		if (ret)
+		if (ret) {
+			snprintf(detail, sizeof(detail), "no whole reply in %d ms (%zu bytes)",
+				 l->timeout_ms, len);
 			goto out;
+		}
 		n = recv(fd, buf + len, cap - len, 0);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
-		if (n <= 0) {
-			ret = n ? -errno : -ECONNRESET;
+		if (n < 0) {
+			ret = -errno;
+			goto out;
+		}
+		if (!n) {
+			ret = -ECONNRESET;
+			snprintf(detail, sizeof(detail), "closed after %zu bytes, the reply unfinished", len);
 			goto out;
 		}
 		len += n;
 	}
-	ret = mgg_parse(buf, len, s, pwhy);
-	if (ret)
-		snprintf(why, whylen, "%s", pwhy);
+	if (whole < 0) {
+		ret = -EINVAL;
+		goto out;
+	}
+	step = "reply from";
+	ret = mgg_parse(buf, whole, s, detail);
 out:
-	if (ret && ret != -EINVAL)
-		snprintf(why, whylen, "%s %s:%s: %s", step, host, port,
-			 ret == -ETIMEDOUT ? "no answer in time" : strerror(-ret));
+	if (ret)
+		snprintf(why, whylen, "%s %s: %s", step, l->where,
+			 detail[0] ? detail : strerror(-ret));
 	if (fd >= 0)
 		close(fd);
 	free(buf);
-	freeaddrinfo(ai);
+	return ret;
+}
+
+int mgg_link_fetch(struct mgg_link *l, struct mgg_snapshot *s, char *why,
+		   size_t whylen)
+{
+	int ret;
+
+	if (l->next_ms && now_ms() < l->next_ms)
+		return 0;
+	ret = exchange(l, s, why, whylen);
+	if (!ret) {
+		l->failures = 0;
+		l->next_ms = 0;
+		return 1;
+	}
+	/* From the failure's end: the wait is not spent within the fetch. */
+	l->next_ms = now_ms() + ((long long)RETRY_MS <<
+		(l->failures < RETRY_SHIFT_MAX ? l->failures : RETRY_SHIFT_MAX));
+	l->failures++;
 	return ret;
 }
 

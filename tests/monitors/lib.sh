@@ -19,6 +19,7 @@
 #                               (one tcp_sendmsg, sock handler) in /JOB
 #   mon_work end JOB            the job's process exits, its cgroup goes
 #   mon_work run stop-magnetd | mon_work run start-magnetd
+#   mon_work run stall-magnetd | mon_work run resume-magnetd (SIGSTOP, SIGCONT)
 #   mon_totals                  magnetd's TOTALS reply (docs/protocol.md),
 #                               after AUTH MUNGE (magnetd is remote)
 #   mon_total KEY               one key of its OK line (records, probes, ...)
@@ -35,7 +36,7 @@
 #
 # The probes, by the names monitors show: __x64_sys_getppid (generic) and
 # tcp_sendmsg (handler sock). Jobs are cgroup paths: "burst a 10" counts
-# towards job /a.
+# towards job /a; a/b is nested, and %XX stands for any byte ("j%01").
 #
 # MUNGE: one key, made for the test, in two munged of its own: the node's
 # (tests/vm/munged.sh in the guest; magnetd's munge_socket) and this

@@ -8,7 +8,10 @@
  * A job is a cgroup v2 directory /sys/fs/cgroup/JOB holding one worker
  * process, made at the job's first command and kept until "end JOB":
  * magnetd finds a record's job by looking its thread up in /proc, so the
- * thread must still be alive when the record is read.
+ * thread must still be alive when the record is read. JOB is a path
+ * under /sys/fs/cgroup (a/b/c: nested, made level by level), %XX for any
+ * byte but NUL, so that a test can name jobs as a hostile user would:
+ * control bytes, invalid UTF-8, markup, 4 KiB.
  *
  *   burst JOB N        the worker makes N getppid() calls     -> done N
  *   rate JOB R S       R getppid()/s for S s, paced; in the
@@ -28,8 +31,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,9 +49,10 @@
 #define MAX_JOBS	32
 #define CGROOT		"/sys/fs/cgroup"
 #define SINK_PORT	7001
+#define CMD_MAX	16384	/* a 4 KiB path, %XX for every byte */
 
 struct job {
-	char name[64];
+	char name[PATH_MAX];	/* under CGROOT, decoded */
 	pid_t pid;
 	int cmd, ack;		/* pipes to and from the worker */
 };
@@ -128,10 +134,72 @@ static void worker(int cmd, int ack)
 	exit(0);
 }
 
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/*
+ * A job's word to its path under CGROOT: %XX decoded; no NUL, no empty,
+ * "." or ".." level; short enough that its cgroup.procs has a path.
+ */
+static bool job_name(const char *w, char *name, size_t size)
+{
+	size_t o = 0, level = 0;
+
+	for (; *w; w++) {
+		char c = *w;
+
+		if (c == '%' && hexval(w[1]) >= 0 && hexval(w[2]) >= 0) {
+			c = (char)(hexval(w[1]) << 4 | hexval(w[2]));
+			w += 2;
+			if (!c)
+				return false;
+		}
+		if (o + 1 >= size)
+			return false;
+		name[o++] = c;
+	}
+	name[o] = '\0';
+	if (!o || o + sizeof(CGROOT "//cgroup.procs") > PATH_MAX)
+		return false;
+	for (o = 0; ; o++) {
+		if (name[o] && name[o] != '/')
+			continue;
+		if (o == level || (o - level == 1 && name[level] == '.') ||
+		    (o - level == 2 && !strncmp(name + level, "..", 2)))
+			return false;
+		if (!name[o])
+			return true;
+		level = o + 1;
+	}
+}
+
+/* CGROOT/name, level by level. */
+static int mkdirs(const char *name, char *path, size_t size)
+{
+	size_t i, len = strlen(name);
+
+	for (i = 0; i <= len; i++) {
+		if (name[i] && name[i] != '/')
+			continue;
+		snprintf(path, size, CGROOT "/%.*s", (int)i, name);
+		if (mkdir(path, 0755) && errno != EEXIST)
+			return -errno;
+	}
+	return 0;
+}
+
 static struct job *job_of(const char *name, char *err, size_t errlen)
 {
 	struct job *j = NULL;
-	char path[256];
+	char path[PATH_MAX + 64];
 	int cmd[2], ack[2], i;
 
 	for (i = 0; i < MAX_JOBS; i++) {
@@ -140,14 +208,13 @@ static struct job *job_of(const char *name, char *err, size_t errlen)
 		if (!jobs[i].pid && !j)
 			j = &jobs[i];
 	}
-	if (!j || strlen(name) >= sizeof(j->name) || strchr(name, '/') ||
-	    name[0] == '.') {
-		snprintf(err, errlen, "error bad job name or too many jobs");
+	if (!j) {
+		snprintf(err, errlen, "error too many jobs");
 		return NULL;
 	}
-	snprintf(path, sizeof(path), CGROOT "/%s", name);
-	if (mkdir(path, 0755) && errno != EEXIST) {
-		snprintf(err, errlen, "error mkdir %s: %s", path, strerror(errno));
+	i = mkdirs(name, path, sizeof(path));
+	if (i) {
+		snprintf(err, errlen, "error mkdir %.200s: %s", path, strerror(-i));
 		return NULL;
 	}
 	/* Close-on-exec: "run" scripts (magnetd) must not hold them. */
@@ -157,7 +224,7 @@ static struct job *job_of(const char *name, char *err, size_t errlen)
 	if (j->pid < 0)
 		die("fork");
 	if (!j->pid) {
-		char procs[300];
+		char procs[PATH_MAX + 64];	/* name fits (job_name) */
 		int fd;
 
 		/* The other workers' pipes: their ends must close with them. */
@@ -166,7 +233,7 @@ static struct job *job_of(const char *name, char *err, size_t errlen)
 				close(jobs[i].cmd);
 				close(jobs[i].ack);
 			}
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+		snprintf(procs, sizeof(procs), CGROOT "/%s/cgroup.procs", name);
 		fd = open(procs, O_WRONLY);
 		if (fd < 0 || dprintf(fd, "%d\n", getpid()) < 0)
 			die(procs);
@@ -203,41 +270,85 @@ static unsigned long long acked(struct job *j)
 
 static void end_job(struct job *j)
 {
-	char path[256];
+	char path[PATH_MAX + 64], *slash;
 
 	close(j->cmd);
 	close(j->ack);
 	waitpid(j->pid, NULL, 0);
+	/* Its levels, deepest first, while empty (others' stay). */
 	snprintf(path, sizeof(path), CGROOT "/%s", j->name);
-	rmdir(path);
+	do {
+		if (rmdir(path))
+			break;
+		slash = strrchr(path, '/');
+		*slash = '\0';
+	} while (strcmp(path, CGROOT));
 	memset(j, 0, sizeof(*j));
 }
 
-static void handle(const char *line, char *out, size_t outlen, int *quit)
+/* The words of line (at most max), each NUL-terminated in place. */
+static int words(char *line, char **w, int max)
 {
-	char op[16], name[128];
+	char *save = NULL, *t;
+	int n = 0;
+
+	for (t = strtok_r(line, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		if (n == max)
+			return -1;
+		w[n++] = t;
+	}
+	return n;
+}
+
+static bool count(const char *w, unsigned long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(w, &end, 10);
+	return *w >= '0' && *w <= '9' && !*end && !errno;
+}
+
+static void handle(char *line, char *out, size_t outlen, int *quit)
+{
+	static char name[PATH_MAX];
 	unsigned long long a = 0, b = 0;
 	struct job *j;
-	int n = sscanf(line, "%15s %127s %llu %llu", op, name, &a, &b);
+	char *w[4], *op;
+	int n = words(line, w, 4);
 
-	if (n >= 1 && !strcmp(op, "quit")) {
+	if (n < 1) {
+		snprintf(out, outlen, "error usage: burst|rate|send|end|run|quit ...");
+		return;
+	}
+	op = w[0];
+	if ((n >= 3 && !count(w[2], &a)) || (n == 4 && !count(w[3], &b))) {
+		snprintf(out, outlen, "error not a count");
+		return;
+	}
+	if (n >= 2 && strcmp(op, "run") && !job_name(w[1], name, sizeof(name))) {
+		snprintf(out, outlen, "error bad job name");
+		return;
+	}
+	if (!strcmp(op, "quit")) {
 		snprintf(out, outlen, "bye");
 		*quit = 1;
 		return;
 	}
 	if (n == 2 && !strcmp(op, "run")) {
+		const char *script = w[1];
 		char cmd[300];
 		size_t i;
 		int st;
 
-		for (i = 0; name[i]; i++)
-			if (!(name[i] == '-' || (name[i] >= 'a' && name[i] <= 'z')))
+		for (i = 0; script[i]; i++)
+			if (!(script[i] == '-' || (script[i] >= 'a' && script[i] <= 'z')))
 				break;
-		if (name[i] || !i) {
+		if (script[i] || !i || i > 64) {
 			snprintf(out, outlen, "error bad script name");
 			return;
 		}
-		snprintf(cmd, sizeof(cmd), "sh /magnet/tests/monitors/%s.sh", name);
+		snprintf(cmd, sizeof(cmd), "sh /magnet/tests/monitors/%s.sh", script);
 		st = system(cmd);
 		snprintf(out, outlen, "done %d", WIFEXITED(st) ? WEXITSTATUS(st) : 128);
 		return;
@@ -251,7 +362,7 @@ static void handle(const char *line, char *out, size_t outlen, int *quit)
 			if (j->pid && !strcmp(j->name, name))
 				break;
 		if (j == jobs + MAX_JOBS) {
-			snprintf(out, outlen, "error no job %s", name);
+			snprintf(out, outlen, "error no job %s", w[1]);
 			return;
 		}
 		end_job(j);
@@ -334,7 +445,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	while (!quit) {
 		FILE *f;
-		char line[512], out[512];
+		static char line[CMD_MAX];
+		char out[512];
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
 		if (fd < 0)

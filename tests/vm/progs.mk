@@ -55,7 +55,9 @@ USER_BINS += $(BUILD)/tests/monitors/mon-workload
 GUEST_FILES += $(BUILD)/tests/monitors/mon-workload:/magnet/bin/mon-workload \
 	tests/monitors/node.sh:/magnet/tests/monitors/node.sh \
 	tests/monitors/start-magnetd.sh:/magnet/tests/monitors/start-magnetd.sh \
-	tests/monitors/stop-magnetd.sh:/magnet/tests/monitors/stop-magnetd.sh
+	tests/monitors/stop-magnetd.sh:/magnet/tests/monitors/stop-magnetd.sh \
+	tests/monitors/stall-magnetd.sh:/magnet/tests/monitors/stall-magnetd.sh \
+	tests/monitors/resume-magnetd.sh:/magnet/tests/monitors/resume-magnetd.sh
 
 $(BUILD)/tests/vm/asuser: $(BUILD)/tests/vm/asuser.o
 	@$(if $(Q),echo "  LD      $@")

@@ -137,7 +137,7 @@ mdtest cmd HELLO >/tmp/hello || fail "root refused with every other slot taken"
 grep -q "^OK magnet 1" /tmp/hello || fail "root's HELLO: $(cat /tmp/hello)"
 echo "root, every other slot taken: $(cat /tmp/hello)"
 [ "$(stat_of clients)" = 25 ] || fail "clients: $(mdtest cmd STATS | head -n 1)"
-grep -q "refused 127.0.0.1:[0-9]* uid 65534: 16 clients of this user already" $log ||
+grep -Eq "refused (127.0.0.1:[0-9]*|unix pid [0-9]*) uid 65534: 16 clients of this user already" $log ||
 	fail "no refusal naming the uid in the log"
 # The client port is full of unprivileged connections (two uids, as a
 # user namespace's would be): the monitors' listeners have their own.

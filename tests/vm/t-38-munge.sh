@@ -75,7 +75,9 @@ refused() { # what credential reason
 	"ERR auth: $3"*) ;;
 	*) fail "$1: $out" ;;
 	esac
-	{ [ "$(echo "$out" | grep -c .)" = 2 ] && echo "$out" | sed -n 2p | grep -q '^ERR'; } ||
+	# Then an ERR, or the connection closed (nothing else for it).
+	n=$(echo "$out" | grep -c .)
+	{ [ "$n" = 1 ] || { [ "$n" = 2 ] && echo "$out" | sed -n 2p | grep -q '^ERR'; }; } ||
 		fail "$1: served after a refusal: $out"
 	echo "$1: $(echo "$out" | head -n 1)"
 }

@@ -24,7 +24,7 @@ trap cleanup EXIT
 
 mkdir -p $w $cg/t39root $cg/t39user
 load buf_size=4M
-magnet-ctl probe add kprobe __x64_sys_getpid 2 >/dev/null || fail "probe add"
+magnet-ctl probe add kprobe __x64_sys_getpid args 2 >/dev/null || fail "probe add"
 magnetd -f >$log 2>&1 &
 pid=$!
 i=0
