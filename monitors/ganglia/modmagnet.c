@@ -348,12 +348,12 @@ static int params(apr_pool_t *pool)
 {
 	apr_array_header_t *list = magnet_module.module_params_list;
 	mmparam *p = list ? (mmparam *)list->elts : NULL;
-	char why[256];
-	int i;
-
 	const char *host = "127.0.0.1", *port = "8650";
+	const char *sock = "/run/magnet/magnetd.sock";
+	bool tcp = false;
 	int timeout_ms = 2000;
 	char why[256];
+	int i;
 
 	mm.ntop = 3;
 	for (i = 0; list && i < list->nelts; i++) {
@@ -361,9 +361,13 @@ static int params(apr_pool_t *pool)
 		char *end;
 		long n;
 
-		if (!strcasecmp(k, "host")) {
+		if (!strcasecmp(k, "socket")) {
+			sock = apr_pstrdup(pool, v);
+		} else if (!strcasecmp(k, "host")) {
 			host = apr_pstrdup(pool, v);
+			tcp = true;
 		} else if (!strcasecmp(k, "port")) {
+			tcp = true;
 			n = strtol(v, &end, 10);
 			if (*end || n < 1 || n > 65535) {
 				err_msg("magnet_module: param port: '%s' is not a port (1 to 65535)", v);
@@ -408,9 +412,17 @@ static int params(apr_pool_t *pool)
 				return -1;
 			}
 		} else {
-			err_msg("magnet_module: unknown param '%s' (host, port, timeout, probes, jobs, top_jobs, munge, munge_socket)", k);
+			err_msg("magnet_module: unknown param '%s' (socket, host, port, timeout, probes, jobs, top_jobs, munge, munge_socket)", k);
 			return -1;
 		}
+	}
+	/* The Unix socket unless TCP was asked for (host, port, socket ""). */
+	if (sock[0] && !tcp) {
+		if (mgg_link_init_unix(&mm.link, sock, timeout_ms, why, sizeof(why))) {
+			err_msg("magnet_module: param socket: %s", why);
+			return -1;
+		}
+		return 0;
 	}
 	/* Once, here: a name's lookup would not keep to the timeout. */
 	if (mgg_link_init(&mm.link, host, port, timeout_ms, why, sizeof(why))) {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/un.h>
 
 #include "auth.h"
 #include "totals.h"
@@ -396,6 +397,25 @@ int mgg_link_init(struct mgg_link *l, const char *host, const char *port,
 	return 0;
 }
 
+int mgg_link_init_unix(struct mgg_link *l, const char *path, int timeout_ms,
+		       char *why, size_t whylen)
+{
+	struct sockaddr_un *sun = (struct sockaddr_un *)&l->addr;
+
+	memset(l, 0, sizeof(*l));
+	if (path[0] != '/' || strlen(path) >= sizeof(sun->sun_path)) {
+		snprintf(why, whylen, "'%s' is not an absolute path of at most %zu bytes",
+			 path, sizeof(sun->sun_path) - 1);
+		return -EINVAL;
+	}
+	sun->sun_family = AF_UNIX;
+	strcpy(sun->sun_path, path);
+	l->addrlen = sizeof(*sun);
+	snprintf(l->where, sizeof(l->where), "%s", path);
+	l->timeout_ms = timeout_ms;
+	return 0;
+}
+
 /*
  * A stream socket connected to l's address by the deadline (never
  * blocking past it): the fd, or a negative errno.
@@ -433,7 +453,7 @@ static int exchange(const struct mgg_link *l, struct mgg_snapshot *s,
 	long long deadline = now_ms() + l->timeout_ms;
 	struct mgg_rx rx = { 0 };
 	size_t len = 0, cap = 65536;
-	char *buf = NULL, detail[128] = "";
+	char *buf = NULL, detail[256] = "";
 	const char *step = "connect to";
 	long whole;
 	ssize_t n;
@@ -445,7 +465,8 @@ static int exchange(const struct mgg_link *l, struct mgg_snapshot *s,
 		goto out;
 	}
 	step = "authenticate to";
-	ret = mgg_authenticate(fd, ai->ai_addr, deadline, why, whylen);
+	ret = mgg_authenticate(fd, (const struct sockaddr *)&l->addr, deadline,
+			       detail, sizeof(detail));
 	if (ret)
 		goto out;
 	step = "send to";

@@ -68,6 +68,14 @@ struct mgg_link {
 	unsigned int failures;	/* in a row */
 };
 
+/*
+ * magnetd's Unix socket at path: magnetd knows gmond's user there
+ * (SO_PEERCRED) and serves it what magnetd.conf grants it (access_totals:
+ * every job). 0, or -EINVAL with why.
+ */
+int mgg_link_init_unix(struct mgg_link *l, const char *path, int timeout_ms,
+		       char *why, size_t whylen);
+
 /* host:port resolved, once. 0, or -EINVAL with why. */
 int mgg_link_init(struct mgg_link *l, const char *host, const char *port,
 		  int timeout_ms, char *why, size_t whylen);

@@ -32,7 +32,10 @@ check() { # what command...: run it, note a failure
 
 # The shipped drop-in with 8 top slots, every 5 s.
 sed -e "s|/usr/lib/x86_64-linux-gnu/ganglia/modmagnet.so|$so|" \
-	-e "s|value = \"8650\"|value = \"$MON_MAGNETD_PORT\"|" \
+	-e 's|param munge { value = "auto" }|param munge { value = "yes" }|' \
+	-e "s|param munge_socket { value = \"\" }|param munge_socket { value = \"$MON_MUNGE_SOCKET\" }|" \
+	-e "s|param socket { value = \"/run/magnet/magnetd.sock\" }|param host { value = \"127.0.0.1\" }\\
+    param port { value = \"$MON_MAGNETD_PORT\" }|" \
 	-e 's|param top_jobs { value = "3" }|param top_jobs { value = "8" }|' \
 	-e 's|collect_every = 10|collect_every = 5|' \
 	monitors/ganglia/magnet.conf >"$MON_DIR/magnet.conf"

@@ -46,7 +46,8 @@ CONF
 
 # The shipped drop-in, pointed at this build and the forwarded magnetd.
 sed -e "s|/usr/lib/x86_64-linux-gnu/ganglia/modmagnet.so|$so|" \
-	-e "s|value = \"8650\"|value = \"$MON_MAGNETD_PORT\"|" \
+	-e "s|param socket { value = \"/run/magnet/magnetd.sock\" }|param host { value = \"127.0.0.1\" }\\
+    param port { value = \"$MON_MAGNETD_PORT\" }|" \
 	-e 's|param probes { value = "tcp_sendmsg" }|param probes { value = "__x64_sys_getppid, tcp_sendmsg" }|' \
 	-e 's|param jobs { value = "" }|param jobs { value = "/a, /b" }|' \
 	-e 's|collect_every = 10|collect_every = 5|' \
