@@ -107,7 +107,7 @@ static void param(const char *k, const char *v)
 }
 
 /* One fetch over a link of its own (no backoff from an earlier one). */
-static int fetch(const char *port, int timeout_ms, struct mgg_snapshot *s,
+static int fetch_once(const char *port, int timeout_ms, struct mgg_snapshot *s,
 		 char *why, size_t whylen)
 {
 	struct mgg_link l;
@@ -135,7 +135,7 @@ START_TEST(fetch)
 
 	/* Accepted: AUTH MUNGE, then TOTALS, parsed. */
 	start(&d, "OK AUTH uid=0 access=all\n");
-	ck_assert_msg(!fetch(d.port, 5000, &s, why, sizeof(why)),
+	ck_assert_msg(!fetch_once(d.port, 5000, &s, why, sizeof(why)),
 		      "%s", why);
 	stop(&d);
 	ck_assert(s.records == 1300 && s.nprobes == 1);
@@ -153,7 +153,7 @@ START_TEST(fetch)
 
 	/* Refused: magnetd's reason, and TOTALS never asked. */
 	start(&d, "ERR auth: replayed credential (each is taken once)\n");
-	ck_assert_int_eq(fetch(d.port, 5000, &s, why, sizeof(why)),
+	ck_assert_int_eq(fetch_once(d.port, 5000, &s, why, sizeof(why)),
 			 -EINVAL);
 	stop(&d);
 	ck_assert_str_eq(why, "MUNGE authentication refused: auth: replayed credential (each is taken once)");
@@ -161,7 +161,7 @@ START_TEST(fetch)
 
 	/* No answer to AUTH: the fetch's timeout, said so. */
 	start(&d, NULL);
-	ck_assert_int_eq(fetch(d.port, 300, &s, why, sizeof(why)),
+	ck_assert_int_eq(fetch_once(d.port, 300, &s, why, sizeof(why)),
 			 -ETIMEDOUT);
 	stop(&d);
 	ck_assert_msg(strstr(why, "authenticate to 127.0.0.1:") &&
@@ -170,7 +170,7 @@ START_TEST(fetch)
 	/* auto, and magnetd on loopback: no credential. */
 	param("munge", "auto");
 	start(&d, "ERR auth: not expected\n");
-	ck_assert_msg(!fetch(d.port, 5000, &s, why, sizeof(why)),
+	ck_assert_msg(!fetch_once(d.port, 5000, &s, why, sizeof(why)),
 		      "%s", why);
 	stop(&d);
 	mgg_free(&s);
@@ -180,7 +180,7 @@ START_TEST(fetch)
 	tu_munged_stop(&md);
 	param("munge", "YES");
 	start(&d, "OK AUTH uid=0 access=all\n");
-	ck_assert_int_eq(fetch(d.port, 5000, &s, why, sizeof(why)),
+	ck_assert_int_eq(fetch_once(d.port, 5000, &s, why, sizeof(why)),
 			 -EINVAL);
 	stop(&d);
 	ck_assert_msg(strstr(why, "cannot mint a MUNGE credential: munged unreachable: Failed to access"),
@@ -190,7 +190,7 @@ START_TEST(fetch)
 	/* no: never a credential, munged or not. */
 	param("munge", "no");
 	start(&d, "ERR auth: not expected\n");
-	ck_assert_msg(!fetch(d.port, 5000, &s, why, sizeof(why)),
+	ck_assert_msg(!fetch_once(d.port, 5000, &s, why, sizeof(why)),
 		      "%s", why);
 	stop(&d);
 	mgg_free(&s);
