@@ -823,6 +823,7 @@ static int set_key(struct load *ld, const struct key *k, const char *val,
 	case K_MS:
 		return set_number(c, k, val, why, wlen);
 	case K_WHO: {
+		static struct mg_config def;
 		struct mg_access_set set;
 		char reason[256];
 
@@ -830,7 +831,10 @@ static int set_key(struct load *ld, const struct key *k, const char *val,
 			seterr(why, wlen, "too long (max %zu bytes)", k->size - 1);
 			return -EINVAL;
 		}
-		if (mg_access_parse(val, false, &set, reason, sizeof(reason))) {
+		/* The default, written out, is as lenient as the default. */
+		mg_config_defaults(&def);
+		if (mg_access_parse(val, !strcmp(val, cfield(&def, k)), &set, reason,
+				    sizeof(reason))) {
 			seterr(why, wlen, "%s", reason);
 			return -EINVAL;
 		}
