@@ -111,10 +111,12 @@ static int fetch_once(const char *port, int timeout_ms, struct mgg_snapshot *s,
 		 char *why, size_t whylen)
 {
 	struct mgg_link l;
+	int r;
 
 	if (mgg_link_init(&l, "127.0.0.1", port, timeout_ms, why, whylen))
 		return -EINVAL;
-	return mgg_link_fetch(&l, s, why, whylen);
+	r = mgg_link_fetch(&l, s, why, whylen);
+	return r == 1 ? 0 : r;	/* 1: fetched */
 }
 
 START_TEST(fetch)
