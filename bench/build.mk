@@ -14,8 +14,8 @@
 # BENCH_BINS are built only by these targets. BENCH_GUEST_FILES are the
 # HOST:GUEST pairs bench/run gives tests/vm/run with --file (bench/run adds
 # magnet-read, magnet-ctl, magnet-dump, magnetd, magnet-cat and mdtest,
-# which `user` builds, the host's tcpdump and lttng-tools with their
-# libraries, and LTTng's modules, which bench/lttng-build builds for the
+# which `user` builds, the host's tcpdump, perf, lttng-tools and munged
+# (tests/vm/run stages their libraries), and LTTng's modules, which bench/lttng-build builds for the
 # guest's kernel and caches in ~/.cache/magnet/lttng).
 BENCH_DIR := $(BUILD)/bench
 

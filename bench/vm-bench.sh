@@ -7,7 +7,8 @@
 #
 # Needs in the guest: /magnet/magnet.ko, magnet-read, ftrace-read and
 # loadgen in PATH (row 4 also magnet-ctl; row 5 magnetd, magnet-cat and
-# mdtest), debugfs and tracefs mounted, 2 CPUs. The workload runs on CPU 0,
+# mdtest, and for its TCP subscriber /usr/sbin/munged and mungekey with
+# their libraries), debugfs and tracefs mounted, 2 CPUs. The workload runs on CPU 0,
 # the readers on CPU 1. The sections are numbered as bench/run's table rows
 # (row 1 is native); $BENCH_ROWS lists the ones to run (default "2 3 4 5 6 7").
 # Row 6 also needs magnet-ctl, magnet-dump, udpflood and, for its tcpdump
@@ -639,7 +640,7 @@ fi
 # records, ftrace 44-byte events) on CPU 0 for $BENCH_CONS_DUR seconds,
 # paced at $BENCH_RATE getpid/s and unpaced, consumed on CPU 1 by one of
 # these at a time (module or kprobe event set up afresh for each, so
-# counters start at 0), $BENCH_CONS_REPS rounds of all eight runs
+# counters start at 0), $BENCH_CONS_REPS rounds of all twelve runs
 # interleaved (the table takes the median CPU per record: TCG's timings
 # drift with the host's load):
 #   mread   magnet-read -o $TMP/c.trace (tmpfs)
@@ -647,8 +648,18 @@ fi
 #           reads them by default (read = mapped)
 #   mdtrace magnetd -f --trace $TMP/mdtrace (tmpfs), no client: the same
 #           work as magnet-read (drain every ring, write a trace)
-#   mdsub   magnetd -f, no trace, one binary subscriber
-#           (magnet-cat -b > /dev/null, also on CPU 1)
+#   mdsub   magnetd -f, no trace, one binary subscriber on its Unix
+#           socket (magnet-cat -b > /dev/null, its default server, also
+#           on CPU 1): a local client, known by SO_PEERCRED
+#   mdsubtcp the same over TCP: magnet-cat -b -M -s 127.0.0.1:8650, which
+#           sends AUTH MUNGE first (without it a TCP client gets no
+#           records); a munged of row 5's own (tests/vm/munged.sh, the
+#           host's munged, which bench/run stages), started once for the
+#           row. The credential is minted and checked before the load
+#           starts: the CPU counted is the subscription's alone. Both
+#           subscribers' magnetd get the same options (--munge-socket).
+#           Without munged in the guest, row 5 runs without it
+#           (cons_tcp=none).
 #   ftrace  ftrace-read -o $TMP/c.trace (tmpfs) on trace_pipe_raw
 # Every consumer keeps its defaults (64 KiB watermark, 100 ms latency;
 # magnet-read: 4 AIO reads of 256 KiB in flight; magnetd: the rings
@@ -762,10 +773,16 @@ consume() { # prefix consumer load...
 		magnet_on kprobe:__x64_sys_getpid:3
 		mkdir -p $TMP/mdtrace
 		md_start --trace $TMP/mdtrace ;;
-	mdsub)
+	mdsub | mdsubtcp)
 		magnet_on kprobe:__x64_sys_getpid:3
-		md_start
-		taskset $R magnet-cat -b >/dev/null 2>$TMP/cons.err &
+		# shellcheck disable=SC2086 # none, or the option and its path
+		md_start $MD_MUNGE
+		if [ "$c" = mdsub ]; then
+			taskset $R magnet-cat -b >/dev/null 2>$TMP/cons.err &
+		else
+			taskset $R magnet-cat -b -M --munge-socket $MUNGED/socket \
+				-s 127.0.0.1:8650 >/dev/null 2>$TMP/cons.err &
+		fi
 		CPID=$!
 		i=0
 		until mdtest cmd STATS | head -n 1 | grep -q ' subscribers=1 '; do
@@ -820,7 +837,11 @@ consume() { # prefix consumer load...
 	case $c in
 	mread | mreadm)
 		magnet_read_counts "$p" $TMP/cons.err ;;
-	mdsub)
+	mdsub | mdsubtcp)
+		# None at all: not the root the credential says (an anonymous
+		# TCP client gets no records), or no subscription.
+		grep -q '^magnet-cat: [1-9][0-9]* records' $TMP/cons.err ||
+			die "$c: magnet-cat delivered no records"
 		sed -n 's/^magnet-cat: \([0-9]*\) records, \([0-9]*\) lost.*, \([0-9]*\) dropped.*/\1 \2 \3/p' \
 			$TMP/cons.err | awk -v p="$p" '{ printf "bench: %s_drained=%s\nbench: %s_cat_lost=%s\nbench: %s_cat_dropped=%s\n",
 				p, $1, p, $2, p, $3 }' ;;
@@ -840,16 +861,29 @@ if want 5; then
 		command -v mdtest >/dev/null; then
 		out cons_rate "$RATE"
 		out cons_hz 100
+		out cons_mdsub_via unix
+		# A munged for the TCP subscriber's AUTH MUNGE, once for the row.
+		MUNGED=$TMP/munged MD_MUNGE='' CONS='mread mreadm mdtrace mdsub mdsubtcp ftrace'
+		if [ -x /usr/sbin/munged ] && [ -x /usr/sbin/mungekey ]; then
+			sh /magnet/tests/vm/munged.sh start $MUNGED || die "munged did not start"
+			MD_MUNGE="--munge-socket $MUNGED/socket"
+			out cons_tcp munge
+		else
+			echo "vm-bench: no munged in the guest: row 5 without its TCP subscriber"
+			CONS='mread mreadm mdtrace mdsub ftrace'
+			out cons_tcp none
+		fi
 		r=1
 		while [ $r -le "$CREPS" ]; do
-			for c in mread mreadm mdtrace mdsub ftrace; do
-				consume cons_paced_${c}_$r $c getpid-for "$CDUR" "$RATE"
+			for c in $CONS; do
+				consume "cons_paced_${c}_$r" "$c" getpid-for "$CDUR" "$RATE"
 			done
-			for c in mread mreadm mdtrace mdsub ftrace; do
-				consume cons_flood_${c}_$r $c getpid-for "$CDUR"
+			for c in $CONS; do
+				consume "cons_flood_${c}_$r" "$c" getpid-for "$CDUR"
 			done
 			r=$((r + 1))
 		done
+		[ -z "$MD_MUNGE" ] || sh /magnet/tests/vm/munged.sh stop $MUNGED
 		out cons_done 1
 	else
 		echo "vm-bench: row 5 needs magnetd, magnet-cat and mdtest in PATH; skipped"
