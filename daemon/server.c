@@ -62,6 +62,8 @@
 #include "server_int.h"
 
 #define MAX_EVENTS		64
+/* A Unix client's send buffer (the kernel caps it at wmem_max). */
+#define UNIX_SNDBUF		(4 << 20)
 /* Chunks handled between two looks at the sockets and timers. */
 #define BATCH_CHUNKS		16
 /*
@@ -454,8 +456,18 @@ static void accept_clients(struct mg_server *s, const struct listener *l)
 			free(c);
 			continue;
 		}
-		if (!l->unix_sock)
+		if (!l->unix_sock) {
 			tune_socket(fd);
+		} else {
+			/*
+			 * A Unix stream socket's send buffer is the whole pipe
+			 * (no receive buffer, no window): as loopback TCP's
+			 * grows, so a subscriber keeps up as well over both.
+			 */
+			int sndbuf = UNIX_SNDBUF;
+
+			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+		}
 		s->clients[s->nclients++] = c;
 		mg_log(LOG_DEBUG, "client %s connected", peer);
 	}

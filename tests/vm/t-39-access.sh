@@ -69,14 +69,14 @@ mine=$(grep -c "\"cgroup\":$cgu," $w/user.json)
 roots=$(grep -c "\"cgroup\":$cgr," $w/user.json)
 kaddr=$(grep -c '"0xff' $w/user.json)
 # Its 2000 calls, and those of sh and asuser before the exec (a few).
-[ "$mine" -ge 2000 ] && [ "$mine" -lt 2100 ] && [ "$roots" = 0 ] && [ "$kaddr" = 0 ] ||
+{ [ "$mine" -ge 2000 ] && [ "$mine" -lt 2100 ] && [ "$roots" = 0 ] && [ "$kaddr" = 0 ]; } ||
 	fail "uid 65534 got $mine of its 2000 calls (+ its start), $roots of root's 3000, $kaddr kernel addresses: $(grep -m 1 '"0xff' $w/user.json)"
 seteuid=$(grep -c '"comm":"mgtest"' $w/user.json)
 [ "$seteuid" = 2000 ] || fail "uid 65534 got $seteuid records of mgtest, want its 2000 (none of the set-uid 500)"
 rmine=$(grep -c "\"cgroup\":$cgu," $w/root.json)
 rroot=$(grep -c "\"cgroup\":$cgr," $w/root.json)
 raddr=$(grep -c '"abstract":"0xff' $w/root.json)
-[ "$rroot" -ge 3000 ] && [ "$rmine" -ge 2500 ] && [ "$raddr" -ge 5500 ] ||
+{ [ "$rroot" -ge 3000 ] && [ "$rmine" -ge 2500 ] && [ "$raddr" -ge 5500 ]; } ||
 	fail "root got $rroot of root's, $rmine of the job's 2500, $raddr abstract ids as addresses"
 echo "uid 65534: $mine records of its job (2000 calls and its start), 0 of root's 3000, 0 of its set-uid thread's 500, no kernel address; root: $rroot + $rmine, $raddr addresses as they are"
 
