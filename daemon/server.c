@@ -62,8 +62,11 @@
 #include "server_int.h"
 
 #define MAX_EVENTS		64
-/* A Unix client's send buffer (the kernel caps it at wmem_max). */
-#define UNIX_SNDBUF		(4 << 20)
+/*
+ * A Unix client's send buffer: about what loopback TCP's grows to (root
+ * may pass wmem_max; the kernel doubles it for its bookkeeping).
+ */
+#define UNIX_SNDBUF		(1 << 20)
 /* Chunks handled between two looks at the sockets and timers. */
 #define BATCH_CHUNKS		16
 /*
@@ -466,7 +469,8 @@ static void accept_clients(struct mg_server *s, const struct listener *l)
 			 */
 			int sndbuf = UNIX_SNDBUF;
 
-			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+			if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)))
+				setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 		}
 		s->clients[s->nclients++] = c;
 		mg_log(LOG_DEBUG, "client %s connected", peer);
