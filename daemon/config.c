@@ -202,6 +202,8 @@ void mg_config_defaults(struct mg_config *c)
 	c->log = MG_LOG_AUTO;
 	strcpy(c->listen, "127.0.0.1:8650");
 	strcpy(c->socket, MG_CONFIG_DEFAULT_SOCKET);
+	/* About what loopback TCP's send buffer grows to. */
+	c->unix_sndbuf = 1 << 20;
 	strcpy(c->access_all, "@magnet");
 	strcpy(c->access_totals, "ganglia prometheus");
 	mg_parse_listen(c->listen, &c->listen_addr, &c->listen_len);

@@ -63,6 +63,7 @@ struct mg_config {
 	struct sockaddr_storage listen_addr;	/* parsed */
 	socklen_t listen_len;
 	char socket[108];	/* socket = PATH (sun_path), "" none */
+	int unix_sndbuf;	/* its clients' send buffer (not a key: tests) */
 	char access_all[512];	/* access_all = users, @groups: level ALL (access.h) */
 	char access_totals[512];	/* access_totals = ...: level TOTALS */
 	struct mg_cidr allow[MG_CONFIG_ALLOW_MAX];	/* allow = CIDR[,CIDR...], repeatable */

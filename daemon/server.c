@@ -62,11 +62,6 @@
 #include "server_int.h"
 
 #define MAX_EVENTS		64
-/*
- * A Unix client's send buffer: about what loopback TCP's grows to (root
- * may pass wmem_max; the kernel doubles it for its bookkeeping).
- */
-#define UNIX_SNDBUF		(1 << 20)
 /* Chunks handled between two looks at the sockets and timers. */
 #define BATCH_CHUNKS		16
 /*
@@ -467,7 +462,7 @@ static void accept_clients(struct mg_server *s, const struct listener *l)
 			 * (no receive buffer, no window): as loopback TCP's
 			 * grows, so a subscriber keeps up as well over both.
 			 */
-			int sndbuf = UNIX_SNDBUF;
+			int sndbuf = s->cfg.unix_sndbuf;	/* root may pass wmem_max */
 
 			if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)))
 				setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));

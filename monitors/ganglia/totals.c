@@ -467,6 +467,8 @@ static int exchange(const struct mgg_link *l, struct mgg_snapshot *s,
 	step = "authenticate to";
 	ret = mgg_authenticate(fd, (const struct sockaddr *)&l->addr, deadline,
 			       detail, sizeof(detail));
+	if (ret == -ETIMEDOUT && !detail[0])
+		snprintf(detail, sizeof(detail), "no answer in time (%d ms)", l->timeout_ms);
 	if (ret)
 		goto out;
 	step = "send to";

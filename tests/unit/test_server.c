@@ -773,6 +773,7 @@ START_TEST(stalled_stream_idle)
 	fx.cfg.client_queue = 16 << 20;
 	fx.cfg.client_timeout_ms = 60000;
 	fx.cfg.idle_timeout_ms = 1000;
+	fx.cfg.unix_sndbuf = 4096;	/* the stalled one fills it soon */
 	start();
 	stalled = cl_new(connect_fd_small(4096));
 	reader = cl_new(connect_fd(0));
