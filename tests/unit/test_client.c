@@ -408,9 +408,12 @@ START_TEST(probes)
 		"OK 1 probes\n\n",
 		"OK probes\n", "OK 1 cpus\n16 kprobe a nargs=0 hits=0 missed=0\n",
 		"ERR x\n", "",
+		"OK 2 probes\n16 kprobe a nargs=0 hits=0 missed=0\n16 kretprobe b nargs=0 hits=0 missed=0\n",
+		"OK 65537 probes\n",
 	};
 	struct mg_probe_table t;
-	size_t i;
+	size_t i, len;
+	char *big;
 
 	ck_assert_int_eq(mgc_parse_probes(probes_reply, strlen(probes_reply), &t,
 					  why, sizeof(why)), 0);
@@ -452,6 +455,30 @@ START_TEST(probes)
 	ck_assert_int_eq(mgc_parse_probes(bad[1], strlen(bad[1]), &t, why, sizeof(why)),
 			 -EPROTO);
 	ck_assert_str_eq(why, "PROBES: 1 lines announced, more follow");
+	i = sizeof(bad) / sizeof(bad[0]) - 2;
+	ck_assert_int_eq(mgc_parse_probes(bad[i], strlen(bad[i]), &t, why, sizeof(why)),
+			 -EPROTO);
+	ck_assert_str_eq(why, "PROBES line 2: id 16 named twice");
+	i++;
+	ck_assert_int_eq(mgc_parse_probes(bad[i], strlen(bad[i]), &t, why, sizeof(why)),
+			 -EPROTO);
+	ck_assert_str_eq(why, "PROBES: 65537 lines (more than the 65536 event ids)");
+
+	/* Every id, from the top: each found, by its line. */
+	big = malloc(64 * MG_PROBES_MAX + 32);
+	len = sprintf(big, "OK %u probes\n", MG_PROBES_MAX);
+	for (i = 0; i < MG_PROBES_MAX; i++)
+		len += sprintf(big + len, "%zu kprobe p%zu nargs=0 hits=0 missed=0\n",
+			       MAGNET_EVENT_MAX - i, MAGNET_EVENT_MAX - i);
+	ck_assert_int_eq(mgc_parse_probes(big, len, &t, why, sizeof(why)), 0);
+	for (i = 0; i < MG_PROBES_MAX; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "p%zu", i);
+		ck_assert_str_eq(mg_probes_find(&t, i)->target, name);
+	}
+	mg_probes_free(&t);
+	free(big);
 }
 END_TEST
 
