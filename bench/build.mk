@@ -46,8 +46,13 @@ $(BENCH_DIR)/udpflood: $(BENCH_DIR)/udpflood.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ -lpthread
 
+# Native: magnet-dump's cost against a trace's probe table (bench/dump-probes).
+$(BENCH_DIR)/hostile-trace: $(BENCH_DIR)/hostile-trace.o $(LIBMAGNET)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -o $@ $^
+
 BENCH_BINS := $(BENCH_DIR)/ring_bench $(BENCH_DIR)/ftrace-read $(BENCH_DIR)/loadgen \
-	      $(BENCH_DIR)/udpflood
+	      $(BENCH_DIR)/udpflood $(BENCH_DIR)/hostile-trace
 BENCH_GUEST_FILES := $(BENCH_DIR)/ftrace-read:/magnet/bin/ftrace-read \
 		     $(BENCH_DIR)/loadgen:/magnet/bin/loadgen \
 		     $(BENCH_DIR)/udpflood:/magnet/bin/udpflood \

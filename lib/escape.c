@@ -92,13 +92,40 @@ void mg_json_string(FILE *f, const char *s)
 }
 
 /*
- * The text form of the character at s (not at its NUL) into out: its
- * length; *used gets the bytes of s it stands for.
+ * The length of the character at s (len bytes left) if a terminal only
+ * shows it: printable ASCII, the space, and valid UTF-8 from U+00A0 (the
+ * C1 controls, U+0080-U+009F, drive some terminals); else 0.
  */
-static size_t text_piece(const unsigned char *s, unsigned int flags,
-			 char out[8], size_t *used)
+static size_t inert_at(const unsigned char *s, size_t len)
 {
 	unsigned int cp;
+	size_t n;
+
+	if (*s >= ' ' && *s < 0x7f)
+		return 1;
+	if (*s < 0x80)
+		return 0;
+	n = utf8_at(s, len, &cp);
+	return n && cp >= 0xa0 ? n : 0;
+}
+
+size_t mg_text_inert(const void *data, size_t len)
+{
+	const unsigned char *s = data;
+	size_t off = 0, n;
+
+	while (off < len && (n = inert_at(s + off, len - off)))
+		off += n;
+	return off;
+}
+
+/*
+ * The text form of the character at s (len > 0 bytes left) into out: its
+ * length; *used gets the bytes of s it stands for.
+ */
+static size_t text_piece(const unsigned char *s, size_t len,
+			 unsigned int flags, char out[8], size_t *used)
+{
 	size_t n;
 
 	*used = 1;
@@ -106,12 +133,8 @@ static size_t text_piece(const unsigned char *s, unsigned int flags,
 		memcpy(out, "\\\\", 2);
 		return 2;
 	}
-	if ((*s > ' ' && *s < 0x7f) || (*s == ' ' && !(flags & MG_ESC_SPACE))) {
-		out[0] = *s;
-		return 1;
-	}
-	/* From U+00A0: the C1 controls (U+0080-U+009F) drive some terminals. */
-	if (*s >= 0x80 && (n = mg_utf8_decode(s, &cp)) && cp >= 0xa0) {
+	n = *s == ' ' && (flags & MG_ESC_SPACE) ? 0 : inert_at(s, len);
+	if (n) {
 		memcpy(out, s, n);
 		*used = n;
 		return n;
@@ -119,45 +142,52 @@ static size_t text_piece(const unsigned char *s, unsigned int flags,
 	return snprintf(out, 8, "\\x%02x", *s);
 }
 
-const char *mg_escape(char *buf, size_t size, const char *str,
-		      unsigned int flags)
+size_t mg_escape_mem(char *buf, size_t size, const void *data, size_t len,
+		     unsigned int flags)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	size_t used = 0, n, k;
+	const unsigned char *s = data;
+	size_t used = 0, off = 0, n, k;
 	char piece[8];
 
 	if (!size)
-		return buf;
-	while (*s) {
-		n = text_piece(s, flags, piece, &k);
+		return 0;
+	while (off < len) {
+		n = text_piece(s + off, len - off, flags, piece, &k);
 		if (used + n >= size)
 			break;
 		memcpy(buf + used, piece, n);
 		used += n;
-		s += k;
+		off += k;
 	}
 	buf[used] = '\0';
+	return off;
+}
+
+const char *mg_escape(char *buf, size_t size, const char *str,
+		      unsigned int flags)
+{
+	mg_escape_mem(buf, size, str, strlen(str), flags);
 	return buf;
 }
 
 void mg_escape_write(FILE *f, const char *str, unsigned int flags)
 {
 	const unsigned char *s = (const unsigned char *)str;
+	size_t len = strlen(str), off = 0, k;
 	char piece[8];
-	size_t k;
 
-	while (*s) {
-		const unsigned char *run = s;
+	while (off < len) {
+		size_t run = off;
 
 		/* Runs of plain ASCII in one write: every record's name. */
-		while ((*s > ' ' && *s < 0x7f && *s != '\\') ||
-		       (*s == ' ' && !(flags & MG_ESC_SPACE)))
-			s++;
-		if (s > run)
-			fwrite(run, 1, s - run, f);
-		if (!*s)
+		while (off < len && ((s[off] > ' ' && s[off] < 0x7f && s[off] != '\\') ||
+				     (s[off] == ' ' && !(flags & MG_ESC_SPACE))))
+			off++;
+		if (off > run)
+			fwrite(s + run, 1, off - run, f);
+		if (off == len)
 			break;
-		fwrite(piece, 1, text_piece(s, flags, piece, &k), f);
-		s += k;
+		fwrite(piece, 1, text_piece(s + off, len - off, flags, piece, &k), f);
+		off += k;
 	}
 }

@@ -45,4 +45,18 @@ const char *mg_escape(char *buf, size_t size, const char *s,
 /* s as mg_escape() has it, whole, to f. */
 void mg_escape_write(FILE *f, const char *s, unsigned int flags);
 
+/*
+ * The len bytes at s (NULs included, as \x00) as mg_escape() has them,
+ * into buf as above. Returns the bytes of s written: len when whole.
+ */
+size_t mg_escape_mem(char *buf, size_t size, const void *s, size_t len,
+		     unsigned int flags);
+
+/*
+ * How many of the len bytes at s, from the first, a terminal only shows:
+ * printable ASCII, the space and printable UTF-8 (what mg_escape() leaves
+ * as it is, '\' aside). len when all are; mg_json_write()'s output is.
+ */
+size_t mg_text_inert(const void *s, size_t len);
+
 #endif /* MAGNET_LIB_ESCAPE_H */

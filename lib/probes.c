@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,49 +89,81 @@ static int parse_line(struct mg_probe *p, char *line)
 	return 0;
 }
 
-int mg_probes_parse(struct mg_probe_table *t, const char *text, size_t len)
+/* The index: every id absent. */
+static int alloc_index(struct mg_probe_table *t)
+{
+	if (!t->at)
+		t->at = calloc(MG_PROBES_MAX, sizeof(*t->at));
+	return t->at ? 0 : -ENOMEM;
+}
+
+/* p at the end of t (its index allocated), unless t names p's id. */
+static int append(struct mg_probe_table *t, struct mg_probe *p)
+{
+	if (t->at[p->id]) {
+		free(p->type);
+		free(p->target);
+		return 0;
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 16;
+		struct mg_probe *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v) {
+			free(p->type);
+			free(p->target);
+			return -ENOMEM;
+		}
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n++] = *p;
+	t->at[p->id] = t->n;
+	return 0;
+}
+
+int mg_probes_parse_more(struct mg_probe_table *t, const char *text,
+			 size_t len)
 {
 	char *copy, *line, *next;
-	size_t cap = 0;
-	int err = 0;
+	size_t lines = 0;
+	int err;
 
-	t->n = 0;
-	t->v = NULL;
+	err = alloc_index(t);
+	if (err)
+		return err;
 	copy = strndup(text, len);
 	if (!copy)
 		return -ENOMEM;
 	for (line = copy; line && *line; line = next) {
 		struct mg_probe p;
-		int r;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
 		if (!isdigit((unsigned char)*line))
 			continue;
-		r = parse_line(&p, line);
-		if (r == -ENOMEM) {
-			err = r;
+		if (++lines > MG_PROBES_MAX) {
+			err = -E2BIG;
 			break;
 		}
-		if (r)
-			continue;
-		if (t->n == cap) {
-			struct mg_probe *v;
-
-			cap = cap ? 2 * cap : 16;
-			v = realloc(t->v, cap * sizeof(*v));
-			if (!v) {
-				free(p.type);
-				free(p.target);
-				err = -ENOMEM;
-				break;
-			}
-			t->v = v;
-		}
-		t->v[t->n++] = p;
+		err = parse_line(&p, line);
+		if (err == -ENOMEM)
+			break;
+		err = err ? 0 : append(t, &p);
+		if (err)
+			break;
 	}
 	free(copy);
+	return err;
+}
+
+int mg_probes_parse(struct mg_probe_table *t, const char *text, size_t len)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	err = mg_probes_parse_more(t, text, len);
 	if (err)
 		mg_probes_free(t);
 	return err;
@@ -145,20 +178,36 @@ void mg_probes_free(struct mg_probe_table *t)
 		free(t->v[i].target);
 	}
 	free(t->v);
-	t->v = NULL;
-	t->n = 0;
+	free(t->at);
+	memset(t, 0, sizeof(*t));
+}
+
+int mg_probes_index(struct mg_probe_table *t)
+{
+	size_t i;
+
+	if (t->n >= UINT32_MAX)
+		return -E2BIG;
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].id > MAGNET_EVENT_MAX)
+			return -EINVAL;
+	free(t->at);
+	t->at = NULL;
+	if (alloc_index(t))
+		return -ENOMEM;
+	for (i = t->n; i-- > 0;)	/* backwards: the first place wins */
+		t->at[t->v[i].id] = i + 1;
+	if (t->cap < t->n)
+		t->cap = t->n;
+	return 0;
 }
 
 const struct mg_probe *mg_probes_find(const struct mg_probe_table *t,
 				      unsigned int id)
 {
-	size_t i;
-
-	/* Tables hold tens of probes: a scan beats keeping an index. */
-	for (i = 0; t && i < t->n; i++)
-		if (t->v[i].id == id)
-			return &t->v[i];
-	return NULL;
+	if (!t || !t->at || id > MAGNET_EVENT_MAX || !t->at[id])
+		return NULL;
+	return &t->v[t->at[id] - 1];
 }
 
 const char *mg_event_name(const struct mg_probe_table *t, unsigned int id)

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <linux/types.h>
+#include <linux/magnet.h>
 
 struct mg_probe {
 	unsigned int id;
@@ -25,9 +26,20 @@ struct mg_probe {
 	unsigned int capture_arg;	/* from the address in this argument */
 };
 
+/* Probes a table can hold: one per event id, and ids are 16 bits. */
+#define MG_PROBES_MAX	(MAGNET_EVENT_MAX + 1)
+
 struct mg_probe_table {
 	size_t n;
-	struct mg_probe *v;
+	struct mg_probe *v;	/* in the text's order */
+	/*
+	 * Private: at[id] is 1 + the place of id in v, 0 when v lacks it
+	 * (MG_PROBES_MAX entries, or NULL for an empty table), so a lookup
+	 * per record costs the same whatever the table's size: a trace's
+	 * header is anyone's to write. cap: v's room, for merges.
+	 */
+	__u32 *at;
+	size_t cap;
 };
 
 /*
@@ -35,12 +47,30 @@ struct mg_probe_table {
  * start with a digit (a header, a blank line) are skipped; so are lines
  * that do not parse, since a name table is best effort: records decode
  * without it; a capture column that does not parse (LEN 1..4096, ARG
- * 0..5) reads as no capture. 0 or -ENOMEM.
+ * 0..5) reads as no capture. An id keeps its first line's name: a later
+ * line naming it again is skipped. 0, -ENOMEM, or -E2BIG when the text
+ * holds more than MG_PROBES_MAX lines starting with a digit (more probes
+ * than there are ids: no table the module writes).
  */
 int mg_probes_parse(struct mg_probe_table *t, const char *text, size_t len);
 void mg_probes_free(struct mg_probe_table *t);
 
-/* NULL if id is not in the table. */
+/*
+ * Index a table whose v and n were filled in by hand (a parser's): an id
+ * that v holds twice is found at its first place. 0, -ENOMEM, or -EINVAL
+ * for an id above MAGNET_EVENT_MAX.
+ */
+int mg_probes_index(struct mg_probe_table *t);
+
+/*
+ * The lines of text whose id t lacks, parsed as above, at the end of t (a
+ * table from mg_probes_parse, or zeroed): costs the text, not t. 0, or an
+ * error as above, with t holding the lines before it.
+ */
+int mg_probes_parse_more(struct mg_probe_table *t, const char *text,
+			 size_t len);
+
+/* NULL if id is not in the table (t may be NULL). O(1). */
 const struct mg_probe *mg_probes_find(const struct mg_probe_table *t,
 				      unsigned int id);
 

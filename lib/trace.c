@@ -538,7 +538,14 @@ static int read_header(struct mg_trace *t, struct mg_trace_error *e,
 	in->probes = t->probes_text;
 	in->probes_len = plen;
 	*hlenp = in->header_len = hlen;
-	return mg_probes_parse(&t->probes, t->probes_text, plen);
+	err = mg_probes_parse(&t->probes, t->probes_text, plen);
+	if (err == -E2BIG) {
+		set_err(e, MG_TRACE_FIXED_HEADER, "header",
+			"probe table of more than %u probe lines (one per event id)",
+			MG_PROBES_MAX);
+		return -EBADMSG;
+	}
+	return err;
 }
 
 static int add_chunk(struct mg_stream *s, __u64 off, __u64 len)
@@ -564,9 +571,6 @@ static int add_chunk(struct mg_stream *s, __u64 off, __u64 len)
  */
 static int read_probes(struct mg_trace *t, __u64 off, __u64 len)
 {
-	struct mg_probe_table add = { 0 };
-	struct mg_probe *v;
-	size_t i;
 	char *b;
 	int err;
 
@@ -577,28 +581,16 @@ static int read_probes(struct mg_trace *t, __u64 off, __u64 len)
 		return -ENOMEM;
 	err = pread_full(t->fd, b, len, off);
 	if (!err)	/* the padding: up to the first NUL */
-		err = mg_probes_parse(&add, b, strnlen(b, len));
+		err = mg_probes_parse_more(&t->probes, b, strnlen(b, len));
 	free(b);
-	if (err || !add.n)
-		return err;
-	v = realloc(t->probes.v, (t->probes.n + add.n) * sizeof(*v));
-	if (!v) {
-		mg_probes_free(&add);
-		return -ENOMEM;
+	if (err == -E2BIG) {
+		/* Its first lines are in; the records after it still come. */
+		trace_err(t, off - MG_CHUNK_HEADER, "chunk",
+			  "probe table chunk of more than %u probe lines (one per event id)",
+			  MG_PROBES_MAX);
+		return 0;
 	}
-	t->probes.v = v;
-	for (i = 0; i < add.n; i++) {
-		struct mg_probe *p = &add.v[i];
-
-		if (mg_probes_find(&t->probes, p->id)) {
-			free(p->type);
-			free(p->target);
-			continue;
-		}
-		v[t->probes.n++] = *p;
-	}
-	free(add.v);
-	return 0;
+	return err;
 }
 
 static int read_trailer(struct mg_trace *t, __u64 off, __u64 len)

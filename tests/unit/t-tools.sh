@@ -528,6 +528,38 @@ assert n == 3' "$T/hjson.out" 2>"$T/hpy.err" || fail "crafted trace's JSON: $(ta
 fi
 ok "a crafted trace's strings: escaped in text, -H and --stats; JSON valid, bad bytes as \\u00XX"
 
+# --- A probe table as large as it can be: one line per event id, the
+# records' own probes last (where a scan of the table finds them last).
+# The records print as with the small table. One line more is no table
+# the module writes, nor a million: magnet-dump says so and decodes
+# nothing. The time it takes is bench/dump-probes's business.
+run 0 gen9 "$GEN" -d "$T/bigp" -C 0,1 -n 2000 -s 9
+{
+	awk 'BEGIN { for (i = 65535; i >= 28; i--) printf "%d\tkprobe\tf%d\t1\t0\t0\n", i, i
+		     for (i = 0; i < 16; i++) printf "%d\tkprobe\tf%d\t1\t0\t0\n", i, i }'
+	cat "$T/bigp/probes"
+} >"$T/bigp.probes"
+[ "$(wc -l <"$T/bigp.probes")" -eq 65536 ] || fail "the big table is not one line per id"
+mv "$T/bigp.probes" "$T/bigp/probes"
+run 0 read9 "$READ" -d "$T/bigp" -o "$T/trace9"
+run 0 dump9 "$DUMP" "$T/trace9"
+notask "$T/gen9.out" | cmp -s - "$T/dump9.out" ||
+	fail "a table of every id: $(notask "$T/gen9.out" | diff - "$T/dump9.out" | head -5)"
+run 0 hdr9 "$DUMP" -H "$T/trace9"
+grep -q -x 'probes 65536' "$T/hdr9.out" || fail "-H of a table of every id: $(grep '^probes' "$T/hdr9.out")"
+printf '28\tkprobe\tagain\t1\t0\t0\n' >>"$T/bigp/probes"
+run 0 read10 "$READ" -d "$T/bigp" -o "$T/trace10"
+run 2 dump10 "$DUMP" "$T/trace10"
+grep -q -x "magnet-dump: $T/trace10: corrupt header at offset 224: probe table of more than 65536 probe lines (one per event id)" "$T/dump10.err" ||
+	fail "a table of 65537 lines: $(cat "$T/dump10.err")"
+[ ! -s "$T/dump10.out" ] || fail "a refused header printed records"
+awk 'BEGIN { for (i = 0; i < 1000000; i++) printf "%d\tkprobe\tf\t1\t0\t0\n", 28 + i % 65508 }' >"$T/bigp/probes"
+run 0 read11 "$READ" -d "$T/bigp" -o "$T/trace11"
+run 2 dump11 "$DUMP" "$T/trace11"
+grep -q "corrupt header at offset 224: probe table of more than 65536 probe lines" "$T/dump11.err" ||
+	fail "a table of a million lines: $(cat "$T/dump11.err")"
+ok "a table of every event id names records as a small one; one line more, or a million, refused"
+
 # --- Usage and runtime errors.
 run 1 u1 "$READ"
 grep -q "^usage: magnet-read" "$T/u1.err" || fail "usage text"

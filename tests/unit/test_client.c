@@ -30,6 +30,7 @@
 
 #include <munge.h>
 
+#include "escape.h"
 #include "mgclient.h"
 #include "munged.h"
 #include "print.h"
@@ -281,6 +282,25 @@ START_TEST(escape)
 }
 END_TEST
 
+/* A server's line in a sentence: spaces kept, NULs too, "..." at a cut. */
+START_TEST(quote)
+{
+	static const char line[] = "ERR bad \x1b[2J\0\x9b caf\xc3\xa9";
+	char out[64];
+
+	ck_assert_str_eq(mgc_quote(out, sizeof(out), line, sizeof(line) - 1, false),
+			 "ERR bad \\x1b[2J\\x00\\x9b caf\xc3\xa9");
+	ck_assert_str_eq(mgc_quote(out, sizeof(out), line, 7, true), "ERR bad...");
+	/* Too long for buf: what fits, then the dots, within size. */
+	ck_assert_str_eq(mgc_quote(out, 15, line, sizeof(line) - 1, false),
+			 "ERR bad ...");
+	ck_assert_str_eq(mgc_quote(out, 16, line, sizeof(line) - 1, false),
+			 "ERR bad \\x1b...");
+	ck_assert_str_eq(mgc_quote(out, 4, line, sizeof(line) - 1, false), "");
+	ck_assert_str_eq(mgc_quote(out, 5, line, sizeof(line) - 1, false), "E...");
+}
+END_TEST
+
 START_TEST(parse_u64)
 {
 	__u64 v;
@@ -411,9 +431,12 @@ START_TEST(probes)
 		"OK 1 probes\n\n",
 		"OK probes\n", "OK 1 cpus\n16 kprobe a nargs=0 hits=0 missed=0\n",
 		"ERR x\n", "",
+		"OK 2 probes\n16 kprobe a nargs=0 hits=0 missed=0\n16 kretprobe b nargs=0 hits=0 missed=0\n",
+		"OK 65537 probes\n",
 	};
 	struct mg_probe_table t;
-	size_t i;
+	size_t i, len;
+	char *big;
 
 	ck_assert_int_eq(mgc_parse_probes(probes_reply, strlen(probes_reply), &t,
 					  why, sizeof(why)), 0);
@@ -455,6 +478,30 @@ START_TEST(probes)
 	ck_assert_int_eq(mgc_parse_probes(bad[1], strlen(bad[1]), &t, why, sizeof(why)),
 			 -EPROTO);
 	ck_assert_str_eq(why, "PROBES: 1 lines announced, more follow");
+	i = sizeof(bad) / sizeof(bad[0]) - 2;
+	ck_assert_int_eq(mgc_parse_probes(bad[i], strlen(bad[i]), &t, why, sizeof(why)),
+			 -EPROTO);
+	ck_assert_str_eq(why, "PROBES line 2: id 16 named twice");
+	i++;
+	ck_assert_int_eq(mgc_parse_probes(bad[i], strlen(bad[i]), &t, why, sizeof(why)),
+			 -EPROTO);
+	ck_assert_str_eq(why, "PROBES: 65537 lines (more than the 65536 event ids)");
+
+	/* Every id, from the top: each found, by its line. */
+	big = malloc(64 * MG_PROBES_MAX + 32);
+	len = sprintf(big, "OK %u probes\n", MG_PROBES_MAX);
+	for (i = 0; i < MG_PROBES_MAX; i++)
+		len += sprintf(big + len, "%zu kprobe p%zu nargs=0 hits=0 missed=0\n",
+			       MAGNET_EVENT_MAX - i, MAGNET_EVENT_MAX - i);
+	ck_assert_int_eq(mgc_parse_probes(big, len, &t, why, sizeof(why)), 0);
+	for (i = 0; i < MG_PROBES_MAX; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "p%zu", i);
+		ck_assert_str_eq(mg_probes_find(&t, i)->target, name);
+	}
+	mg_probes_free(&t);
+	free(big);
 }
 END_TEST
 
@@ -1675,6 +1722,141 @@ START_TEST(cat_errors)
 }
 END_TEST
 
+/* No byte of s (len) that a terminal obeys: only whole lines of text. */
+#define assert_inert(s, len)						\
+	do {								\
+		const char *l_ = (s), *e_ = l_ + (len);			\
+									\
+		while (l_ < e_) {					\
+			const char *nl_ = memchr(l_, '\n', e_ - l_);	\
+			size_t ll_ = (nl_ ? nl_ : e_) - l_;		\
+									\
+			ck_assert_msg(mg_text_inert(l_, ll_) == ll_,	\
+				      "raw byte 0x%02x in: %s",		\
+				      (unsigned char)l_[mg_text_inert(l_, ll_)], \
+				      l_);				\
+			l_ += ll_ + 1;					\
+		}							\
+	} while (0)
+
+/* What a hostile server says, and how it must look: escaped. */
+#define EVIL		"\x1b]0;owned\x07\x1b[2J\x9b" "31m\xc2\x9b" "1m\x7f caf\xc3\xa9"
+#define EVIL_SHOWN	"\\x1b]0;owned\\x07\\x1b[2J\\x9b31m\\xc2\\x9b1m\\x7f caf\xc3\xa9"
+
+/*
+ * A server's ERR lines and lines it should not send, whatever they hold,
+ * reach the terminal escaped: controls, DEL, C1 and bytes that are not
+ * UTF-8 as \xNN (an ERR may echo a name a user chose).
+ */
+START_TEST(cat_hostile_lines)
+{
+	const char *args[] = { "-s", NULL, NULL };
+	const char *argsj[] = { "-j", "-s", NULL, NULL };
+	struct fake f;
+	struct run r;
+
+	/* ERR to SUBSCRIBE */
+	fake_init(&f);
+	f.subscribe = "ERR bad filter: unknown probe '" EVIL "'\n";
+	run_fake(&r, &f, "magnet-cat", args, 1);
+	assert_status(&r, 2);
+	assert_has(r.err, "magnet-cat: ERR bad filter: unknown probe '" EVIL_SHOWN "'\n");
+	assert_inert(r.err, r.err_len);
+	run_free(&r);
+
+	/* replies to SUBSCRIBE that are not one */
+	fake_init(&f);
+	f.subscribe = "OK subscribed format=" EVIL "\n";
+	run_fake(&r, &f, "magnet-cat", args, 1);
+	assert_status(&r, 2);
+	assert_has(r.err, ": 'OK subscribed format=" EVIL_SHOWN "' in reply to SUBSCRIBE\n");
+	assert_inert(r.err, r.err_len);
+	run_free(&r);
+	fake_init(&f);
+	f.subscribe = "OK subscribed format=\x1b[2J\n";
+	run_fake(&r, &f, "magnet-cat", args, 1);
+	assert_status(&r, 2);
+	assert_has(r.err, "asked for format binary, got 'OK subscribed format=\\x1b[2J'\n");
+	assert_inert(r.err, r.err_len);
+	run_free(&r);
+
+	/* ERR, then a line no client expects, while subscribed */
+	fake_init(&f);
+	f.data = "ERR " EVIL "\n";
+	f.data_len = strlen(f.data);
+	run_fake(&r, &f, "magnet-cat", args, 1);
+	assert_status(&r, 2);
+	assert_has(r.err, "magnet-cat: ERR " EVIL_SHOWN "\n");
+	assert_inert(r.err, r.err_len);
+	run_free(&r);
+
+	fake_init(&f);
+	f.data = EVIL "\n";
+	f.data_len = strlen(f.data);
+	run_fake(&r, &f, "magnet-cat", args, 1);
+	assert_status(&r, 2);
+	assert_has(r.err, "unexpected line '" EVIL_SHOWN "'\n");
+	assert_inert(r.err, r.err_len);
+	run_free(&r);
+
+	fake_init(&f);
+	f.data = "OK " EVIL "\n";
+	f.data_len = strlen(f.data);
+	run_fake(&r, &f, "magnet-cat", argsj, 2);
+	assert_status(&r, 2);
+	assert_has(r.err, "unexpected 'OK " EVIL_SHOWN "'\n");
+	assert_inert(r.err, r.err_len);
+	run_free(&r);
+}
+END_TEST
+
+/*
+ * -j passes the daemon's JSON lines through, so each is looked at whole:
+ * JSON has no raw control in a string and the daemon none that is not
+ * UTF-8, so such a line is a protocol error, never printed; a valid line
+ * with escapes and UTF-8 goes out as it came.
+ */
+START_TEST(cat_hostile_json)
+{
+	static const char good[] =
+		"{\"ts\":1,\"cpu\":0,\"pid\":9,\"tgid\":9,\"id\":16,\"event\":\"caf\xc3\xa9\\u001b[2J\\u009b\",\"type\":\"kprobe\",\"abstract\":\"0x1\",\"args\":[]}\n";
+	static const char *const bad[] = {
+		"{\"ts\":2,\"cpu\":0,\"pid\":9,\"tgid\":9,\"id\":16,\"event\":\"\x1b[2J\",\"type\":\"kprobe\"}\n",
+		"{\"ts\":2,\"cpu\":0,\"pid\":9,\"tgid\":9,\"id\":16,\"event\":\"\x9b" "2J\",\"type\":\"kprobe\"}\n",
+		"{\"ts\":2,\"cpu\":0,\"pid\":9,\"tgid\":9,\"id\":16,\"event\":\"\xc2\x9b" "2J\",\"type\":\"kprobe\"}\n",
+		"{\"ts\":2,\"cpu\":0,\"pid\":9,\"tgid\":9,\"id\":16,\"event\":\"x\",\"type\":\"kprobe\"}\x7f\n",
+		"{\"ts\":2,\"cpu\":0,\"pid\":9,\"tgid\":9,\"id\":16,\"event\":\"\xff\xfe\",\"type\":\"kprobe\"}\n",
+		"{\"ts\":2,\"cpu\":0,\"pid\":9,\"tgid\":9,\"id\":16,\"event\":\"a\rb\",\"type\":\"kprobe\"}\n",
+	};
+	static const char *const why[] = {
+		"byte 0x1b at column 51", "byte 0x9b at column 51",
+		"byte 0xc2 at column 51", "byte 0x7f at column 70",
+		"byte 0xff at column 51", "byte 0x0d at column 52",
+	};
+	const char *args[] = { "-j", "-s", NULL, NULL };
+	char data[1024];
+	struct fake f;
+	struct run r;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(data, sizeof(data), "%s%s", good, bad[i]);
+		fake_init(&f);
+		f.data = data;
+		f.data_len = strlen(data);
+		f.close_after_data = true;
+		run_fake(&r, &f, "magnet-cat", args, 2);
+		assert_status(&r, 2);
+		ck_assert_str_eq(r.out, good);
+		assert_has(r.err, "magnet-cat: protocol error from 127.0.0.1:");
+		assert_has(r.err, why[i]);
+		assert_inert(r.out, r.out_len);
+		assert_inert(r.err, r.err_len);
+		run_free(&r);
+	}
+}
+END_TEST
+
 START_TEST(cat_raw)
 {
 	const char *args[] = { "-b", "-s", NULL, NULL };
@@ -1697,6 +1879,50 @@ START_TEST(cat_raw)
 	ck_assert_uint_eq(r.out_len, a + b);
 	ck_assert_mem_eq(r.out, p, a + b);
 	assert_has(r.err, "2 records, 1 lost (kernel)");
+	run_free(&r);
+}
+END_TEST
+
+/*
+ * -b writes binary, which a terminal would obey: to one it is refused
+ * before any connection (no option forces it; a pipe does).
+ */
+START_TEST(cat_raw_terminal)
+{
+	char path[PATH_MAX], errp[64], addr_arg[64];
+	struct fake f;
+	struct run r;
+	int master, efd;
+	pid_t pid;
+
+	fake_init(&f);
+	fake_start(&f);
+	snprintf(addr_arg, sizeof(addr_arg), "%s", f.addr);
+	tool_path(path, sizeof(path), "magnet-cat");
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	ck_assert_int_ge(master, 0);
+	ck_assert_int_eq(grantpt(master), 0);
+	ck_assert_int_eq(unlockpt(master), 0);
+	efd = tu_tmpfile(errp);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		int s = open(ptsname(master), O_RDWR | O_NOCTTY);
+
+		dup2(s, 1);
+		dup2(efd, 2);
+		execl(path, path, "-b", "-s", addr_arg, (char *)NULL);
+		_exit(127);
+	}
+	close(efd);
+	reap(&r, pid, 10000);
+	r.err = slurp(errp, &r.err_len);
+	r.out = NULL;
+	close(master);
+	fake_stop(&f);
+	assert_status(&r, 1);
+	assert_has(r.err, "magnet-cat: -b writes binary records: redirect stdout to a file or a pipe\n");
+	ck_assert_str_eq(f.log, "");
 	run_free(&r);
 }
 END_TEST
@@ -2130,6 +2356,67 @@ START_TEST(top_errors)
 }
 END_TEST
 
+START_TEST(top_hostile_lines)
+{
+	const char *args[] = { "-b", "-n", "2", "-d", "0.05", "-s", NULL, NULL };
+	const char *margs[] = { "-m", "-n", "1", "-d", "0.05", "-s", NULL, NULL };
+	struct fake f;
+	struct run r;
+
+	/* an AGG refused */
+	top_script(&f);
+	f.agg_reply[1] = "ERR unknown AGG key '" EVIL "'\n";
+	run_fake(&r, &f, "magnet-top", args, 6);
+	assert_status(&r, 2);
+	assert_has(r.err, "magnet-top: ERR unknown AGG key '" EVIL_SHOWN "'\n");
+	assert_inert(r.err, r.err_len);
+	run_free(&r);
+
+	/* AGG net refused: said on every screen, and in -m */
+	top_script(&f);
+	f.agg_reply[3] = "ERR " EVIL "\n";
+	run_fake(&r, &f, "magnet-top", args, 6);
+	assert_status(&r, 0);
+	assert_has(r.out, "magnetd refused AGG net: ERR " EVIL_SHOWN "\n");
+	assert_inert(r.out, r.out_len);
+	run_free(&r);
+	top_script(&f);
+	f.agg_reply[3] = "ERR " EVIL "\n";
+	run_fake(&r, &f, "magnet-top", margs, 6);
+	assert_status(&r, 0);
+	assert_has(r.out, "header\tnet\trefused\tERR " EVIL_SHOWN "\n");
+	run_free(&r);
+
+	/* a reply to AGG that is not one */
+	top_script(&f);
+	f.agg_reply[0] = "OK " EVIL "\n";
+	run_fake(&r, &f, "magnet-top", args, 6);
+	assert_status(&r, 2);
+	assert_has(r.err, "'OK " EVIL_SHOWN "' in reply to AGG tgid EVERY 50ms\n");
+	assert_inert(r.err, r.err_len);
+	run_free(&r);
+
+	/* ERR, or a line of nothing known, instead of a report */
+	top_script(&f);
+	f.reports[2][1] = "ERR " EVIL "\n";
+	run_fake(&r, &f, "magnet-top", args, 6);
+	assert_status(&r, 2);
+	assert_has(r.err, "magnet-top: ERR " EVIL_SHOWN "\n");
+	assert_inert(r.out, r.out_len);
+	assert_inert(r.err, r.err_len);
+	run_free(&r);
+
+	top_script(&f);
+	f.reports[0][1] = EVIL "\n";
+	run_fake(&r, &f, "magnet-top", args, 6);
+	assert_status(&r, 2);
+	assert_has(r.err, "unexpected '" EVIL_SHOWN "'\n");
+	assert_inert(r.out, r.out_len);
+	assert_inert(r.err, r.err_len);
+	run_free(&r);
+}
+END_TEST
+
 /* Append what the pty has (within timeout_ms) to out; keep its tail. */
 static size_t pty_read(int fd, char *out, size_t size, size_t len, int timeout_ms)
 {
@@ -2361,6 +2648,7 @@ int main(void)
 	tcase_add_test(tp, frame_every_cut);
 	tcase_add_test(tp, unescape);
 	tcase_add_test(tp, escape);
+	tcase_add_test(tp, quote);
 	tcase_add_test(tp, parse_u64);
 	tcase_add_test(tp, parse_ms);
 	tcase_add_test(tp, hello);
@@ -2385,6 +2673,10 @@ int main(void)
 	tcase_add_test(te, cat_new_probe_names);
 	tcase_add_test(te, cat_errors);
 	tcase_add_test(te, cat_raw);
+	tcase_add_test(te, cat_hostile_lines);
+	tcase_add_test(te, cat_hostile_json);
+	tcase_add_test(te, top_hostile_lines);
+	tcase_add_test(te, cat_raw_terminal);
 	tcase_add_test(te, cat_usage);
 	tcase_add_test(te, top_batch);
 	tcase_add_test(te, top_machine);

@@ -174,6 +174,133 @@ START_TEST(probes_empty)
 }
 END_TEST
 
+/* A table of n lines naming ids from..from - n + 1 (mod 2^16), "p<id>". */
+static char *big_table(size_t n, unsigned int from, size_t *len)
+{
+	char *s = malloc(n * 32 + 1);
+	size_t i, at = 0;
+
+	ck_assert_ptr_nonnull(s);
+	for (i = 0; i < n; i++) {
+		unsigned int id = (from - i) & MAGNET_EVENT_MAX;
+
+		at += sprintf(s + at, "%u\tkprobe\tp%u\t1\t0\t0\n", id, id);
+	}
+	*len = at;
+	return s;
+}
+
+/*
+ * One line per event id, in the worst order for a scan (from the top):
+ * every id found, named by its line; an id repeated keeps its first name;
+ * more lines than ids is no table the module writes (-E2BIG), a million
+ * of them too, and a parse that costs per record what the table holds
+ * would not finish here.
+ */
+START_TEST(probes_every_id)
+{
+	struct mg_probe_table t;
+	const struct mg_probe *p;
+	char name[16], *text;
+	unsigned int id;
+	size_t len;
+
+	text = big_table(MG_PROBES_MAX, MAGNET_EVENT_MAX, &len);
+	ck_assert_int_eq(mg_probes_parse(&t, text, len), 0);
+	ck_assert_uint_eq(t.n, MG_PROBES_MAX);
+	for (id = 0; id <= MAGNET_EVENT_MAX; id++) {
+		p = mg_probes_find(&t, id);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_uint_eq(p->id, id);
+		snprintf(name, sizeof(name), "p%u", id);
+		ck_assert_str_eq(p->target, name);
+	}
+	ck_assert_ptr_null(mg_probes_find(&t, MAGNET_EVENT_MAX + 1));
+	ck_assert_ptr_eq(mg_probes_find(&t, MAGNET_EVENT_MAX), &t.v[0]);
+	mg_probes_free(&t);
+	free(text);
+
+	/* One line more: an id twice, which no module writes. */
+	text = big_table(MG_PROBES_MAX + 1, MAGNET_EVENT_MAX, &len);
+	ck_assert_int_eq(mg_probes_parse(&t, text, len), -E2BIG);
+	ck_assert_uint_eq(t.n, 0);
+	ck_assert_ptr_null(mg_probes_find(&t, 16));
+	free(text);
+	text = big_table(1000000, 40000, &len);
+	ck_assert_int_eq(mg_probes_parse(&t, text, len), -E2BIG);
+	free(text);
+
+	/* Lines that are not probes do not count: a header, blank lines. */
+	text = big_table(MG_PROBES_MAX, 7, &len);
+	text = realloc(text, len + 64);
+	memmove(text + 11, text, len);
+	memcpy(text, "id\ttype\n\n\n\n", 11);
+	ck_assert_int_eq(mg_probes_parse(&t, text, len + 11), 0);
+	ck_assert_uint_eq(t.n, MG_PROBES_MAX);
+	mg_probes_free(&t);
+	free(text);
+}
+END_TEST
+
+START_TEST(probes_first_name_wins)
+{
+	static const char text[] =
+		"17\tkprobe\tfirst\t1\t0\t0\n"
+		"18\tkprobe\tb\t1\t0\t0\n"
+		"17\tkretprobe\tsecond\t2\t0\t0\n"
+		"bad line\n"
+		"19\tkprobe\n";
+	static const char more[] =
+		"18\tkprobe\trenamed\t1\t0\t0\n"
+		"20\tcustom\tadded\t0\t0\t0\n"
+		"20\tcustom\tadded_again\t0\t0\t0\n";
+	struct mg_probe_table t;
+	size_t i;
+
+	ck_assert_int_eq(mg_probes_parse(&t, text, sizeof(text) - 1), 0);
+	ck_assert_uint_eq(t.n, 2);
+	ck_assert_str_eq(mg_event_name(&t, 17), "first");
+	ck_assert_str_eq(mg_probes_find(&t, 17)->type, "kprobe");
+	ck_assert_str_eq(mg_event_name(&t, 19), "unknown");
+	/* More lines: only ids the table lacks join it, at its end. */
+	ck_assert_int_eq(mg_probes_parse_more(&t, more, sizeof(more) - 1), 0);
+	ck_assert_uint_eq(t.n, 3);
+	ck_assert_str_eq(mg_event_name(&t, 18), "b");
+	ck_assert_str_eq(mg_event_name(&t, 20), "added");
+	ck_assert_str_eq(t.v[2].target, "added");
+	/* Many more, one at a time, as PRBS chunks come: the names stay. */
+	for (i = 0; i < 30000; i++) {
+		char line[64];
+		int n = snprintf(line, sizeof(line), "%zu\tkprobe\tq%zu\t0\t0\t0\n",
+				 21 + i, 21 + i);
+
+		ck_assert_int_eq(mg_probes_parse_more(&t, line, n), 0);
+	}
+	ck_assert_uint_eq(t.n, 3 + 30000);
+	ck_assert_str_eq(mg_event_name(&t, 17), "first");
+	ck_assert_str_eq(mg_event_name(&t, 30020), "q30020");
+	mg_probes_free(&t);
+
+	/* A table filled in by hand (a protocol's parser), then indexed. */
+	memset(&t, 0, sizeof(t));
+	t.v = calloc(3, sizeof(*t.v));
+	t.n = 3;
+	t.v[0].id = 40;
+	t.v[0].target = strdup("x");
+	t.v[1].id = 30;
+	t.v[1].target = strdup("y");
+	t.v[2].id = 40;
+	t.v[2].target = strdup("z");
+	ck_assert_ptr_null(mg_probes_find(&t, 40));	/* not indexed yet */
+	ck_assert_int_eq(mg_probes_index(&t), 0);
+	ck_assert_str_eq(mg_event_name(&t, 40), "x");
+	ck_assert_str_eq(mg_event_name(&t, 30), "y");
+	t.v[1].id = MAGNET_EVENT_MAX + 1;
+	ck_assert_int_eq(mg_probes_index(&t), -EINVAL);
+	mg_probes_free(&t);
+}
+END_TEST
+
 START_TEST(stats_parse)
 {
 	static const char text[] =
@@ -708,6 +835,8 @@ int main(void)
 	tcase_add_test(tc, probes_parse);
 	tcase_add_test(tc, probes_capture_column);
 	tcase_add_test(tc, probes_empty);
+	tcase_add_test(tc, probes_every_id);
+	tcase_add_test(tc, probes_first_name_wins);
 	tcase_add_test(tc, stats_parse);
 	tcase_add_test(tc, text_kprobe);
 	tcase_add_test(tc, names_escaped);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -357,6 +358,135 @@ START_TEST(probes_chunk)
 	ck_assert_str_eq(mg_event_name(mg_trace_probes(t), 19), "unknown");
 	mg_trace_close(t);
 	free(d);
+	unlink(path);
+}
+END_TEST
+
+/* n probe lines naming ids from..from - n + 1 (mod 2^16), "p<id>". */
+static char *lines_text(size_t n, unsigned int from, size_t *len)
+{
+	char *s = malloc(n * 32 + 1);
+	size_t i, at = 0;
+
+	ck_assert_ptr_nonnull(s);
+	for (i = 0; i < n; i++) {
+		unsigned int id = (from - i) & MAGNET_EVENT_MAX;
+
+		at += sprintf(s + at, "%u\tkprobe\tp%u\t1\t0\t0\n", id, id);
+	}
+	*len = at;
+	return s;
+}
+
+/* A trace whose header holds text and whose cpu 0 holds records of ids. */
+static void probes_trace(char *path, const char *text, size_t len,
+			 const unsigned int *ids, size_t nids)
+{
+	struct mg_trace_info info;
+	unsigned char rec[256];
+	size_t i;
+	int fd = tu_tmpfile(path);
+
+	fill_info(&info, 1);
+	info.probes = text;
+	info.probes_len = len;
+	tu_assert_int(mg_trace_write_header(fd, &info), ==, 0);
+	for (i = 0; i < nids; i++)
+		tu_assert_int(mg_trace_write_chunk(fd, 0, rec,
+						   probe_rec(rec, ids[i], 10 + i)), ==, 0);
+	close(fd);
+}
+
+/*
+ * A header may name every event id, in any order, and each record is
+ * named by its line; a header of more probe lines than there are ids (a
+ * million, say) is refused at open with a clear error, before any record.
+ */
+START_TEST(probes_header_limit)
+{
+	static const unsigned int ids[] = { 16, 65535, 40000, 17 };
+	const struct magnet_record *r;
+	const struct mg_probe_table *pt;
+	struct mg_trace_error e;
+	struct mg_trace *t;
+	char path[64], name[16];
+	unsigned int id;
+	size_t len, n = 0;
+	char *text;
+
+	text = lines_text(MG_PROBES_MAX, MAGNET_EVENT_MAX, &len);
+	probes_trace(path, text, len, ids, 4);
+	free(text);
+	tu_assert_int(mg_trace_open(&t, path, &e), ==, 0);
+	pt = mg_trace_probes(t);
+	ck_assert_uint_eq(pt->n, MG_PROBES_MAX);
+	for (id = MAGNET_EVENT_FIRST_DYNAMIC; id <= MAGNET_EVENT_MAX; id++) {
+		snprintf(name, sizeof(name), "p%u", id);
+		ck_assert_str_eq(mg_event_name(pt, id), name);
+	}
+	while (mg_trace_next(t, &r, NULL) == 1) {
+		snprintf(name, sizeof(name), "p%u", ids[n]);
+		ck_assert_str_eq(mg_event_name(pt, r->event_id), name);
+		n++;
+	}
+	ck_assert_uint_eq(n, 4);
+	ck_assert_ptr_null(mg_trace_error(t));
+	mg_trace_close(t);
+	unlink(path);
+
+	text = lines_text(1000000, MAGNET_EVENT_MAX, &len);
+	probes_trace(path, text, len, ids, 4);
+	free(text);
+	memset(&e, 0, sizeof(e));
+	tu_assert_int(mg_trace_open(&t, path, &e), ==, -EBADMSG);
+	ck_assert_uint_eq(e.offset, MG_TRACE_FIXED_HEADER);
+	ck_assert_str_eq(e.what, "header");
+	ck_assert_str_eq(e.reason, "probe table of more than 65536 probe lines (one per event id)");
+	unlink(path);
+}
+END_TEST
+
+/*
+ * A PRBS chunk over the limit is corruption at its offset: the lines
+ * before the limit name records, every record is still returned, and the
+ * error comes at the end.
+ */
+START_TEST(probes_chunk_limit)
+{
+	unsigned char rec[256];
+	struct mg_trace_info info;
+	struct mg_trace_error e;
+	const struct magnet_record *r;
+	struct mg_trace *t;
+	char path[64], *text;
+	__u64 chunk_off;
+	size_t len, n = 0;
+	int fd, ret;
+
+	fd = tu_tmpfile(path);
+	fill_info(&info, 1);
+	tu_assert_int(mg_trace_write_header(fd, &info), ==, 0);
+	tu_assert_int(mg_trace_write_chunk(fd, 0, rec, probe_rec(rec, 300, 10)), ==, 0);
+	chunk_off = lseek(fd, 0, SEEK_CUR);
+	text = lines_text(MG_PROBES_MAX + 1, 300, &len);
+	tu_assert_int(mg_trace_write_probes(fd, text, len), ==, 0);
+	free(text);
+	tu_assert_int(mg_trace_write_chunk(fd, 0, rec, probe_rec(rec, 299, 20)), ==, 0);
+	close(fd);
+
+	tu_assert_int(mg_trace_open(&t, path, &e), ==, 0);
+	while ((ret = mg_trace_next(t, &r, NULL)) == 1)
+		n++;
+	ck_assert_int_eq(ret, -EBADMSG);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(mg_trace_error(t)->offset, chunk_off);
+	ck_assert_str_eq(mg_trace_error(t)->reason,
+			 "probe table chunk of more than 65536 probe lines (one per event id)");
+	/* The header's names, then the chunk's up to the limit. */
+	ck_assert_str_eq(mg_event_name(mg_trace_probes(t), 16), "tcp_sendmsg");
+	ck_assert_str_eq(mg_event_name(mg_trace_probes(t), 300), "p300");
+	ck_assert_str_eq(mg_event_name(mg_trace_probes(t), 299), "p299");
+	mg_trace_close(t);
 	unlink(path);
 }
 END_TEST
@@ -983,6 +1113,8 @@ int main(void)
 	tcase_add_test(tc, header_tsc_khz);
 	tcase_add_test(tc, probes_chunk);
 	tcase_add_test(tc, probe_watch);
+	tcase_add_test(tc, probes_header_limit);
+	tcase_add_test(tc, probes_chunk_limit);
 	tcase_add_test(tc, merge_interleaved);
 	tcase_add_test(tc, merge_sparse_cpus);
 	tcase_add_test(tc, merge_one_record_chunks);

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "mgclient.h"
 #include "print.h"
 #include "record.h"
@@ -140,6 +141,21 @@ static void build_command(struct cat *k, int argc, char **argv)
 
 /* ---- replies during setup ---- */
 
+/* Lines of the server quoted in an error: this much of them. */
+#define QUOTE_SHORT		200
+
+/*
+ * The daemon's ERR line, as it came but escaped (mgc_quote): neither a
+ * server nor a name a user chose that an error echoes drives the terminal.
+ */
+__attribute__((noreturn))
+static void die_err(const struct mgc_msg *m)
+{
+	char q[MGC_QUOTE_MAX];
+
+	die(2, "%s", mgc_quote(q, sizeof(q), m->text, m->line_len, false));
+}
+
 /* The reply to cmd, which must be an OK: ERR is printed as it came. */
 static void command(struct cat *k, const char *cmd, struct mgc_msg *m,
 		    const char *when)
@@ -151,7 +167,7 @@ static void command(struct cat *k, const char *cmd, struct mgc_msg *m,
 	if (r < 0)
 		die(2, "%s", k->c.err);
 	if (m->kind == MGC_MSG_ERR)
-		die(2, "%.*s", (int)m->line_len, m->text);
+		die_err(m);
 }
 
 static void hello(struct cat *k)
@@ -194,7 +210,7 @@ static void load_probes(struct cat *k, const struct mgc_msg *m)
 static void subscribe(struct cat *k)
 {
 	const char *want = k->mode == OUT_JSON ? "json" : "binary";
-	char why[MGC_ERR_MAX];
+	char why[MGC_ERR_MAX], q[QUOTE_SHORT];
 	struct mgc_kvs kv;
 	struct mgc_msg m;
 	const char *fmt;
@@ -202,12 +218,13 @@ static void subscribe(struct cat *k)
 	command(k, k->cmd, &m, "before replying to SUBSCRIBE");
 	if (m.line_len < 14 || memcmp(m.text, "OK subscribed ", 14) ||
 	    mgc_kvs_parse(&kv, m.text + 14, m.line_len - 14, why, sizeof(why)))
-		die(2, "protocol error from %s: '%.*s' in reply to SUBSCRIBE",
-		    k->c.server, (int)m.line_len, m.text);
+		die(2, "protocol error from %s: '%s' in reply to SUBSCRIBE",
+		    k->c.server, mgc_quote(q, sizeof(q), m.text, m.line_len, false));
 	fmt = mgc_kvs_get(&kv, "format");
 	if (!fmt || strcmp(fmt, want))
-		die(2, "protocol error from %s: asked for format %s, got '%.*s'",
-		    k->c.server, want, (int)m.line_len, m.text);
+		die(2, "protocol error from %s: asked for format %s, got '%s'",
+		    k->c.server, want,
+		    mgc_quote(q, sizeof(q), m.text, m.line_len, false));
 	mgc_kvs_free(&kv);
 }
 
@@ -333,12 +350,24 @@ static bool json_task(const struct mgc_msg *m)
 
 static void json_line(struct cat *k, const struct mgc_msg *m)
 {
+	char q[QUOTE_SHORT];
+	size_t ok;
 	__u64 lost;
 
 	if (k->mode != OUT_JSON || !m->line_len || m->text[0] != '{')
-		die(2, "protocol error from %s: unexpected line '%.*s'",
-		    k->c.server, (int)(m->line_len > 60 ? 60 : m->line_len),
-		    m->text);
+		die(2, "protocol error from %s: unexpected line '%s'", k->c.server,
+		    mgc_quote(q, sizeof(q), m->text, m->line_len, false));
+	/*
+	 * The line goes out as it came, so all of it is looked at: JSON
+	 * escapes every control character in a string, and the daemon's
+	 * writer every byte that is not UTF-8 too, so a raw one is no
+	 * record of magnetd's but could drive the terminal.
+	 */
+	ok = mg_text_inert(m->text, m->line_len);
+	if (ok < m->line_len)
+		die(2, "protocol error from %s: a JSON line with byte 0x%02x at column %zu (controls and bytes that are not UTF-8 are never raw in JSON): '%s'",
+		    k->c.server, (unsigned char)m->text[ok], ok + 1,
+		    mgc_quote(q, sizeof(q), m->text, m->line_len, false));
 	if (json_task(m)) {
 		if (k->tasks && (fwrite(m->text, 1, m->line_len, stdout) != m->line_len ||
 				 putchar('\n') == EOF))
@@ -356,6 +385,8 @@ static void json_line(struct cat *k, const struct mgc_msg *m)
 
 static void message(struct cat *k, const struct mgc_msg *m)
 {
+	char q[QUOTE_SHORT];
+
 	switch (m->kind) {
 	case MGC_MSG_FRAME:
 		if (k->mode == OUT_JSON)
@@ -380,12 +411,12 @@ static void message(struct cat *k, const struct mgc_msg *m)
 		put_held(k);
 		return;
 	case MGC_MSG_ERR:
-		die(2, "%.*s", (int)m->line_len, m->text);
+		die_err(m);
 	case MGC_MSG_AGG:
 		break;
 	}
-	die(2, "protocol error from %s: unexpected '%.*s'", k->c.server,
-	    (int)(m->line_len > 60 ? 60 : m->line_len), m->text);
+	die(2, "protocol error from %s: unexpected '%s'", k->c.server,
+	    mgc_quote(q, sizeof(q), m->text, m->line_len, false));
 }
 
 /* Until -n, -t, a signal, or the server closing. */

@@ -39,6 +39,8 @@
 #define INTERVAL_MAX_MS	86400000LL
 /* Escaped text of one label, as shown. */
 #define LABEL_MAX	256
+/* A server's line quoted in a protocol error: this much of it. */
+#define QUOTE_SHORT	200
 
 enum { T_PROC, T_JOB, T_PROBE, T_NET, NTABLES };
 
@@ -73,7 +75,8 @@ struct top {
 	unsigned long long iterations;	/* -n, 0 = until quit */
 	enum mode mode;
 	bool net;			/* the net report is asked (no -N) ... */
-	char net_refused[MGC_ERR_MAX];	/* ... and, if set, refused: the ERR */
+	/* ... and, if set, refused: the ERR, escaped (mgc_quote) */
+	char net_refused[MGC_ERR_MAX];
 	struct mgc_conn info;
 	struct table t[NTABLES];
 	struct mgc_hello hello;
@@ -159,6 +162,22 @@ static void check_hello(struct top *t, const struct mgc_msg *m)
 		    t->info.server, t->hello.version, MGC_PROTO_VERSION);
 }
 
+/*
+ * A message that is an ERR, or not the one expected: the line said,
+ * escaped (mgc_quote), so that neither a server nor a name a user chose
+ * that an error echoes drives the terminal.
+ */
+__attribute__((noreturn))
+static void die_unexpected(const struct mgc_conn *c, const struct mgc_msg *m)
+{
+	char q[MGC_QUOTE_MAX];
+
+	if (m->kind == MGC_MSG_ERR)	/* as it came */
+		die(2, "%s", mgc_quote(q, sizeof(q), m->text, m->line_len, false));
+	die(2, "protocol error from %s: unexpected '%s'", c->server,
+	    mgc_quote(q, QUOTE_SHORT, m->text, m->line_len, false));
+}
+
 /* A reply that must be an OK; ERR is printed as it came. */
 static void need_ok(struct mgc_conn *c, int r, const struct mgc_msg *m,
 		    const char *what)
@@ -167,16 +186,13 @@ static void need_ok(struct mgc_conn *c, int r, const struct mgc_msg *m,
 		die(2, "magnetd at %s closed the connection%s", c->server, what);
 	if (r < 0)
 		die(2, "%s", c->err);
-	if (m->kind == MGC_MSG_ERR)
-		die(2, "%.*s", (int)m->line_len, m->text);
 	if (m->kind != MGC_MSG_OK)
-		die(2, "protocol error from %s: unexpected '%.*s'", c->server,
-		    (int)(m->line_len > 60 ? 60 : m->line_len), m->text);
+		die_unexpected(c, m);
 }
 
 static void start(struct top *t)
 {
-	char cmd[64];
+	char cmd[64], q[QUOTE_SHORT];
 	struct mgc_msg m;
 	int i, r;
 
@@ -199,15 +215,16 @@ static void start(struct top *t)
 		r = mgc_command(c, cmd, &m, REPLY_TIMEOUT_MS);
 		/* A magnetd without AGG net: the other views still work. */
 		if (i == T_NET && r == 1 && m.kind == MGC_MSG_ERR) {
-			snprintf(t->net_refused, sizeof(t->net_refused), "%.*s",
-				 (int)m.line_len, m.text);
+			mgc_quote(t->net_refused, sizeof(t->net_refused),
+				  m.text, m.line_len, false);
 			mgc_close(c);
 			continue;
 		}
 		need_ok(c, r, &m, " before replying to AGG");
 		if (m.line_len < 6 || memcmp(m.text, "OK agg", 6))
-			die(2, "protocol error from %s: '%.*s' in reply to %s",
-			    c->server, (int)m.line_len, m.text, cmd);
+			die(2, "protocol error from %s: '%s' in reply to %s",
+			    c->server, mgc_quote(q, sizeof(q), m.text,
+						 m.line_len, false), cmd);
 	}
 }
 
@@ -289,12 +306,8 @@ static void drain(struct top *t, struct table *tb)
 		case MGC_MSG_DROP:
 			/* Sent to subscribers; nothing here depends on it. */
 			break;
-		case MGC_MSG_ERR:
-			die(2, "%.*s", (int)m.line_len, m.text);
 		default:
-			die(2, "protocol error from %s: unexpected '%.*s'",
-			    tb->c.server,
-			    (int)(m.line_len > 60 ? 60 : m.line_len), m.text);
+			die_unexpected(&tb->c, &m);
 		}
 	}
 	if (r < 0)
@@ -472,7 +485,7 @@ static void render_net(FILE *f, const struct top *t, const size_t *max)
 	if (t->net_refused[0]) {
 		/* A sentence: its spaces stay. */
 		fprintf(f, ": not shown, magnetd refused AGG net: %s\n",
-			mg_escape(lbl, sizeof(lbl), t->net_refused, 0));
+			t->net_refused);
 		return;
 	}
 	if (tb->have) {
@@ -669,8 +682,7 @@ static void render_machine(FILE *f, const struct top *t)
 	if (!t->net)
 		fprintf(f, "header\tnet\toff\n");
 	else if (t->net_refused[0])
-		fprintf(f, "header\tnet\trefused\t%s\n",
-			mg_escape(lbl, sizeof(lbl), t->net_refused, 0));
+		fprintf(f, "header\tnet\trefused\t%s\n", t->net_refused);
 	else
 		fprintf(f, "header\tnet\ton\n");
 

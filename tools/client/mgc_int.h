@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mgclient.h"
+
 /* Bytes of an offending line quoted in an error. */
 #define MGC_EXCERPT		40
 
@@ -36,27 +38,12 @@ static inline int fail(char *why, size_t whylen, const char *fmt, ...)
 	return -EPROTO;
 }
 
-/*
- * A cut copy of untrusted bytes, to quote in an error: printable ASCII
- * and spaces as they are (it is a sentence), the rest as \xNN.
- */
+/* A cut copy of untrusted bytes, to quote in an error (mgc_quote()). */
 static inline const char *excerpt(char *buf, size_t size, const char *s,
 				  size_t len)
 {
-	size_t n = len > MGC_EXCERPT ? MGC_EXCERPT : len, i, used = 0;
-
-	for (i = 0; i < n && used + 8 < size; i++) {
-		unsigned char c = s[i];
-
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			buf[used++] = c;
-		else
-			used += snprintf(buf + used, size - used, "\\x%02x", c);
-	}
-	buf[used] = '\0';
-	if (len > i)
-		strcat(buf, "...");
-	return buf;
+	return mgc_quote(buf, size, s, len > MGC_EXCERPT ? MGC_EXCERPT : len,
+			 len > MGC_EXCERPT);
 }
 
 static inline bool is_blank(char c)

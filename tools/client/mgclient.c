@@ -330,6 +330,22 @@ const char *mgc_escape(char *buf, size_t len, const char *s)
 	return mg_escape(buf, len, s, MG_ESC_SPACE);
 }
 
+const char *mgc_quote(char *buf, size_t size, const char *s, size_t len,
+		      bool cut)
+{
+	static const char dots[] = "...";
+
+	if (size <= sizeof(dots)) {
+		if (size)
+			buf[0] = '\0';
+		return buf;
+	}
+	/* Room for the dots, whichever way it ends. */
+	if (mg_escape_mem(buf, size - sizeof(dots) + 1, s, len, 0) < len || cut)
+		strcat(buf, dots);
+	return buf;
+}
+
 /* ---- a connection ---- */
 
 /* Why the connection's last call failed, for the caller to print. */

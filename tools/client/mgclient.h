@@ -121,6 +121,19 @@ ssize_t mgc_unescape(const char *in, size_t len, char *out, size_t outlen);
  */
 const char *mgc_escape(char *buf, size_t len, const char *s);
 
+/*
+ * A server's bytes (len, NULs included) quoted in a sentence for a
+ * terminal, into buf: as mgc_escape() but for the spaces, which stay;
+ * "..." after them if they did not all fit, or if cut (the caller took
+ * only the first len). Nothing a server sends reaches a terminal but
+ * through this, mgc_escape() or lib/escape.h. Returns buf.
+ */
+const char *mgc_quote(char *buf, size_t size, const char *s, size_t len,
+		      bool cut);
+
+/* A buffer for mgc_quote() that holds a command's length of a line. */
+#define MGC_QUOTE_MAX		(4 * MGC_CMD_MAX + 8)
+
 /* Strict decimal: digits only, no sign, no overflow. 0 or -EINVAL. */
 int mgc_parse_u64(const char *s, size_t len, __u64 *v);
 

@@ -324,20 +324,22 @@ static int probe_line(struct mg_probe *pr, const char *l, size_t ll,
 int mgc_parse_probes(const char *text, size_t len, struct mg_probe_table *t,
 		     char *why, size_t whylen)
 {
+	unsigned char seen[MG_PROBES_MAX / 8] = { 0 };
 	const char *rest, *p, *end = text + len, *l;
 	size_t rest_len, ll, i = 0;
+	unsigned int id;
 	__u64 n;
 	int r;
 
-	t->n = 0;
-	t->v = NULL;
+	memset(t, 0, sizeof(*t));
 	r = table_head(text, len, "probes", &n, &rest, &rest_len, &p,
 		       why, whylen);
 	if (r)
 		return r;
-	if (n > MGC_TABLE_MAX)
-		return fail(why, whylen, "PROBES: %llu lines (more than %u)",
-			    (unsigned long long)n, MGC_TABLE_MAX);
+	/* One line per event id at most: a longer table is no probe table. */
+	if (n > MG_PROBES_MAX)
+		return fail(why, whylen, "PROBES: %llu lines (more than the %u event ids)",
+			    (unsigned long long)n, MG_PROBES_MAX);
 	t->v = calloc(n ? n : 1, sizeof(*t->v));
 	if (!t->v)
 		return -ENOMEM;
@@ -350,9 +352,18 @@ int mgc_parse_probes(const char *text, size_t len, struct mg_probe_table *t,
 		if (r)
 			break;
 		t->n = ++i;
+		id = t->v[i - 1].id;
+		if (seen[id / 8] & (1U << id % 8)) {
+			r = fail(why, whylen, "PROBES line %zu: id %u named twice",
+				 i, id);
+			break;
+		}
+		seen[id / 8] |= 1U << id % 8;
 	}
 	if (!r && i < n)
 		r = count_mismatch("PROBES", n, i, why, whylen);
+	if (!r)
+		r = mg_probes_index(t);
 	if (r)
 		mg_probes_free(t);
 	return r;

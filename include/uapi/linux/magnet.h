@@ -291,9 +291,9 @@
  * itself (exec, PR_SET_NAME) or changed a uid (setuid, setresuid), and
  * its first after the ring forgot it: a reader opened the file (every
  * slot), the rings were resized (every slot), another thread took the
- * slot, or (overwrite mode) its TASK record was overwritten. The TASK record and the record it names are written
- * together or not at all (a full ring loses the record, counted once, and
- * fills no slot).
+ * slot, or (overwrite mode) its TASK record was overwritten. The TASK
+ * record and the record it names are written together or not at all (a
+ * full ring loses the record, counted once, and fills no slot).
  *
  * So a reader that keeps, per CPU, the last TASK record of each slot
  * (MAGNET_TASK_SLOTS or any multiple of it per CPU), and empties a CPU's
