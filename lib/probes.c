@@ -51,12 +51,31 @@ static int parse_capture(char *s, unsigned int *len, unsigned int *arg)
 	return 0;
 }
 
+static char *concat(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *s = malloc(la + lb + 1);
+
+	if (s) {
+		memcpy(s, a, la);
+		memcpy(s + la, b, lb + 1);
+	}
+	return s;
+}
+
+void mg_probe_clear(struct mg_probe *p)
+{
+	free(p->type);
+	free(p->target);
+	free(p->name);
+}
+
 static int parse_line(struct mg_probe *p, char *line)
 {
-	char *f[8];		/* an 8th holds any columns added later */
+	char *f[9];		/* a 9th holds any columns added later */
 	__u64 id, nargs, hits = 0, missed = 0;
 	unsigned int cap_len = 0, cap_arg = 0;
-	size_t n = split_tabs(line, f, 8);
+	size_t n = split_tabs(line, f, 9);
 
 	/*
 	 * The type is not checked: kprobe, kretprobe and custom (a kernel
@@ -80,9 +99,19 @@ static int parse_line(struct mg_probe *p, char *line)
 	p->capture_arg = cap_arg;
 	p->type = strdup(f[1]);
 	p->target = strdup(f[2]);
-	if (!p->type || !p->target) {
-		free(p->type);
-		free(p->target);
+	/*
+	 * The name column came after the capture column ("-" without one);
+	 * a table without it (an older module's, in a trace) gets the
+	 * names that module gave: SYMBOL[+OFFSET], SYMBOL%return.
+	 */
+	if (n > 7 && *f[7])
+		p->name = strdup(f[7]);
+	else if (!strcmp(f[1], "kretprobe"))
+		p->name = concat(f[2], "%return");
+	else
+		p->name = strdup(f[2]);
+	if (!p->type || !p->target || !p->name) {
+		mg_probe_clear(p);
 		return -ENOMEM;
 	}
 	return 0;
@@ -121,8 +150,7 @@ int mg_probes_parse(struct mg_probe_table *t, const char *text, size_t len)
 			cap = cap ? 2 * cap : 16;
 			v = realloc(t->v, cap * sizeof(*v));
 			if (!v) {
-				free(p.type);
-				free(p.target);
+				mg_probe_clear(&p);
 				err = -ENOMEM;
 				break;
 			}
@@ -140,10 +168,8 @@ void mg_probes_free(struct mg_probe_table *t)
 {
 	size_t i;
 
-	for (i = 0; i < t->n; i++) {
-		free(t->v[i].type);
-		free(t->v[i].target);
-	}
+	for (i = 0; i < t->n; i++)
+		mg_probe_clear(&t->v[i]);
 	free(t->v);
 	t->v = NULL;
 	t->n = 0;
@@ -170,5 +196,17 @@ const char *mg_event_name(const struct mg_probe_table *t, unsigned int id)
 	if (id == MAGNET_EVENT_JOB_LOST)
 		return "job_lost";
 	p = mg_probes_find(t, id);
-	return p ? p->target : "unknown";
+	return p ? p->name : "unknown";
+}
+
+const struct mg_probe *mg_probes_find_name(const struct mg_probe_table *t,
+					   const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; t && i < t->n; i++)
+		if (strlen(t->v[i].name) == len &&
+		    !memcmp(t->v[i].name, name, len))
+			return &t->v[i];
+	return NULL;
 }

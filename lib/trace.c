@@ -591,8 +591,7 @@ static int read_probes(struct mg_trace *t, __u64 off, __u64 len)
 		struct mg_probe *p = &add.v[i];
 
 		if (mg_probes_find(&t->probes, p->id)) {
-			free(p->type);
-			free(p->target);
+			mg_probe_clear(p);
 			continue;
 		}
 		v[t->probes.n++] = *p;
