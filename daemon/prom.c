@@ -76,6 +76,8 @@ static void probe_sample(FILE *out, const char *name,
 {
 	fprintf(out, "%s{probe=\"", name);
 	label(out, p->name);
+	fprintf(out, "\",symbol=\"");
+	label(out, p->symbol);
 	fprintf(out, "\",type=\"");
 	label(out, p->type);
 	fprintf(out, "\",id=\"%u\"} %llu\n", p->id, v);

@@ -35,9 +35,10 @@ static struct mg_totals_view view(void)
 	v.node.probes = 2;
 	v.node.jobs = 3;
 	probes[0] = (struct mg_totals_probe){ .id = 16, .type = "kprobe",
-		.name = "__x64_sys_getppid", .loaded = true, .events = 1000 };
+		.name = "__x64_sys_getppid", .symbol = "__x64_sys_getppid",
+		.loaded = true, .events = 1000 };
 	probes[1] = (struct mg_totals_probe){ .id = 17, .type = "kprobe",
-		.name = "tcp_sendmsg", .loaded = true, .sock = true,
+		.name = "tx", .symbol = "tcp_sendmsg", .loaded = true, .sock = true,
 		.events = 20, .sock_bytes = 100000 };
 	probes[2] = (struct mg_totals_probe){ .id = 18, .type = "unknown",
 		.name = "event18", .events = 5 };
@@ -102,9 +103,9 @@ START_TEST(page)
 	has_line(p, "magnet_daemon_dropped_records_total 3");
 	has_line(p, "magnet_probes 2");
 	has_line(p, "magnet_jobs 3");
-	has_line(p, "magnet_probe_events_total{probe=\"__x64_sys_getppid\",type=\"kprobe\",id=\"16\"} 1000");
-	has_line(p, "magnet_probe_events_total{probe=\"event18\",type=\"unknown\",id=\"18\"} 5");
-	has_line(p, "magnet_probe_sock_bytes_total{probe=\"tcp_sendmsg\",type=\"kprobe\",id=\"17\"} 100000");
+	has_line(p, "magnet_probe_events_total{probe=\"__x64_sys_getppid\",symbol=\"__x64_sys_getppid\",type=\"kprobe\",id=\"16\"} 1000");
+	has_line(p, "magnet_probe_events_total{probe=\"event18\",symbol=\"\",type=\"unknown\",id=\"18\"} 5");
+	has_line(p, "magnet_probe_sock_bytes_total{probe=\"tx\",symbol=\"tcp_sendmsg\",type=\"kprobe\",id=\"17\"} 100000");
 	/* Only sock probes have sock bytes. */
 	ck_assert_ptr_null(strstr(p, "magnet_probe_sock_bytes_total{probe=\"__x64"));
 	has_line(p, "magnet_job_events_total{cgroup=\"/a\"} 1000");
