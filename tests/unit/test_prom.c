@@ -128,6 +128,11 @@ START_TEST(page)
 }
 END_TEST
 
+#define LONG_QUERY "0123456789012345678901234567890123456789012345678901234567890123" \
+	"0123456789012345678901234567890123456789012345678901234567890123" \
+	"0123456789012345678901234567890123456789012345678901234567890123" \
+	"0123456789012345678901234567890123456789012345678901234567890123"
+
 START_TEST(http)
 {
 	struct mg_totals_view v = view();
@@ -166,6 +171,18 @@ START_TEST(http)
 	free(r);
 	r = render(&v, mg_prom_respond, "GET /metrics SPDY/3 x");
 	ck_assert(!strncmp(r, "HTTP/1.1 400 Bad Request\r\n", 26));
+	free(r);
+	/* Two words are no request, however long the first (it was cut at 15
+	 * bytes, its rest taken as the path: 405). */
+	r = render(&v, mg_prom_respond, "AAAAAAAAAAAAAAAX HTTP/1.1");
+	ck_assert(!strncmp(r, "HTTP/1.1 400 Bad Request\r\n", 26));
+	free(r);
+	/* A long query is still /metrics (the path was cut at 255 bytes). */
+	r = render(&v, mg_prom_respond, "GET /metrics?x=" LONG_QUERY " HTTP/1.1");
+	ck_assert(!strncmp(r, "HTTP/1.1 200 OK\r\n", 17));
+	free(r);
+	r = render(&v, mg_prom_respond, "GETGETGETGETGETGETGET /metrics HTTP/1.1");
+	ck_assert(!strncmp(r, "HTTP/1.1 405 Method Not Allowed\r\n", 33));
 	free(r);
 }
 END_TEST
