@@ -257,7 +257,8 @@ static void make_view(struct mg_totals_view *v, struct mg_totals_probe *p,
 	take(&d, &n, p[0].name, sizeof(p[0].name));
 	take(&d, &n, p[0].symbol, sizeof(p[0].symbol));
 	take(&d, &n, p[0].type, sizeof(p[0].type));
-	p[0].loaded = p[0].sock = true;
+	p[0].loaded = true;
+	p[0].sock = true;
 	p[0].events = UINT64_MAX;
 	p[1].id = 17;
 	strcpy(p[1].name, "tcp_sendmsg%return");

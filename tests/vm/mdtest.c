@@ -957,16 +957,19 @@ static int cmd_burst(int n)
 			continue;
 		}
 		*nl = '\0';
-		if (sscanf(c.buf, "D %llu", &d) == 1)
+		if (sscanf(c.buf, "D %llu", &d) == 1) {
 			told += d;
-		else if (strstr(c.buf, "\"event\":\"lost\""))
-			for (int k = 0; k < 4; k++)
-				lost += (p = strstr(c.buf, reasons[k])) ?
-					strtoull(p + strlen(reasons[k]), NULL, 10) : 0;
-		else if (c.buf[0] == '{')
+		} else if (strstr(c.buf, "\"event\":\"lost\"")) {
+			for (int k = 0; k < 4; k++) {
+				p = strstr(c.buf, reasons[k]);
+				if (p)
+					lost += strtoull(p + strlen(reasons[k]), NULL, 10);
+			}
+		} else if (c.buf[0] == '{') {
 			records++;
-		else
+		} else {
 			die("burst: unexpected line '%s'", c.buf);
+		}
 		take(&c, nl + 1 - c.buf);
 	}
 	if (stat_value("client_dropped", &after) || stat_value("queue_dropped", &qa))
