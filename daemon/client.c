@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,8 +154,8 @@ void mg_client_reply(struct client *c, const char *fmt, ...)
 	mg_obuf_put(&c->out, line, n);
 }
 
-/* Before data: tell the client what it lost since last told. */
-bool mg_client_tell_drops(struct mg_server *s, struct client *c)
+/* What the client lost since last told, if room bytes take the line. */
+static bool put_drops(struct client *c, size_t room)
 {
 	char line[40];
 	int n;
@@ -163,11 +164,17 @@ bool mg_client_tell_drops(struct mg_server *s, struct client *c)
 		return true;
 	n = snprintf(line, sizeof(line), "D %llu\n",
 		     (unsigned long long)c->pending_drop);
-	if ((size_t)n > mg_client_room(s, c))
+	if ((size_t)n > room)
 		return false;
 	mg_obuf_put(&c->out, line, n);
 	c->pending_drop = 0;
 	return true;
+}
+
+/* Before data: tell the client what it lost since last told. */
+bool mg_client_tell_drops(struct mg_server *s, struct client *c)
+{
+	return put_drops(c, mg_client_room(s, c));
 }
 
 /*
@@ -318,7 +325,7 @@ bool mg_client_flush(struct mg_server *s, struct client *c)
 		 * Drops are told as soon as there is room, not only before
 		 * the next data: after a burst, none may come.
 		 */
-		if (c->pending_drop && mg_client_tell_drops(s, c))
+		if (c->pending_drop && !c->closing && mg_client_tell_drops(s, c))
 			continue;
 		/* Lines that waited for room; at most RECV_BYTES of them. */
 		if (!c->in_len || c->closing ||
@@ -646,6 +653,13 @@ static void handle_line(struct mg_server *s, struct client *c,
 		mg_client_reply(c, "%s", cmd.error);
 		return;
 	}
+	/*
+	 * A stream's drops are told before the reply that may end or replace
+	 * it, whatever the room, as a reply is: none is told after it.
+	 */
+	if (cmd.kind == MG_CMD_SUBSCRIBE || cmd.kind == MG_CMD_AGG ||
+	    cmd.kind == MG_CMD_UNSUBSCRIBE || cmd.kind == MG_CMD_QUIT)
+		put_drops(c, SIZE_MAX);
 	switch (cmd.kind) {
 	case MG_CMD_HELLO:
 		cmd_hello(s, c);
