@@ -41,7 +41,8 @@
  *                                __x64_sys_getpid: PROBES names them apart
  *                                (symbol= the same), and a subscriber to
  *                                each name gets exactly the child's N
- *                                records of that probe, named so in JSON
+ *                                records of that probe, named so in JSON;
+ *                                TOTALS names them apart too
  *   mdtest burst N               a JSON subscriber reads nothing while the
  *                                child fires N (more than its queue holds),
  *                                then reads: records + LOST + D lines == N,
@@ -919,7 +920,29 @@ static int cmd_names(int n)
 		 "\"id\":%u,\"event\":\"__x64_sys_getpid%%return\",\"symbol\":\"__x64_sys_getpid\",\"type\":\"kretprobe\"",
 		 rid);
 	json_records(&cr, want, n, "names: the kretprobe's subscriber");
-	printf("names: kprobe %u and kretprobe %u on __x64_sys_getpid, %d records each by name\n",
+	/* TOTALS names them so too (what the monitors show). */
+	{
+		unsigned long nt;
+		int seen = 0;
+
+		command(&ck, "TOTALS", line, sizeof(line));
+		if (sscanf(line, "OK %lu totals ", &nt) != 1)
+			die("TOTALS: %s", line);
+		while (nt--) {
+			if (!get_line(&ck, line, sizeof(line)))
+				die("TOTALS: connection closed");
+			snprintf(want, sizeof(want), "probe %u kprobe __x64_sys_getpid ", kid);
+			if (!strncmp(line, want, strlen(want)))
+				seen += !!strstr(line, " symbol=__x64_sys_getpid");
+			snprintf(want, sizeof(want), "probe %u kretprobe __x64_sys_getpid%%25return ",
+				 rid);
+			if (!strncmp(line, want, strlen(want)))
+				seen += !!strstr(line, " symbol=__x64_sys_getpid");
+		}
+		if (seen != 2)
+			die("TOTALS: %d of the 2 probes named apart, symbol= their function", seen);
+	}
+	printf("names: kprobe %u and kretprobe %u on __x64_sys_getpid, %d records each by name; TOTALS names them apart\n",
 	       kid, rid, n);
 	close(ck.fd);
 	close(cr.fd);
