@@ -7,7 +7,8 @@
  * Output queues. Each client has a byte queue bounded by client_queue.
  * Data that does not fit is dropped for that client and counted (an AGG
  * report goes whole or not at all, its records counted as dropped); a
- * "D <n>" line goes out before its next data. Replies are never dropped:
+ * "D <n>" line goes out as soon as there is room for it, and always before
+ * the next data. Replies are never dropped:
  * instead, no line of a client is handled while its queue is at the bound
  * or over it. What it sent meanwhile waits: the rest of its last recv in
  * its input buffer, the rest in the socket (EPOLLIN off), until the queue
@@ -23,6 +24,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,8 +169,8 @@ void mg_client_reply(struct client *c, const char *fmt, ...)
 	mg_obuf_put(&c->out, line, n);
 }
 
-/* Before data: tell the client what it lost since last told. */
-bool mg_client_tell_drops(struct mg_server *s, struct client *c)
+/* What the client lost since last told, if room bytes take the line. */
+static bool put_drops(struct client *c, size_t room)
 {
 	char line[40];
 	int n;
@@ -177,11 +179,17 @@ bool mg_client_tell_drops(struct mg_server *s, struct client *c)
 		return true;
 	n = snprintf(line, sizeof(line), "D %llu\n",
 		     (unsigned long long)c->pending_drop);
-	if ((size_t)n > mg_client_room(s, c))
+	if ((size_t)n > room)
 		return false;
 	mg_obuf_put(&c->out, line, n);
 	c->pending_drop = 0;
 	return true;
+}
+
+/* Before data: tell the client what it lost since last told. */
+bool mg_client_tell_drops(struct mg_server *s, struct client *c)
+{
+	return put_drops(c, mg_client_room(s, c));
 }
 
 /*
@@ -330,6 +338,12 @@ bool mg_client_flush(struct mg_server *s, struct client *c)
 			c->out.len -= n;
 			c->written += n;
 		}
+		/*
+		 * Drops are told as soon as there is room, not only before
+		 * the next data: after a burst, none may come.
+		 */
+		if (c->pending_drop && !c->closing && mg_client_tell_drops(s, c))
+			continue;
 		/* Lines that waited for room or for their turn: one turn. */
 		if (turn || !c->in_len || c->closing ||
 		    c->out.len >= s->cfg.client_queue)
@@ -404,13 +418,16 @@ static void cmd_probes(struct mg_server *s, struct client *c)
 	mg_client_reply(c, "OK %zu probes", s->probes.n);
 	for (i = 0; i < s->probes.n; i++) {
 		const struct mg_probe *p = &s->probes.v[i];
-		char name[3 * 256 + 1], type[3 * 32 + 1];
+		char name[3 * (MAGNET_NAME_MAX + 1)], type[3 * 32 + 1];
+		char sym[3 * 256 + 1];
 
-		mg_escape_word(name, sizeof(name), p->target);
+		mg_escape_word(name, sizeof(name), p->name);
 		mg_escape_word(type, sizeof(type), p->type);
-		mg_client_reply(c, "%u %s %s nargs=%u hits=%llu missed=%llu", p->id, type,
-				name, p->nargs, (unsigned long long)p->hits,
-				(unsigned long long)p->missed);
+		mg_escape_word(sym, sizeof(sym), p->target);
+		mg_client_reply(c, "%u %s %s nargs=%u hits=%llu missed=%llu symbol=%s",
+				p->id, type, name, p->nargs,
+				(unsigned long long)p->hits,
+				(unsigned long long)p->missed, sym);
 	}
 }
 
@@ -437,7 +454,7 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 	for (i = 0; i < ncpus; i++) {
 		read += cs[i].records;
 		bytes += cs[i].bytes;
-		lost += mg_lost_total(&cs[i].lost);
+		lost += mg_lost_total(&cs[i].lost) + cs[i].lost_fair;
 	}
 	for (i = 0; i < s->nclients; i++)
 		queued += s->clients[i]->out.len;
@@ -482,17 +499,12 @@ static int lookup_probe(void *arg, const char *name, size_t len,
 			unsigned int *id)
 {
 	const struct mg_server *s = arg;
-	size_t i;
+	const struct mg_probe *p = mg_probes_find_name(&s->probes, name, len);
 
-	for (i = 0; i < s->probes.n; i++) {
-		const char *t = s->probes.v[i].target;
-
-		if (strlen(t) == len && !memcmp(t, name, len)) {
-			*id = s->probes.v[i].id;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	if (!p)
+		return -ENOENT;
+	*id = p->id;
+	return 0;
 }
 
 static void cmd_subscribe(struct mg_server *s, struct client *c,
@@ -578,6 +590,7 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 {
 	struct mg_totals_view v;
 	char name[3 * MG_TOTALS_PATH_MAX + 1], type[3 * 16 + 1];
+	char sym[3 * MG_TOTALS_NAME_MAX + 1];
 	size_t i, shown = 0;
 
 	if (mg_fanout_totals_view(s, &v)) {
@@ -602,9 +615,11 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 
 		mg_escape_word(name, sizeof(name), p->name);
 		mg_escape_word(type, sizeof(type), p->type);
-		mg_client_reply(c, "probe %u %s %s events=%llu sock_bytes=%llu sock=%d loaded=%d",
+		mg_escape_word(sym, sizeof(sym), p->symbol);
+		mg_client_reply(c, "probe %u %s %s events=%llu sock_bytes=%llu sock=%d loaded=%d symbol=%s",
 				p->id, type, name, (unsigned long long)p->events,
-				(unsigned long long)p->sock_bytes, p->sock, p->loaded);
+				(unsigned long long)p->sock_bytes, p->sock, p->loaded,
+				sym);
 	}
 	for (i = 0; i <= v.njobs; i++) {
 		const struct mg_totals_job *j = i < v.njobs ? &v.jobs[i] : &v.other;
@@ -769,6 +784,13 @@ static void handle_line(struct mg_server *s, struct client *c,
 		mg_client_reply(c, "ERR not allowed: records go to known users only: connect to the Unix socket, or AUTH MUNGE");
 		return;
 	}
+	/*
+	 * A stream's drops are told before the reply that may end or replace
+	 * it, whatever the room, as a reply is: none is told after it.
+	 */
+	if (cmd.kind == MG_CMD_SUBSCRIBE || cmd.kind == MG_CMD_AGG ||
+	    cmd.kind == MG_CMD_UNSUBSCRIBE || cmd.kind == MG_CMD_QUIT)
+		put_drops(c, SIZE_MAX);
 	switch (cmd.kind) {
 	case MG_CMD_HELLO:
 		cmd_hello(s, c);

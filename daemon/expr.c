@@ -137,7 +137,7 @@ static int lex_number(struct parser *p)
 		base = 16;
 		i += 2;
 		if (i >= p->len || mg_hexval(s[i]) < 0)
-			return fail(p, i, "expected a hex digit");
+			return fail(p, p->pos, "expected a hex digit");
 	}
 	for (; i < p->len; i++) {
 		d = base == 16 ? mg_hexval(s[i]) : (is_digit(s[i]) ? s[i] - '0' : -1);
@@ -149,7 +149,7 @@ static int lex_number(struct parser *p)
 	}
 	/* "12ab" is a typo, not 12 followed by a name. */
 	if (i < p->len && is_name(s[i]))
-		return fail(p, i, "invalid character in number");
+		return fail(p, p->pos, "invalid character in number");
 	p->num = v;
 	p->tok = T_NUM;
 	p->pos = i;

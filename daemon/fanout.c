@@ -110,6 +110,7 @@ static int name_probes(struct mg_server *s, struct mg_totals_view *v,
 	for (i = 0; i < n; i++) {
 		snprintf(p[i].type, sizeof(p[i].type), "unknown");
 		snprintf(p[i].name, sizeof(p[i].name), "event%u", p[i].id);
+		p[i].symbol[0] = '\0';
 	}
 	for (j = 0; up && j < s->probes.n; j++) {
 		const struct mg_probe *t = &s->probes.v[j];
@@ -125,7 +126,8 @@ static int name_probes(struct mg_server *s, struct mg_totals_view *v,
 		}
 		o->loaded = true;
 		snprintf(o->type, sizeof(o->type), "%s", t->type);
-		snprintf(o->name, sizeof(o->name), "%s", t->target);
+		snprintf(o->name, sizeof(o->name), "%s", t->name);
+		snprintf(o->symbol, sizeof(o->symbol), "%s", t->target);
 	}
 	qsort(p, v->nprobes, sizeof(*p), by_id);
 	return 0;
@@ -748,13 +750,13 @@ void mg_fanout_agg_report(struct mg_server *s, struct client *c, __u64 now)
 				mg_fanout_refresh_probes(s, false);
 				p = mg_probes_find(&s->probes, e[i].key);
 			}
-			name = p ? p->target : "";
+			name = p ? p->name : "";
 		} else if (c->agg_key == MG_AGG_CGROUP) {
 			name = mg_cgmap_name(s->cgmap, e[i].key, now, cg,
 					     sizeof(cg));
 		}
 		mg_escape_word(label, sizeof(label), name);
-		mg_client_reply(&fake, "%s %llu %llu %.1f %s", value,
+		mg_client_reply(&fake, "E %s %llu %llu %.1f %s", value,
 				(unsigned long long)e[i].events,
 				(unsigned long long)e[i].bytes,
 				mg_agg_rate(e[i].events, interval), label);

@@ -11,7 +11,9 @@
  * Prometheus itself gives every target (the scrape job), and a sample's
  * own "job" would be renamed exported_job.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +78,8 @@ static void probe_sample(FILE *out, const char *name,
 {
 	fprintf(out, "%s{probe=\"", name);
 	label(out, p->name);
+	fprintf(out, "\",symbol=\"");
+	label(out, p->symbol);
 	fprintf(out, "\",type=\"");
 	label(out, p->type);
 	fprintf(out, "\",id=\"%u\"} %llu\n", p->id, v);
@@ -192,26 +196,59 @@ static int respond_text(FILE *out, int code, const char *reason,
 	return respond(out, code, reason, extra, text, strlen(text), head);
 }
 
+/* A word of the request line, compared whole. */
+struct word {
+	const char *s;
+	size_t len;
+};
+
+static bool word_is(const struct word *w, const char *s)
+{
+	return w->len == strlen(s) && !memcmp(w->s, s, w->len);
+}
+
+/* METHOD TARGET VERSION, split at whitespace; 3 if so, else not. */
+static size_t request_words(const char *line, struct word *w)
+{
+	size_t n = 0;
+
+	for (;;) {
+		while (isspace((unsigned char)*line))
+			line++;
+		if (!*line || n == 3)
+			return *line ? 4 : n;
+		w[n].s = line;
+		while (*line && !isspace((unsigned char)*line))
+			line++;
+		w[n].len = line - w[n].s;
+		n++;
+	}
+}
+
 int mg_prom_respond(FILE *out, const char *line, const struct mg_totals_view *v)
 {
-	char method[16], path[256], version[16], more;
+	struct word w[3];
+	const char *query;
 	char *body = NULL;
 	size_t len = 0;
 	FILE *page;
 	bool head;
 	int ret;
 
-	if (sscanf(line, "%15s %255s %15s %c", method, path, version, &more) != 3 ||
-	    strncmp(version, "HTTP/1.", 7))
+	/* Words of any length: a long query is still /metrics. */
+	if (request_words(line, w) != 3 || w[2].len < 7 ||
+	    memcmp(w[2].s, "HTTP/1.", 7))
 		return respond_text(out, 400, "Bad Request", NULL,
 				    "magnetd: not an HTTP/1.x request line\n", false);
-	head = !strcmp(method, "HEAD");
-	if (!head && strcmp(method, "GET"))
+	head = word_is(&w[0], "HEAD");
+	if (!head && !word_is(&w[0], "GET"))
 		return respond_text(out, 405, "Method Not Allowed",
 				    "Allow: GET, HEAD\r\n",
 				    "magnetd: only GET and HEAD\n", false);
-	path[strcspn(path, "?")] = '\0';	/* parameters: ignored */
-	if (strcmp(path, "/metrics"))
+	query = memchr(w[1].s, '?', w[1].len);	/* parameters: ignored */
+	if (query)
+		w[1].len = query - w[1].s;
+	if (!word_is(&w[1], "/metrics"))
 		return respond_text(out, 404, "Not Found", NULL,
 				    "magnetd: the metrics are at /metrics\n", head);
 

@@ -98,13 +98,18 @@ err(struct mg_cmd *cmd, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* Client words echoed in errors are cut, so every reason fits whole. */
+/*
+ * Client words echoed in errors are cut, so every reason fits whole, and
+ * their bytes 0x80-0xff shown as '?' (as the filter's errors do): a reply
+ * is printable ASCII, whatever a terminal makes of other bytes.
+ */
 #define ECHO_MAX	32
 static const char *echo(char *buf, const struct word *w)
 {
-	size_t n = w->len > ECHO_MAX ? ECHO_MAX : w->len;
+	size_t i, n = w->len > ECHO_MAX ? ECHO_MAX : w->len;
 
-	memcpy(buf, w->s, n);
+	for (i = 0; i < n; i++)
+		buf[i] = (unsigned char)w->s[i] < 0x7f ? w->s[i] : '?';
 	strcpy(buf + n, w->len > n ? "..." : "");
 	return buf;
 }

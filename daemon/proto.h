@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * magnetd's client protocol, version 1 (docs/protocol.md): line assembly
+ * magnetd's client protocol, version 2 (docs/protocol.md): line assembly
  * from a socket's bytes, and parsing of one command line. The filter of
  * SUBSCRIBE is only cut out here; the daemon parses it with mg_expr_parse,
  * which needs its probe table.
@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#define MG_PROTO_VERSION	1
+/* 2: probes named by their names; AGG entry lines start with "E". */
+#define MG_PROTO_VERSION	2
 /* Bytes of a line before its '\n' (a '\r' before it counts). */
 #define MG_PROTO_LINE_MAX	4096
 /* An "ERR ..." reply, without the '\n', with its NUL. */

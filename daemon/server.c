@@ -593,7 +593,7 @@ static void flush_all(struct mg_server *s)
 	unsigned int k;
 
 	for (k = s->nclients; k-- > 0;)
-		if (s->clients[k]->out.len)
+		if (s->clients[k]->out.len || s->clients[k]->pending_drop)
 			mg_client_flush(s, s->clients[k]);
 }
 

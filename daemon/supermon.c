@@ -39,7 +39,8 @@ static const struct var node_vars[] = {
 
 static const struct var probe_vars[] = {
 	{ "id", "u32", "label", "the probe's event id" },
-	{ "name", "string", "label", "its target function, or the custom event's name" },
+	{ "name", "string", "label", "the probe's name (unique: SYMBOL%return for a kretprobe unless named otherwise)" },
+	{ "symbol", "string", "label", "its target function (and +OFFSET), or the custom event's name; \"\" if unknown" },
 	{ "type", "symbol", "label", "kprobe, kretprobe, fentry, custom (unknown: removed before magnetd saw it)" },
 	{ "loaded", "u32", "gauge", "1 while the probe is in magnet/probes" },
 	{ "events", "u64", "counter", "records of the probe" },
@@ -183,6 +184,8 @@ static void sample(FILE *out, unsigned int mask, const struct mg_totals_view *v)
 
 			fprintf(out, " (probe (id %u) (name ", p->id);
 			cstr(out, p->name);
+			fputs(") (symbol ", out);
+			cstr(out, p->symbol);
 			fputs(") (type ", out);
 			/* A symbol: the table's types are words; quote anything else. */
 			if (p->type[0] && strspn(p->type, "abcdefghijklmnopqrstuvwxyz") == strlen(p->type))

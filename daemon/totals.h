@@ -90,7 +90,8 @@ struct mg_totals_node {
 struct mg_totals_probe {
 	unsigned int id;		/* event id */
 	char type[16];			/* kprobe, kretprobe, custom */
-	char name[MG_TOTALS_NAME_MAX];	/* target, as in PROBES */
+	char name[MG_TOTALS_NAME_MAX];	/* the probe's name, as in PROBES */
+	char symbol[MG_TOTALS_NAME_MAX];	/* its target ("" unknown) */
 	bool loaded;			/* in magnet/probes now */
 	bool sock;			/* saw records of the sock handler */
 	__u64 events;

@@ -1028,6 +1028,14 @@ struct mg_probe *mg_probe_find(int id, const char *name)
 	return NULL;
 }
 
+static bool mg_has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *extack)
 {
 	/* The raw handler is for custom events only, and they have no other. */
@@ -1094,6 +1102,11 @@ static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *
 	if (s->name && (!*s->name || strlen(s->name) > MAGNET_NAME_MAX)) {
 		NL_SET_ERR_MSG(extack, "probe names are 1 to " __stringify(MAGNET_NAME_MAX)
 			       " characters");
+		return -EINVAL;
+	}
+	/* A name is a field of magnet/probes: one line, tab-separated. */
+	if (s->name && mg_has_control(s->name)) {
+		NL_SET_ERR_MSG(extack, "a probe name holds no control character");
 		return -EINVAL;
 	}
 	return 0;
@@ -1421,7 +1434,10 @@ int mg_probes_show(struct seq_file *m, void *v)
 		seq_printf(m, "\t%u\t%lu\t%lu", p->nargs, sum.hits, mg_probe_missed(p));
 		if (p->capture_len && p->handler == MAGNET_HANDLER_GENERIC)
 			seq_printf(m, "\t%u@%u", p->capture_len, p->capture_arg);
-		seq_putc(m, '\n');
+		else
+			seq_puts(m, "\t-");
+		/* The name filters and tools go by; the target is the symbol. */
+		seq_printf(m, "\t%s\n", p->name);
 	}
 	mutex_unlock(&mg_probes_lock);
 	return 0;

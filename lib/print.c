@@ -340,6 +340,7 @@ static void print_task(FILE *f, const struct mg_print_opts *o,
 static void print_probe(FILE *f, const struct mg_print_opts *o,
 			const struct magnet_record *r)
 {
+	const struct mg_probe *probe = mg_probes_find(o->probes, r->event_id);
 	const char *name = mg_event_name(o->probes, r->event_id);
 	const __u64 *args = mg_record_args(r);
 	unsigned int i, n = mg_record_nargs(r);
@@ -351,6 +352,8 @@ static void print_probe(FILE *f, const struct mg_print_opts *o,
 		print_who(f, o, r);
 		fprintf(f, ",\"id\":%u,\"event\":", r->event_id);
 		mg_json_string(f, name);
+		fputs(",\"symbol\":", f);
+		mg_json_string(f, probe ? probe->target : "unknown");
 		fprintf(f, ",\"type\":\"%s\",\"abstract\":\"0x%llx\"",
 			mg_record_type(r), (unsigned long long)r->abstract_id);
 	} else {

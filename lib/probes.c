@@ -52,12 +52,31 @@ static int parse_capture(char *s, unsigned int *len, unsigned int *arg)
 	return 0;
 }
 
+static char *concat(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *s = malloc(la + lb + 1);
+
+	if (s) {
+		memcpy(s, a, la);
+		memcpy(s + la, b, lb + 1);
+	}
+	return s;
+}
+
+void mg_probe_clear(struct mg_probe *p)
+{
+	free(p->type);
+	free(p->target);
+	free(p->name);
+}
+
 static int parse_line(struct mg_probe *p, char *line)
 {
-	char *f[8];		/* an 8th holds any columns added later */
+	char *f[9];		/* a 9th holds any columns added later */
 	__u64 id, nargs, hits = 0, missed = 0;
 	unsigned int cap_len = 0, cap_arg = 0;
-	size_t n = split_tabs(line, f, 8);
+	size_t n = split_tabs(line, f, 9);
 
 	/*
 	 * The type is not checked: kprobe, kretprobe and custom (a kernel
@@ -81,9 +100,19 @@ static int parse_line(struct mg_probe *p, char *line)
 	p->capture_arg = cap_arg;
 	p->type = strdup(f[1]);
 	p->target = strdup(f[2]);
-	if (!p->type || !p->target) {
-		free(p->type);
-		free(p->target);
+	/*
+	 * The name column came after the capture column ("-" without one);
+	 * a table without it (an older module's, in a trace) gets the
+	 * names that module gave: SYMBOL[+OFFSET], SYMBOL%return.
+	 */
+	if (n > 7 && *f[7])
+		p->name = strdup(f[7]);
+	else if (!strcmp(f[1], "kretprobe"))
+		p->name = concat(f[2], "%return");
+	else
+		p->name = strdup(f[2]);
+	if (!p->type || !p->target || !p->name) {
+		mg_probe_clear(p);
 		return -ENOMEM;
 	}
 	return 0;
@@ -101,8 +130,7 @@ static int alloc_index(struct mg_probe_table *t)
 static int append(struct mg_probe_table *t, struct mg_probe *p)
 {
 	if (t->at[p->id]) {
-		free(p->type);
-		free(p->target);
+		mg_probe_clear(p);
 		return 0;
 	}
 	if (t->n == t->cap) {
@@ -110,8 +138,7 @@ static int append(struct mg_probe_table *t, struct mg_probe *p)
 		struct mg_probe *v = realloc(t->v, cap * sizeof(*v));
 
 		if (!v) {
-			free(p->type);
-			free(p->target);
+			mg_probe_clear(p);
 			return -ENOMEM;
 		}
 		t->v = v;
@@ -173,10 +200,8 @@ void mg_probes_free(struct mg_probe_table *t)
 {
 	size_t i;
 
-	for (i = 0; i < t->n; i++) {
-		free(t->v[i].type);
-		free(t->v[i].target);
-	}
+	for (i = 0; i < t->n; i++)
+		mg_probe_clear(&t->v[i]);
 	free(t->v);
 	free(t->at);
 	memset(t, 0, sizeof(*t));
@@ -219,5 +244,17 @@ const char *mg_event_name(const struct mg_probe_table *t, unsigned int id)
 	if (id == MAGNET_EVENT_JOB_LOST)
 		return "job_lost";
 	p = mg_probes_find(t, id);
-	return p ? p->target : "unknown";
+	return p ? p->name : "unknown";
+}
+
+const struct mg_probe *mg_probes_find_name(const struct mg_probe_table *t,
+					   const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; t && i < t->n; i++)
+		if (strlen(t->v[i].name) == len &&
+		    !memcmp(t->v[i].name, name, len))
+			return &t->v[i];
+	return NULL;
 }

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The probe table: text of magnet/probes, one line per probe,
- * "id\ttype\ttarget\tnargs\thits\tmissed[\tLEN@ARG]" (the last column only
- * for probes that capture memory). Gives names to event ids. type is
- * kprobe, kretprobe or custom (an event a kernel module registered; target
- * is the event's name); the type is kept as text, so a table with types
- * added later still names its events.
+ * "id\ttype\ttarget\tnargs\thits\tmissed[\tCAPTURE[\tNAME]]", CAPTURE
+ * "LEN@ARG" for probes that capture memory, "-" for the others. Gives
+ * names to event ids. type is kprobe, kretprobe, fentry or custom (an
+ * event a kernel module registered; target is the event's name); the type
+ * is kept as text, so a table with types added later still names its
+ * events. NAME is the probe's own (unique; what filters and tools name it
+ * by): a table without it (older modules) gets the default names those
+ * modules gave, SYMBOL[+OFFSET] and SYMBOL%return.
  */
 #ifndef MAGNET_LIB_PROBES_H
 #define MAGNET_LIB_PROBES_H
@@ -17,9 +20,10 @@
 struct mg_probe {
 	unsigned int id;
 	unsigned int nargs;
-	char *type;		/* "kprobe", "kretprobe", "custom" */
-	char *target;		/* function name, e.g. "tcp_sendmsg"; for
-				 * custom, the event's name */
+	char *type;		/* "kprobe", "kretprobe", "fentry", "custom" */
+	char *target;		/* function name, e.g. "tcp_sendmsg", and any
+				 * "+OFFSET"; for custom, the event's name */
+	char *name;		/* the probe's, unique: "tcp_sendmsg%return" */
 	__u64 hits;		/* as of when the table was read */
 	__u64 missed;
 	unsigned int capture_len;	/* bytes captured per hit; 0: none */
@@ -54,6 +58,8 @@ struct mg_probe_table {
  */
 int mg_probes_parse(struct mg_probe_table *t, const char *text, size_t len);
 void mg_probes_free(struct mg_probe_table *t);
+/* Free one probe's strings (a probe not in a table, or taken out of one). */
+void mg_probe_clear(struct mg_probe *p);
 
 /*
  * Index a table whose v and n were filled in by hand (a parser's): an id
@@ -74,7 +80,11 @@ int mg_probes_parse_more(struct mg_probe_table *t, const char *text,
 const struct mg_probe *mg_probes_find(const struct mg_probe_table *t,
 				      unsigned int id);
 
-/* Event name to print for an id: target, "lost", or "unknown". */
+/* The probe named name (len bytes, need not be NUL-terminated), or NULL. */
+const struct mg_probe *mg_probes_find_name(const struct mg_probe_table *t,
+					   const char *name, size_t len);
+
+/* Event name to print for an id: the probe's name, "lost", or "unknown". */
 const char *mg_event_name(const struct mg_probe_table *t, unsigned int id);
 
 #endif /* MAGNET_LIB_PROBES_H */

@@ -108,9 +108,12 @@ static void add_event(struct dump *d, const char *arg)
 		d->events[MAGNET_EVENT_LOST] = 1;
 		return;
 	}
-	/* A name may cover several ids: a kprobe and a kretprobe on it. */
+	/*
+	 * A probe's name, or a symbol, which may cover several ids: a kprobe
+	 * and a kretprobe on it.
+	 */
 	for (i = 0; i < pt->n; i++) {
-		if (!strcmp(pt->v[i].target, arg)) {
+		if (!strcmp(pt->v[i].name, arg) || !strcmp(pt->v[i].target, arg)) {
 			d->events[pt->v[i].id] = 1;
 			found = true;
 		}

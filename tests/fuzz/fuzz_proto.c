@@ -59,14 +59,6 @@ static char *dup_exact(const void *s, size_t len)
 	return p;
 }
 
-static bool printable_line(const char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			return false;
-	return true;
-}
-
 static bool printable_ascii(const char *s)
 {
 	for (; *s; s++)
@@ -182,8 +174,10 @@ struct ref {
 	uint64_t num;
 	const char *name;	/* R_NAME, R_STR */
 	size_t name_len;
+	size_t tok_pos;		/* where the current token starts */
 	unsigned int depth, nodes;
 	bool err;
+	size_t err_col;		/* the first error's: its token's start */
 	uint32_t all;		/* a bit per record */
 };
 
@@ -208,8 +202,10 @@ static int r_hex(char c)
 	return -1;
 }
 
-static void r_fail(struct ref *r)
+static void r_fail(struct ref *r, size_t col)
 {
+	if (!r->err)
+		r->err_col = col;
 	r->err = true;
 	r->tok = R_ERR;
 }
@@ -245,10 +241,10 @@ static void r_word(struct ref *r)
 	for (; i < r->pos; i++) {
 		d = base == 16 ? r_hex(r->s[i]) : r_digit(r->s[i]) ? r->s[i] - '0' : -1;
 		if (d < 0)
-			return r_fail(r);
+			return r_fail(r, start);
 		v = v * base + d;
 		if (v > UINT64_MAX)
-			return r_fail(r);
+			return r_fail(r, start);
 	}
 	r->tok = R_NUM;
 	r->num = v;
@@ -273,6 +269,7 @@ static void r_lex(struct ref *r)
 		return;
 	while (r->pos < r->len && (r->s[r->pos] == ' ' || r->s[r->pos] == '\t'))
 		r->pos++;
+	r->tok_pos = r->pos;
 	if (r->pos == r->len) {
 		r->tok = R_END;
 		return;
@@ -282,7 +279,7 @@ static void r_lex(struct ref *r)
 	if (r->s[r->pos] == '"') {
 		q = memchr(r->s + r->pos + 1, '"', r->len - r->pos - 1);
 		if (!q)
-			return r_fail(r);
+			return r_fail(r, r->pos);
 		r->tok = R_STR;
 		r->name = r->s + r->pos + 1;
 		r->name_len = q - r->name;
@@ -298,7 +295,7 @@ static void r_lex(struct ref *r)
 			return;
 		}
 	}
-	r_fail(r);
+	r_fail(r, r->pos);
 }
 
 static uint64_t r_field(const struct magnet_record *rec, unsigned int f)
@@ -320,7 +317,7 @@ static uint32_t r_or(struct ref *r);
 static bool r_enter(struct ref *r)
 {
 	if (++r->depth > MG_EXPR_MAX_DEPTH) {
-		r_fail(r);
+		r_fail(r, r->tok_pos);
 		return false;
 	}
 	return true;
@@ -340,12 +337,12 @@ static uint32_t r_cmp(struct ref *r)
 		    !memcmp(fields[f], r->name, r->name_len))
 			break;
 	if (f == ARRAY_SIZE(fields)) {
-		r_fail(r);
+		r_fail(r, r->tok_pos);
 		return 0;
 	}
 	r_lex(r);
 	if (r->tok != R_OP) {
-		r_fail(r);
+		r_fail(r, r->tok_pos);
 		return 0;
 	}
 	op = r->op;
@@ -357,7 +354,7 @@ static uint32_t r_cmp(struct ref *r)
 		   !lookup(&cur_text, r->name, r->name_len, &id)) {
 		v = id;
 	} else {
-		r_fail(r);
+		r_fail(r, r->tok_pos);
 		return 0;
 	}
 	r->nodes++;
@@ -390,7 +387,7 @@ static uint32_t r_unary(struct ref *r)
 		r_lex(r);
 		m = r_or(r);
 		if (r->tok != R_RP) {
-			r_fail(r);
+			r_fail(r, r->tok_pos);
 			return 0;
 		}
 		r->depth--;
@@ -399,7 +396,7 @@ static uint32_t r_unary(struct ref *r)
 	case R_NAME:
 		return r_cmp(r);
 	default:
-		r_fail(r);
+		r_fail(r, r->tok_pos);
 		return 0;
 	}
 }
@@ -430,21 +427,30 @@ static uint32_t r_or(struct ref *r)
 	return m;
 }
 
-/* Accepted? Then *mask holds which records match, *nodes the count. */
+/*
+ * Accepted? Then *mask holds which records match, *nodes the count. If not,
+ * *col is the column of the error (SIZE_MAX: past the node limit, which
+ * the reference finds only at the end).
+ */
 static bool ref_filter(const char *s, size_t len, uint32_t *mask,
-		       unsigned int *nodes)
+		       unsigned int *nodes, size_t *col)
 {
 	struct ref r = { .s = s, .len = len, .all = (1U << NREC) - 1 };
 
 	cur_text = s;
 	cur_len = len;
+	*col = SIZE_MAX;
 	r_lex(&r);
 	if (r.tok == R_STAR)
 		r_lex(&r);
 	else if (r.tok != R_END)
 		*mask = r_or(&r);
-	if (r.tok != R_END || r.err)
+	if (r.tok != R_END)
+		r_fail(&r, r.tok_pos);
+	if (r.err) {
+		*col = r.err_col;
 		return false;
+	}
 	if (!r.nodes) {		/* empty, or "*" */
 		*mask = r.all;
 		r.nodes = 1;
@@ -497,11 +503,18 @@ static void check_filter(const char *text, size_t len)
 	unsigned int nodes = 0, k;
 	uint32_t mask = 0;
 	bool ok;
-	size_t a, b;
+	size_t a, b, col;
 
-	ok = ref_filter(s, len, &mask, &nodes);
+	ok = ref_filter(s, len, &mask, &nodes, &col);
 	if (parse_filter(s, len, &e, &err)) {
 		CHECK(!ok);
+		/*
+		 * The offending token's column (docs/protocol.md, Filters),
+		 * unless the node limit came first: the reference counts
+		 * nodes to the end.
+		 */
+		if (!strstr(err.msg, "filter too long"))
+			CHECK(err.column == col);
 		free(s);
 		return;
 	}
@@ -638,48 +651,140 @@ static bool even_quotes(const char *s, const char *end)
 	return even;
 }
 
-/* The model of one command line; returns whether it is accepted. */
-static bool ref_command(const char *line, size_t len, struct mg_cmd *want)
+/*
+ * docs/protocol.md, Commands: the command words and AGG keys, in the order
+ * of their enums (a command or key added to the daemon and not here fails
+ * the CHECK in LLVMFuzzerTestOneInput).
+ */
+static const char *const commands[] = { "HELLO", "PROBES", "STATS",
+	"SUBSCRIBE", "AGG", "UNSUBSCRIBE", "QUIT", "TOTALS" };
+static const char *const agg_keys[] = { "probe", "pid", "tgid", "comm",
+					"cgroup", "net" };
+
+/*
+ * A client's word as an error reason echoes it: its first 32 bytes, bytes
+ * 0x80-0xff as '?', "..." after a longer one.
+ */
+static const char *ref_echo(char *buf, const struct word *w)
 {
-	static const char *const keys[] = { "probe", "pid", "tgid", "comm",
-					    "cgroup" };
+	size_t i, n = w->len > 32 ? 32 : w->len;
+
+	for (i = 0; i < n; i++)
+		buf[i] = (unsigned char)w->s[i] >= 0x80 ? '?' : w->s[i];
+	strcpy(buf + n, w->len > 32 ? "..." : "");
+	return buf;
+}
+
+/*
+ * The reason an invalid interval gets, or NULL when it is valid. A count
+ * of 19 digits or more may be refused as out of range before its unit is
+ * looked at: then *any is set and any of the three reasons will do.
+ */
+static const char *ref_interval_why(const char *s, size_t len, bool *any)
+{
+	size_t i, u;
+	__u64 ns;
+
+	*any = false;
+	if (ref_interval(s, len, &ns))
+		return NULL;
+	for (i = 0; i < len && r_digit(s[i]); i++)
+		;
+	if (!i)
+		return "interval must start with a decimal number";
+	*any = i >= 19;
+	for (u = 0; u < ARRAY_SIZE(units); u++)
+		if (strlen(units[u].name) == len - i &&
+		    !memcmp(units[u].name, s + i, len - i))
+			return "interval must be 10ms to 24h";
+	return "interval needs a unit: ns, us, ms, s, m or h";
+}
+
+/*
+ * The model of one command line: whether it is accepted, and if not the
+ * error reply the document gives it (in why, MG_PROTO_ERR_MAX bytes; ""
+ * when any of several reasons will do, *loose then set).
+ */
+static bool ref_command(const char *line, size_t len, struct mg_cmd *want,
+			char *why, bool *loose)
+{
+	char e[64];
 	struct word w[6];
-	const char *rest, *end;
+	const char *rest, *end, *reason;
 	size_t i, n, nrest;
 
 	memset(want, 0, sizeof(*want));
-	if (len > MG_PROTO_LINE_MAX)
+	*loose = false;
+	why[0] = '\0';
+	if (len > MG_PROTO_LINE_MAX) {
+		snprintf(why, MG_PROTO_ERR_MAX, "ERR line too long (max 4096 bytes)");
 		return false;
+	}
 	for (i = 0; i < len; i++)
 		if (((unsigned char)line[i] < 0x20 && line[i] != '\t') ||
-		    line[i] == 0x7f)
+		    line[i] == 0x7f) {
+			snprintf(why, MG_PROTO_ERR_MAX,
+				 "ERR control character 0x%02x at column %zu",
+				 (unsigned char)line[i], i);
 			return false;
-	if (!words(line, len, w, 1))
+		}
+	if (!words(line, len, w, 1)) {
+		snprintf(why, MG_PROTO_ERR_MAX, "ERR empty command");
 		return false;
-	for (i = 0; i < MG_CMD_NR; i++)
-		if (word_is(&w[0], mg_proto_cmd_name(i)))
+	}
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (word_is(&w[0], commands[i]))
 			break;
-	if (i == MG_CMD_NR)
+	if (i == ARRAY_SIZE(commands)) {
+		snprintf(why, MG_PROTO_ERR_MAX, "ERR unknown command '%s'",
+			 ref_echo(e, &w[0]));
 		return false;
+	}
 	want->kind = i;
 	rest = w[0].s + w[0].len;
 	nrest = line + len - rest;
 	n = words(rest, nrest, w, 6);
 	switch (want->kind) {
 	case MG_CMD_AGG:
-		if (n == 0 || n == 2 || n > 3)
+		if (n == 0) {
+			snprintf(why, MG_PROTO_ERR_MAX,
+				 "ERR AGG needs a key: probe, pid, tgid, comm, cgroup or net");
 			return false;
-		for (i = 0; i < ARRAY_SIZE(keys); i++)
-			if (word_is(&w[0], keys[i]))
+		}
+		for (i = 0; i < ARRAY_SIZE(agg_keys); i++)
+			if (word_is(&w[0], agg_keys[i]))
 				break;
-		if (i == ARRAY_SIZE(keys))
+		if (i == ARRAY_SIZE(agg_keys)) {
+			snprintf(why, MG_PROTO_ERR_MAX,
+				 "ERR unknown AGG key '%s' (probe, pid, tgid, comm, cgroup or net)",
+				 ref_echo(e, &w[0]));
 			return false;
+		}
 		want->agg_key = i;
 		want->interval_ns = MG_PROTO_EVERY_DEFAULT_NS;
 		if (n == 1)
 			return true;
-		return word_is(&w[1], "EVERY") &&
-		       ref_interval(w[2].s, w[2].len, &want->interval_ns);
+		if (!word_is(&w[1], "EVERY")) {
+			snprintf(why, MG_PROTO_ERR_MAX,
+				 "ERR expected EVERY after the AGG key, not '%s'",
+				 ref_echo(e, &w[1]));
+			return false;
+		}
+		if (n == 2) {
+			snprintf(why, MG_PROTO_ERR_MAX,
+				 "ERR EVERY needs an interval, e.g. 500ms");
+			return false;
+		}
+		if (n > 3) {
+			snprintf(why, MG_PROTO_ERR_MAX, "ERR too many arguments to AGG");
+			return false;
+		}
+		reason = ref_interval_why(w[2].s, w[2].len, loose);
+		if (!reason && ref_interval(w[2].s, w[2].len, &want->interval_ns))
+			return true;
+		if (!*loose)
+			snprintf(why, MG_PROTO_ERR_MAX, "ERR %s", reason);
+		return false;
 	case MG_CMD_SUBSCRIBE:
 		/* The last two words, if there are that many. */
 		n = 0;
@@ -697,12 +802,17 @@ static bool ref_command(const char *line, size_t len, struct mg_cmd *want)
 		}
 		end = rest + nrest;
 		if (n == 2 && word_is(&w[1], "FORMAT") && even_quotes(rest, w[1].s)) {
-			if (word_is(&w[0], "binary"))
+			if (word_is(&w[0], "binary")) {
 				want->format = MG_FORMAT_BINARY;
-			else if (!word_is(&w[0], "json"))
+			} else if (!word_is(&w[0], "json")) {
+				snprintf(why, MG_PROTO_ERR_MAX,
+					 "ERR unknown format '%s' (json or binary)",
+					 ref_echo(e, &w[0]));
 				return false;
+			}
 			end = w[1].s;
 		} else if (n && word_is(&w[0], "FORMAT") && even_quotes(rest, w[0].s)) {
+			snprintf(why, MG_PROTO_ERR_MAX, "ERR FORMAT needs json or binary");
 			return false;
 		}
 		while (rest < end && is_blank(*rest))
@@ -714,15 +824,19 @@ static bool ref_command(const char *line, size_t len, struct mg_cmd *want)
 		want->filter_col = rest - line;
 		return true;
 	default:
-		return n == 0;
+		if (n == 0)
+			return true;
+		snprintf(why, MG_PROTO_ERR_MAX, "ERR %s takes no arguments",
+			 commands[want->kind]);
+		return false;
 	}
 }
 
 static void check_line(const char *text, size_t len)
 {
-	char *line = dup_exact(text, len);
+	char *line = dup_exact(text, len), why[MG_PROTO_ERR_MAX];
 	struct mg_cmd cmd, want;
-	bool ok = ref_command(line, len, &want);
+	bool loose, ok = ref_command(line, len, &want, why, &loose);
 	size_t n;
 	int ret;
 
@@ -733,8 +847,9 @@ static void check_line(const char *text, size_t len)
 		n = strnlen(cmd.error, sizeof(cmd.error));
 		CHECK(n < MG_PROTO_ERR_MAX);
 		CHECK(n > 4 && !memcmp(cmd.error, "ERR ", 4));
-		/* A reply line: no '\n' or other control byte inside. */
-		CHECK(printable_line(cmd.error));
+		/* A reply line of printable ASCII: what the document says. */
+		CHECK(printable_ascii(cmd.error));
+		CHECK(loose || !strcmp(cmd.error, why));
 		free(line);
 		return;
 	}
@@ -891,6 +1006,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t nev, i, w;
 
 	CHECK(ev);
+	/* The model knows every command and key the daemon does. */
+	CHECK(ARRAY_SIZE(commands) == MG_CMD_NR && ARRAY_SIZE(agg_keys) == MG_AGG_NR);
+	for (i = 0; i < MG_CMD_NR; i++)
+		CHECK(!strcmp(commands[i], mg_proto_cmd_name(i)));
+	for (i = 0; i < MG_AGG_NR; i++)
+		CHECK(!strcmp(agg_keys[i], mg_proto_agg_key_name(i)));
 	for (i = 0; i < size; i++)
 		seed = (seed ^ data[i]) * 0x100000001b3ULL;
 	nev = model_lines(d, size, ev);

@@ -53,22 +53,23 @@ static const struct {
 	unsigned int id;
 	const char *type;
 	const char *target;
+	const char *name;		/* the probe's, as magnet/probes lists it */
 	unsigned int nargs;
 	unsigned int cap_len, cap_arg;	/* cap_len 0: no capture */
 	unsigned int handler;		/* enum magnet_handler */
 } probes[] = {
-	{ 16, "kprobe", "tcp_sendmsg", 3, 0, 0, 0 },
-	{ 17, "kretprobe", "tcp_sendmsg", 1, 0, 0, 0 },
-	{ 18, "kprobe", "vfs_write", 6, 0, 0, 0 },
-	{ 19, "kretprobe", "do_sys_openat2", 0, 0, 0, 0 },
-	{ 20, "kprobe", "schedule", 0, 0, 0, 0 },
-	{ 21, "kprobe", "ksys_write", 3, 65, 1, 0 },
-	{ 22, "kretprobe", "ksys_read", 3, 7, 1, 0 },
-	{ 23, "kprobe", "do_unlinkat", 2, 1, 1, 0 },
-	{ 24, "kretprobe", "copy_to_user", 0, 64, 0, 0 },
-	{ 25, "kprobe", "sock_sendmsg", 6, 4000, 5, 0 },
-	{ 26, "kprobe", "tcp_cleanup_rbuf", 0, 0, 0, MAGNET_HANDLER_SOCK },
-	{ 27, "custom", "mymod_request", 0, 0, 0, MAGNET_HANDLER_RAW },
+	{ 16, "kprobe", "tcp_sendmsg", "tcp_sendmsg", 3, 0, 0, 0 },
+	{ 17, "kretprobe", "tcp_sendmsg", "tcp_sendmsg%return", 1, 0, 0, 0 },
+	{ 18, "kprobe", "vfs_write", "vfs_write", 6, 0, 0, 0 },
+	{ 19, "kretprobe", "do_sys_openat2", "do_sys_openat2%return", 0, 0, 0, 0 },
+	{ 20, "kprobe", "schedule", "schedule", 0, 0, 0, 0 },
+	{ 21, "kprobe", "ksys_write", "ksys_write", 3, 65, 1, 0 },
+	{ 22, "kretprobe", "ksys_read", "read_done", 3, 7, 1, 0 },
+	{ 23, "kprobe", "do_unlinkat", "do_unlinkat", 2, 1, 1, 0 },
+	{ 24, "kretprobe", "copy_to_user", "copy_to_user%return", 0, 64, 0, 0 },
+	{ 25, "kprobe", "sock_sendmsg", "sock_sendmsg", 6, 4000, 5, 0 },
+	{ 26, "kprobe", "tcp_cleanup_rbuf", "tcp_cleanup_rbuf", 0, 0, 0, MAGNET_HANDLER_SOCK },
+	{ 27, "custom", "mymod_request", "mymod_request", 0, 0, 0, MAGNET_HANDLER_RAW },
 };
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
 
@@ -422,7 +423,9 @@ int main(int argc, char **argv)
 			probes[i].type, probes[i].target, probes[i].nargs, n);
 		if (probes[i].cap_len)
 			fprintf(f, "\t%u@%u", probes[i].cap_len, probes[i].cap_arg);
-		fputc('\n', f);
+		else
+			fputs("\t-", f);
+		fprintf(f, "\t%s\n", probes[i].name);
 	}
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/version", dir);
@@ -583,7 +586,7 @@ int main(int argc, char **argv)
 			h.abstract_id = (__u64)cpus[c] << 32 | i;
 			pos = snprintf(text, sizeof(text), "%s %u %u/%u %s(%u) abstract=0x%llx",
 				       fmt_ts(tsb, ts), cpus[c], h.pid, h.tgid,
-				       probes[p].target, probes[p].id,
+				       probes[p].name, probes[p].id,
 				       (unsigned long long)h.abstract_id);
 			if (probes[p].handler == MAGNET_HANDLER_SOCK) {
 				struct magnet_sock sk;

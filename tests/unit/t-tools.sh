@@ -106,7 +106,7 @@ ok "merged by timestamp, ties by CPU"
 ncap=$(grep -c ' cap=[0-9]*@arg[0-5] "' "$T/dump.out")
 [ "$ncap" -gt 1000 ] || fail "only $ncap capture records"
 grep -q -E ' sock_sendmsg\(25\) .* cap=4000@arg5 ".*"\.\.\.'"$WHO" "$T/dump.out" || fail "no 4000-byte capture"
-grep -q ' ksys_read(22) .* ret=-\{0,1\}[0-9]* lat=[0-9]*ns cap=7@arg1 "' "$T/dump.out" || fail "no kretprobe capture"
+grep -q ' read_done(22) .* ret=-\{0,1\}[0-9]* lat=[0-9]*ns cap=7@arg1 "' "$T/dump.out" || fail "no kretprobe capture"
 grep -q -E ' cap=0@arg[0-5] ""'"$WHO" "$T/dump.out" || fail "no unreadable capture"
 grep -q -E ' cap=1@arg1 "\\x[0-9a-f][0-9a-f]"'"$WHO" "$T/dump.out" || fail "no escaped binary byte"
 [ "$(grep -c ' cap=' "$T/dump.out")" -eq "$ncap" ] || fail "malformed cap= fields"
@@ -149,10 +149,10 @@ run 0 json "$DUMP" -j "$T/trace"
 [ "$(grep -c '"event":"lost"' "$T/json.out")" -eq "$nl" ] || fail "JSON lost count"
 # Each line one object with the fields in the documented order.
 cap='(,"capture":\{"arg":[0-5],"len":[0-9]+,"hex":"([0-9a-f][0-9a-f])*"\})?'
-sock='("type":"kprobe","abstract":"0x[0-9a-f]+","sock":\{("family":null|"family":"inet6?","proto":"(tcp|udp|icmp|icmpv6|ipproto[0-9]+)","src":"[0-9a-f.:]+","sport":[0-9]+,"dst":"[0-9a-f.:]+","dport":[0-9]+),"size":[0-9]+,"state":[0-9]+\})'
-raw='("type":"custom","abstract":"0x[0-9a-f]+","raw":\{"len":[0-9]+,"hex":"([0-9a-f][0-9a-f])*"\})'
+sock='("symbol":"[^"]*","type":"kprobe","abstract":"0x[0-9a-f]+","sock":\{("family":null|"family":"inet6?","proto":"(tcp|udp|icmp|icmpv6|ipproto[0-9]+)","src":"[0-9a-f.:]+","sport":[0-9]+,"dst":"[0-9a-f.:]+","dport":[0-9]+),"size":[0-9]+,"state":[0-9]+\})'
+raw='("symbol":"[^"]*","type":"custom","abstract":"0x[0-9a-f]+","raw":\{"len":[0-9]+,"hex":"([0-9a-f][0-9a-f])*"\})'
 who='"comm":(null|"([^"\\]|\\.)*"),"cgroup":[0-9]+,"intr":(true|false),'
-bad=$(grep -v -c -E '^\{"ts":[0-9]+,"cpu":[0-9]+,"pid":[0-9]+,"tgid":[0-9]+,('"$who"')?"id":[0-9]+,"event":"[^"]*",(("type":"kprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\]'"$cap"')|'"$sock"'|'"$raw"'|("type":"kretprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\],"ret":-?[0-9]+,"lat_ns":[0-9]+'"$cap"')|("full":[0-9]+,"too_big":[0-9]+,"nesting":[0-9]+,"overwritten":[0-9]+))\}$' "$T/json.out")
+bad=$(grep -v -c -E '^\{"ts":[0-9]+,"cpu":[0-9]+,"pid":[0-9]+,"tgid":[0-9]+,('"$who"')?"id":[0-9]+,"event":"[^"]*",(("symbol":"[^"]*","type":"kprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\]'"$cap"')|'"$sock"'|'"$raw"'|("symbol":"[^"]*","type":"kretprobe","abstract":"0x[0-9a-f]+","args":\[("0x[0-9a-f]+"(,"0x[0-9a-f]+")*)?\],"ret":-?[0-9]+,"lat_ns":[0-9]+'"$cap"')|("full":[0-9]+,"too_big":[0-9]+,"nesting":[0-9]+,"overwritten":[0-9]+))\}$' "$T/json.out")
 [ "$(grep -c '"capture":' "$T/json.out")" -eq "$ncap" ] || fail "JSON capture count"
 [ "$(grep -c '"sock":{' "$T/json.out")" -eq "$nsock" ] || fail "JSON sock count"
 [ "$(grep -c '"raw":{' "$T/json.out")" -eq "$nraw" ] || fail "JSON raw count"
@@ -256,20 +256,24 @@ fi
 run 0 c1 "$DUMP" -c 1 "$T/trace"
 [ "$(awk '$2 != 1' "$T/c1.out" | wc -l)" -eq 0 ] || fail "-c 1 let other CPUs through"
 [ "$(awk '$3 != "LOST"' "$T/c1.out" | wc -l)" -eq "$n1" ] || fail "-c 1 count"
+# A symbol selects its kprobe and kretprobe, a name one probe.
 run 0 ename "$DUMP" -e tcp_sendmsg "$T/trace"
-want=$(grep -c -E ' tcp_sendmsg\((16|17)\) | LOST ' "$T/dump.out")
+want=$(grep -c -E ' tcp_sendmsg(%return)?\((16|17)\) | LOST ' "$T/dump.out")
 [ "$(wc -l <"$T/ename.out")" -eq "$want" ] || fail "-e tcp_sendmsg: $(wc -l <"$T/ename.out") lines, want $want"
+run 0 eret "$DUMP" -e 'tcp_sendmsg%return' -e read_done "$T/trace"
+want=$(grep -c -E ' (tcp_sendmsg%return\(17\)|read_done\(22\)) | LOST ' "$T/dump.out")
+[ "$(wc -l <"$T/eret.out")" -eq "$want" ] || fail "-e tcp_sendmsg%return -e read_done: $(wc -l <"$T/eret.out") lines, want $want"
 run 0 eid "$DUMP" -e 19 -e 20 -c 0 "$T/trace"
 want=$(awk '$2 == 0 && ($4 ~ /\((19|20)\)$/ || $3 == "LOST")' "$T/dump.out" | wc -l)
 [ "$(wc -l <"$T/eid.out")" -eq "$want" ] || fail "-e 19 -e 20 -c 0"
 run 0 ecustom "$DUMP" -e mymod_request "$T/trace"
 [ "$(wc -l <"$T/ecustom.out")" -eq $((nraw + nl)) ] || fail "-e mymod_request (a custom event)"
 run 0 etask "$DUMP" -T -e tcp_sendmsg -c 1 "$T/trace"
-want=$(awk '$2 == 1' "$T/dumpt.out" | grep -c -E ' tcp_sendmsg\((16|17)\) | LOST | TASK ')
+want=$(awk '$2 == 1' "$T/dumpt.out" | grep -c -E ' tcp_sendmsg(%return)?\((16|17)\) | LOST | TASK ')
 [ "$(wc -l <"$T/etask.out")" -eq "$want" ] || fail "-T -e tcp_sendmsg -c 1: $(wc -l <"$T/etask.out") lines, want $want"
 # Filtered out records still name threads: same comm as unfiltered.
-awk '$2 == 1' "$T/dump.out" | grep ' tcp_sendmsg(1[67]) ' >"$T/etask.want"
-grep ' tcp_sendmsg(1[67]) ' "$T/etask.out" | cmp -s - "$T/etask.want" ||
+awk '$2 == 1' "$T/dump.out" | grep -E ' tcp_sendmsg(%return)?\(1[67]\) ' >"$T/etask.want"
+grep -E ' tcp_sendmsg(%return)?\(1[67]\) ' "$T/etask.out" | cmp -s - "$T/etask.want" ||
 	fail "-e changed the comm of records"
 run 1 ebad "$DUMP" -e no_such_probe "$T/trace"
 grep -q 'no probe named "no_such_probe"' "$T/ebad.err" || fail "-e unknown name message"

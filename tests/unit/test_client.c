@@ -101,7 +101,7 @@ START_TEST(frame_kinds)
 		__u64 n;
 		const char *body;
 	} v[] = {
-		{ "OK magnet 1 node=a\nrest", MGC_MSG_OK, 19, 0, "" },
+		{ "OK magnet 2 node=a\nrest", MGC_MSG_OK, 19, 0, "" },
 		{ "OK\n", MGC_MSG_OK, 3, 0, "" },
 		{ "OK bye\n", MGC_MSG_OK, 7, 0, "" },
 		{ "OK 2 probes\na b\nc\nD 1\n", MGC_MSG_OK, 18, 2, "a b\nc\n" },
@@ -195,7 +195,7 @@ END_TEST
 START_TEST(frame_every_cut)
 {
 	static const char *const msgs[] = {
-		"OK magnet 1 node=n cpus=1\n", "OK 2 probes\n16 k a\n17 k b\n",
+		"OK magnet 2 node=n cpus=1\n", "OK 2 probes\n16 k a\n17 k b\n",
 		"B 16\n\n\n\n\nB 1\nD 2\nA B\n", "D 3\n",
 		"A tgid 1 ts=1\n1 2 3 4.0 x\n", "{\"ts\":1}\n", "ERR x\n", "B 0\n",
 	};
@@ -350,22 +350,22 @@ END_TEST
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define FORMAT_NOW "format=" STR(MAGNET_FORMAT_VERSION)
-#define HELLO_OK "OK magnet 1 node=node1 cpus=4 clock=mono order=le " FORMAT_NOW " module=up"
+#define HELLO_OK "OK magnet 2 node=node1 cpus=4 clock=mono order=le " FORMAT_NOW " module=up"
 
 START_TEST(hello)
 {
 	static const char *const bad[] = {
-		"OK magnet 1 cpus=4 clock=mono order=le format=1 module=up",
-		"OK magnet 1 node= cpus=4 clock=mono order=le format=1 module=up",
-		"OK magnet 1 node=n cpus=0 clock=mono order=le format=1 module=up",
-		"OK magnet 1 node=n cpus=4x clock=mono order=le format=1 module=up",
-		"OK magnet 1 node=n cpus=4 order=le format=1 module=up",
-		"OK magnet 1 node=n cpus=4 clock=mono order=pdp format=1 module=up",
-		"OK magnet 1 node=n cpus=4 clock=mono order=le format=-1 module=up",
-		"OK magnet 1 node=n cpus=4 clock=mono order=le format=1 module=maybe",
-		"OK magnet 1 node=n cpus=4 clock=mono order=le format=1",
-		"OK magnet 1 node=n junk cpus=4 clock=mono order=le format=1 module=up",
-		"OK magnet 1 node=n =x cpus=4 clock=mono order=le format=1 module=up",
+		"OK magnet 2 cpus=4 clock=mono order=le format=1 module=up",
+		"OK magnet 2 node= cpus=4 clock=mono order=le format=1 module=up",
+		"OK magnet 2 node=n cpus=0 clock=mono order=le format=1 module=up",
+		"OK magnet 2 node=n cpus=4x clock=mono order=le format=1 module=up",
+		"OK magnet 2 node=n cpus=4 order=le format=1 module=up",
+		"OK magnet 2 node=n cpus=4 clock=mono order=pdp format=1 module=up",
+		"OK magnet 2 node=n cpus=4 clock=mono order=le format=-1 module=up",
+		"OK magnet 2 node=n cpus=4 clock=mono order=le format=1 module=maybe",
+		"OK magnet 2 node=n cpus=4 clock=mono order=le format=1",
+		"OK magnet 2 node=n junk cpus=4 clock=mono order=le format=1 module=up",
+		"OK magnet 2 node=n =x cpus=4 clock=mono order=le format=1 module=up",
 		"OK magnet", "OK magnet x", "OK magnetd 1", "OK", "",
 		"ERR too many clients",
 	};
@@ -374,7 +374,7 @@ START_TEST(hello)
 
 	ck_assert_int_eq(mgc_parse_hello(HELLO_OK " future=yes", strlen(HELLO_OK) + 11,
 					 &h, why, sizeof(why)), 0);
-	ck_assert_uint_eq(h.version, 1);
+	ck_assert_uint_eq(h.version, 2);
 	ck_assert_str_eq(h.node, "node1");
 	ck_assert_uint_eq(h.cpus, 4);
 	ck_assert_str_eq(h.clock, "mono");
@@ -385,16 +385,16 @@ START_TEST(hello)
 	ck_assert_ptr_null(mgc_kvs_get(&h.kv, "nosuch"));
 	mgc_hello_free(&h);
 
-	ck_assert_int_eq(mgc_parse_hello("OK magnet 1 node=n cpus=2 clock=tsc order=be format=3 module=down",
+	ck_assert_int_eq(mgc_parse_hello("OK magnet 2 node=n cpus=2 clock=tsc order=be format=3 module=down",
 					 66, &h, why, sizeof(why)), 0);
 	ck_assert(h.big_endian && !h.module_up && h.format == 3);
 	ck_assert_str_eq(h.clock, "tsc");
 	mgc_hello_free(&h);
 
 	/* Another version parses, for the caller to refuse by name. */
-	ck_assert_int_eq(mgc_parse_hello("OK magnet 2 whatever", 20, &h, why,
+	ck_assert_int_eq(mgc_parse_hello("OK magnet 3 whatever", 20, &h, why,
 					 sizeof(why)), 0);
-	ck_assert_uint_eq(h.version, 2);
+	ck_assert_uint_eq(h.version, 3);
 	mgc_hello_free(&h);
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -410,11 +410,12 @@ END_TEST
 /* ---- PROBES ---- */
 
 static const char probes_reply[] =
-	"OK 4 probes\n"
-	"16 kprobe vfs_read nargs=3 hits=10 missed=0\n"
-	"17 kretprobe vfs_read%25return nargs=1 hits=5 missed=1 later=1\n"
-	"18 custom mymod:req%20done nargs=0 hits=0 missed=0\n"
-	"19 kprobe tcp_sendmsg%return nargs=0 hits=7 missed=0\n";
+	"OK 5 probes\n"
+	"16 kprobe vfs_read nargs=3 hits=10 missed=0 symbol=vfs_read\n"
+	"17 kretprobe vfs_read%25return nargs=1 hits=5 missed=1 later=1 symbol=vfs_read\n"
+	"18 custom mymod:req%20done nargs=0 hits=0 missed=0 symbol=mymod:req%20done\n"
+	"19 kprobe tcp_sendmsg%return nargs=0 hits=7 missed=0\n"
+	"20 kprobe tx nargs=0 hits=1 missed=0 symbol=tcp_sendmsg+4\n";
 
 START_TEST(probes)
 {
@@ -440,19 +441,27 @@ START_TEST(probes)
 
 	ck_assert_int_eq(mgc_parse_probes(probes_reply, strlen(probes_reply), &t,
 					  why, sizeof(why)), 0);
-	ck_assert_uint_eq(t.n, 4);
+	ck_assert_uint_eq(t.n, 5);
 	ck_assert_uint_eq(t.v[0].id, 16);
 	ck_assert_str_eq(t.v[0].type, "kprobe");
+	ck_assert_str_eq(t.v[0].name, "vfs_read");
 	ck_assert_str_eq(t.v[0].target, "vfs_read");
 	ck_assert_uint_eq(t.v[0].nargs, 3);
 	ck_assert_uint_eq(t.v[0].hits, 10);
-	ck_assert_str_eq(t.v[1].target, "vfs_read%return");
+	/* A kretprobe: its own name, its kprobe's symbol. */
+	ck_assert_str_eq(t.v[1].name, "vfs_read%return");
+	ck_assert_str_eq(t.v[1].target, "vfs_read");
 	ck_assert_uint_eq(t.v[1].missed, 1);
 	ck_assert_str_eq(t.v[2].type, "custom");
+	ck_assert_str_eq(t.v[2].name, "mymod:req done");
 	ck_assert_str_eq(t.v[2].target, "mymod:req done");
-	/* '%' left as it is (not %25): taken literally */
+	/* '%' left as it is (not %25): taken literally; no symbol=: the name */
+	ck_assert_str_eq(t.v[3].name, "tcp_sendmsg%return");
 	ck_assert_str_eq(t.v[3].target, "tcp_sendmsg%return");
+	ck_assert_str_eq(t.v[4].name, "tx");
+	ck_assert_str_eq(t.v[4].target, "tcp_sendmsg+4");
 	ck_assert_str_eq(mg_event_name(&t, 18), "mymod:req done");
+	ck_assert_str_eq(mg_event_name(&t, 20), "tx");
 	mg_probes_free(&t);
 
 	/* The last line may lack its '\n' (a caller's own text). */
@@ -571,25 +580,30 @@ END_TEST
 START_TEST(agg)
 {
 	static const char tgid[] = AGG_HEAD("tgid", 2, 5010)
-		"100 5000 320000 5000.0 alpha\n"
-		"200 10 640 10.5 be%20ta%25\n";
-	static const char extra[] = AGG_HEAD("probe", 1, 1) "16 1 64 1.0 vfs_read extra\n";
-	static const char comm[] = AGG_HEAD("comm", 1, 3)
-		"my%25comm 3 96 3.0 my%25comm\n";
+		"E 100 5000 320000 5000.0 alpha\n"
+		"E 200 10 640 10.5 be%20ta%25\n";
+	static const char extra[] = AGG_HEAD("probe", 1, 1) "E 16 1 64 1.0 vfs_read extra\n";
+	static const char comm[] = AGG_HEAD("comm", 3, 3)
+		"E my%25comm 1 96 3.0 my%25comm\n"
+		"E OK 1 32 1.0 -\n"
+		"E D%201 1 32 1.0 -\n";
 	static const char *const bad[] = {
-		AGG_HEAD("tgid", 2, 1) "100 1 64 1.0 a\n",
-		AGG_HEAD("tgid", 1, 1) "100 1 64 1.0 a\n200 1 64 1.0 b\n",
-		AGG_HEAD("tgid", 1, 1) "100 1 64\n",
-		AGG_HEAD("tgid", 1, 1) "abc 1 64 1.0 a\n",
-		AGG_HEAD("tgid", 1, 1) "100 1x 64 1.0 a\n",
-		AGG_HEAD("tgid", 1, 1) "100 1 -64 1.0 a\n",
-		AGG_HEAD("tgid", 1, 1) "100 1 64 1e3 a\n",
-		AGG_HEAD("tgid", 1, 1) "100 1 64 -1.0 a\n",
-		AGG_HEAD("tgid", 1, 1) "100 1 64 1. a\n",
-		AGG_HEAD("tgid", 1, 1) "100 1 64 nan a\n",
-		AGG_HEAD("tgid", 1, 1) "100 1 64 1.0 a%zz\n",
-		AGG_HEAD("comm", 1, 1) "a%0 1 64 1.0 a\n",
-		AGG_HEAD("tgid", 1, 1) "100 1 64 1.0 a%00\n",
+		AGG_HEAD("tgid", 2, 1) "E 100 1 64 1.0 a\n",
+		AGG_HEAD("tgid", 1, 1) "E 100 1 64 1.0 a\nE 200 1 64 1.0 b\n",
+		/* Version 1's entry line, without its tag. */
+		AGG_HEAD("tgid", 1, 1) "100 1 64 1.0 a\n",
+		AGG_HEAD("comm", 1, 1) "OK 1 64 1.0 -\n",
+		AGG_HEAD("tgid", 1, 1) "E 100 1 64\n",
+		AGG_HEAD("tgid", 1, 1) "E abc 1 64 1.0 a\n",
+		AGG_HEAD("tgid", 1, 1) "E 100 1x 64 1.0 a\n",
+		AGG_HEAD("tgid", 1, 1) "E 100 1 -64 1.0 a\n",
+		AGG_HEAD("tgid", 1, 1) "E 100 1 64 1e3 a\n",
+		AGG_HEAD("tgid", 1, 1) "E 100 1 64 -1.0 a\n",
+		AGG_HEAD("tgid", 1, 1) "E 100 1 64 1. a\n",
+		AGG_HEAD("tgid", 1, 1) "E 100 1 64 nan a\n",
+		AGG_HEAD("tgid", 1, 1) "E 100 1 64 1.0 a%zz\n",
+		AGG_HEAD("comm", 1, 1) "E a%0 1 64 1.0 a\n",
+		AGG_HEAD("tgid", 1, 1) "E 100 1 64 1.0 a%00\n",
 		"A tgid 0 ts=1 interval=1 events=0 bytes=0 keys=0 lost=0 evicted=0 evicted_events=0 unkeyed=0\n",
 		"A tgid 0 ts=x interval=1 events=0 bytes=0 keys=0 lost=0 evicted=0 evicted_events=0 unkeyed=0 dropped=0\n",
 		"A TGID 0 ts=1 interval=1 events=0 bytes=0 keys=0 lost=0 evicted=0 evicted_events=0 unkeyed=0 dropped=0\n",
@@ -620,6 +634,8 @@ START_TEST(agg)
 	ck_assert(!a.numeric);
 	ck_assert_str_eq(a.v[0].value, "my%comm");
 	ck_assert_str_eq(a.v[0].label, "my%comm");
+	ck_assert_str_eq(a.v[1].value, "OK");
+	ck_assert_str_eq(a.v[2].value, "D 1");
 	mgc_agg_free(&a);
 
 	/* An empty report, and words a later daemon may add, are fine. */
@@ -938,7 +954,7 @@ END_TEST
 START_TEST(conn_trickle)
 {
 	static const char script[] =
-		"OK magnet 1 node=n cpus=1 clock=mono order=le " FORMAT_NOW " module=up\n"
+		"OK magnet 2 node=n cpus=1 clock=mono order=le " FORMAT_NOW " module=up\n"
 		"B 5\nabcdeD 7\nOK 1 probes\n16 kprobe f nargs=0 hits=0 missed=0\n"
 		"A tgid 0 ts=1 interval=1 events=0 bytes=0 keys=0 lost=0 evicted=0 "
 		"evicted_events=0 unkeyed=0 dropped=0\n";
@@ -1665,15 +1681,15 @@ START_TEST(cat_errors)
 
 	/* another protocol version */
 	fake_init(&f);
-	f.hello = "OK magnet 2 node=n\n";
+	f.hello = "OK magnet 1 node=n\n";
 	run_fake(&r, &f, "magnet-cat", args, 1);
 	assert_status(&r, 2);
-	assert_has(r.err, "speaks protocol version 2; this magnet-cat speaks 1");
+	assert_has(r.err, "speaks protocol version 1; this magnet-cat speaks 2");
 	run_free(&r);
 
 	/* big-endian records, which text and -b cannot decode; -j can */
 	fake_init(&f);
-	f.hello = "OK magnet 1 node=n cpus=1 clock=mono order=be " FORMAT_NOW " module=down\n";
+	f.hello = "OK magnet 2 node=n cpus=1 clock=mono order=be " FORMAT_NOW " module=down\n";
 	f.close_after_data = true;
 	fake_start(&f);
 	args[1] = f.addr;
@@ -1981,16 +1997,16 @@ static void top_script(struct fake *f)
 {
 	fake_init(f);
 	f->reports[0][0] = REP("tgid", 2, 5010)
-		"100 5000 0 5000.0 alpha\n200 10 0 10.0 beta\n";
+		"E 100 5000 0 5000.0 alpha\nE 200 10 0 10.0 beta\n";
 	f->reports[0][1] = REP("tgid", 2, 7020)
-		"300 7000 0 7000.0 gamma\n100 20 0 20.0 alpha\n";
+		"E 300 7000 0 7000.0 gamma\nE 100 20 0 20.0 alpha\n";
 	f->reports[1][0] = REP("cgroup", 1, 5010)
-		"4242 5010 0 5010.0 /system.slice/a%20b.service\n";
+		"E 4242 5010 0 5010.0 /system.slice/a%20b.service\n";
 	f->reports[1][1] = REP("cgroup", 1, 7020)
-		"4343 7020 0 7020.0 /job42\n";
-	f->reports[2][0] = REP("probe", 1, 5010) "17 5010 0 5010.0 tcp_sendmsg\n";
+		"E 4343 7020 0 7020.0 /job42\n";
+	f->reports[2][0] = REP("probe", 1, 5010) "E 17 5010 0 5010.0 tcp_sendmsg\n";
 	f->reports[2][1] = REP("probe", 2, 7020)
-		"16 7000 0 7000.0 vfs_read\n17 20 0 20.0 tcp_sendmsg\n";
+		"E 16 7000 0 7000.0 vfs_read\nE 17 20 0 20.0 tcp_sendmsg\n";
 	f->reports[3][0] = NET_REPORT_1;
 	f->reports[3][1] = NET_REPORT_2;
 }
@@ -2327,11 +2343,11 @@ START_TEST(top_errors)
 
 	/* a malformed report */
 	top_script(&f);
-	f.reports[0][0] = REP("tgid", 1, 1) "100 1 0 fast alpha\n";
+	f.reports[0][0] = REP("tgid", 1, 1) "E 100 1 0 fast alpha\n";
 	run_fake(&r, &f, "magnet-top", args, 6);
 	assert_status(&r, 2);
 	assert_has(r.err, "protocol error from 127.0.0.1:");
-	assert_has(r.err, "AGG entry 1: bad rate in '100 1 0 fast alpha'");
+	assert_has(r.err, "AGG entry 1: bad rate in 'E 100 1 0 fast alpha'");
 	run_free(&r);
 
 	/* a malformed net report */

@@ -428,7 +428,7 @@ static void *serve(void *arg)
 		return NULL;
 	if (read(fd, cmd, sizeof(cmd)) <= 0)
 		goto out;
-	if (sv->trickle_ms) {
+	if (sv->trickle_ms && sv->len) {
 		for (i = 0; ; i++) {
 			if (send(fd, sv->send + i % sv->len, 1, MSG_NOSIGNAL) != 1)
 				goto out;

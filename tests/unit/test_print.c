@@ -31,7 +31,9 @@ static const char table[] =
 	"70000\tkprobe\tbad_id\t0\t0\t0\n"		/* skipped */
 	"21\tkretprobe\tvfs_read\t3\t7\t0\t4000@1\n"	/* captures */
 	"22\tkprobe\tcap_bad\t1\t7\t3\t0@1\n"		/* bad capture: none */
-	"23\tkprobe\tcap_future\t2\t1\t2\t16@5\tnew column\n"
+	"23\tkprobe\tcap_future\t2\t1\t2\t16@5\tfuture name\tnew column\n"
+	"25\tkretprobe\tdo_x\t0\t0\t0\t-\tx_done\n"		/* named */
+	"26\tkretprobe\tdo_y\t0\t0\t0\t-\t\n"		/* empty name */
 	"24\tcustom\tmymod:req done\t0\t12\t0\n"		/* a module's event */
 	"20\tkprobe\tlast_no_newline\t6\t1\t1";
 
@@ -84,7 +86,7 @@ START_TEST(probes_parse)
 {
 	const struct mg_probe *p;
 
-	ck_assert_uint_eq(probes.n, 8);
+	ck_assert_uint_eq(probes.n, 10);
 	p = mg_probes_find(&probes, 16);
 	ck_assert_ptr_nonnull(p);
 	ck_assert_str_eq(p->type, "kprobe");
@@ -115,6 +117,25 @@ START_TEST(probes_parse)
 	ck_assert_uint_eq(p->missed, 2);
 	ck_assert_uint_eq(p->capture_len, 16);
 	ck_assert_uint_eq(p->capture_arg, 5);
+	/*
+	 * Names: the column after the capture's ("-" without one); without
+	 * it (an older module), the defaults it gave: SYMBOL, SYMBOL%return.
+	 */
+	ck_assert_str_eq(p->name, "future name");
+	ck_assert_str_eq(mg_probes_find(&probes, 16)->name, "tcp_sendmsg");
+	ck_assert_str_eq(mg_probes_find(&probes, 17)->name, "tcp_sendmsg%return");
+	ck_assert_str_eq(mg_probes_find(&probes, 17)->target, "tcp_sendmsg");
+	p = mg_probes_find(&probes, 25);
+	ck_assert_str_eq(p->name, "x_done");
+	ck_assert_str_eq(p->target, "do_x");
+	ck_assert_uint_eq(p->capture_len, 0);
+	ck_assert_str_eq(mg_probes_find(&probes, 26)->name, "do_y%return");
+	ck_assert_ptr_eq(mg_probes_find_name(&probes, "x_done", 6), p);
+	ck_assert_ptr_eq(mg_probes_find_name(&probes, "tcp_sendmsg%return!", 18),
+			 mg_probes_find(&probes, 17));
+	ck_assert_ptr_null(mg_probes_find_name(&probes, "do_x", 4));
+	ck_assert_ptr_null(mg_probes_find_name(&probes, "x_don", 5));
+	ck_assert_str_eq(mg_event_name(&probes, 25), "x_done");
 	/* Events of kernel modules: type custom, the target is the name. */
 	p = mg_probes_find(&probes, 24);
 	ck_assert_ptr_nonnull(p);
@@ -287,10 +308,13 @@ START_TEST(probes_first_name_wins)
 	t.n = 3;
 	t.v[0].id = 40;
 	t.v[0].target = strdup("x");
+	t.v[0].name = strdup("x");
 	t.v[1].id = 30;
 	t.v[1].target = strdup("y");
+	t.v[1].name = strdup("y");
 	t.v[2].id = 40;
 	t.v[2].target = strdup("z");
+	t.v[2].name = strdup("z");
 	ck_assert_ptr_null(mg_probes_find(&t, 40));	/* not indexed yet */
 	ck_assert_int_eq(mg_probes_index(&t), 0);
 	ck_assert_str_eq(mg_event_name(&t, 40), "x");
@@ -367,7 +391,7 @@ START_TEST(names_escaped)
 	mg_record_encode_kprobe(buf64, sizeof(buf64), &hdr, NULL, 0);
 	expect(&o, "12.000000345 3 4242/4200 \\x1b]0;pwn\\x07\\x1b[2J\\xc2\\x9b31m na\\\\me\\xff\xc3\xa9\\xed\\xa0\\x80\\x0d(16) abstract=0xffff888012345678 args=[] comm=? cgroup=4026531841\n");
 	o.json = true;
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"\\u001b]0;pwn\\u0007\\u001b[2J\\u009b31m na\\\\me\\u00ff\xc3\xa9\\u00ed\\u00a0\\u0080\\r\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"\\u001b]0;pwn\\u0007\\u001b[2J\\u009b31m na\\\\me\\u00ff\xc3\xa9\\u00ed\\u00a0\\u0080\\r\",\"symbol\":\"\\u001b]0;pwn\\u0007\\u001b[2J\\u009b31m na\\\\me\\u00ff\xc3\xa9\\u00ed\\u00a0\\u0080\\r\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
 	mg_probes_free(&t);
 }
 END_TEST
@@ -379,7 +403,7 @@ START_TEST(text_kretprobe)
 
 	h.event_id = 17;
 	mg_record_encode_kretprobe(buf64, sizeof(buf64), &h, -11, 1500, args, 1);
-	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(17) abstract=0xffff888012345678 args=[0x1] ret=-11 lat=1500ns comm=? cgroup=4026531841\n");
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg%return(17) abstract=0xffff888012345678 args=[0x1] ret=-11 lat=1500ns comm=? cgroup=4026531841\n");
 	h.event_id = 1234;
 	mg_record_encode_kretprobe(buf64, sizeof(buf64), &h, 0, 0, NULL, 0);
 	expect(&o, "12.000000345 3 4242/4200 unknown(1234) abstract=0xffff888012345678 args=[] ret=0 lat=0ns comm=? cgroup=4026531841\n");
@@ -404,14 +428,14 @@ START_TEST(json_probes)
 	struct mg_record_hdr h = hdr;
 
 	mg_record_encode_kprobe(buf64, sizeof(buf64), &h, args, 2);
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[\"0x1\",\"0xffffffffffffffff\"]}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"symbol\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[\"0x1\",\"0xffffffffffffffff\"]}\n");
 	h.event_id = 17;
 	mg_record_encode_kretprobe(buf64, sizeof(buf64), &h, -9223372036854775807LL - 1, 7, NULL, 0);
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":17,\"event\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":-9223372036854775808,\"lat_ns\":7}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":17,\"event\":\"tcp_sendmsg%return\",\"symbol\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":-9223372036854775808,\"lat_ns\":7}\n");
 	/* Names come from the probe table: escape them. */
 	h.event_id = 18;
 	mg_record_encode_kprobe(buf64, sizeof(buf64), &h, NULL, 0);
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":18,\"event\":\"weird\\\"na\\\\me\\u0001\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":18,\"event\":\"weird\\\"na\\\\me\\u0001\",\"symbol\":\"weird\\\"na\\\\me\\u0001\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
 }
 END_TEST
 
@@ -443,10 +467,10 @@ START_TEST(text_capture)
 	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[0x1] cap=12@arg1 \"hi \\\"x\\\"\\\\\\x00\\x7f\\xff\\x0a~\" comm=? cgroup=4026531841\n");
 	/* kretprobe: after ret and lat. */
 	encode_cap(true, 0, "abc", 3, 5);
-	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(17) abstract=0xffff888012345678 args=[] ret=4 lat=99ns cap=3@arg5 \"abc\" comm=? cgroup=4026531841\n");
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg%return(17) abstract=0xffff888012345678 args=[] ret=4 lat=99ns cap=3@arg5 \"abc\" comm=? cgroup=4026531841\n");
 	/* Unreadable. */
 	encode_cap(true, 2, NULL, 4000, 0);
-	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(17) abstract=0xffff888012345678 args=[0x1,0xffffffffffffffff] ret=4 lat=99ns cap=0@arg0 \"\" comm=? cgroup=4026531841\n");
+	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg%return(17) abstract=0xffff888012345678 args=[0x1,0xffffffffffffffff] ret=4 lat=99ns cap=0@arg0 \"\" comm=? cgroup=4026531841\n");
 
 	/* 64 bytes in full; 65 and more: the first 64, then "...". */
 	for (i = 0; i < sizeof(data); i++)
@@ -479,11 +503,11 @@ START_TEST(json_capture)
 	unsigned int i;
 
 	encode_cap(false, 1, "\x00\x01\xab\xff\"\\z", 7, 4);
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[\"0x1\"],\"capture\":{\"arg\":4,\"len\":7,\"hex\":\"0001abff225c7a\"}}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"symbol\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[\"0x1\"],\"capture\":{\"arg\":4,\"len\":7,\"hex\":\"0001abff225c7a\"}}\n");
 	encode_cap(true, 0, "abc", 3, 5);
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":17,\"event\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":4,\"lat_ns\":99,\"capture\":{\"arg\":5,\"len\":3,\"hex\":\"616263\"}}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":17,\"event\":\"tcp_sendmsg%return\",\"symbol\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":4,\"lat_ns\":99,\"capture\":{\"arg\":5,\"len\":3,\"hex\":\"616263\"}}\n");
 	encode_cap(true, 0, NULL, 9, 1);
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":17,\"event\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":4,\"lat_ns\":99,\"capture\":{\"arg\":1,\"len\":0,\"hex\":\"\"}}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":17,\"event\":\"tcp_sendmsg%return\",\"symbol\":\"tcp_sendmsg\",\"type\":\"kretprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[],\"ret\":4,\"lat_ns\":99,\"capture\":{\"arg\":1,\"len\":0,\"hex\":\"\"}}\n");
 
 	/* The full capture, every byte, however long. */
 	for (i = 0; i < sizeof(data); i++)
@@ -521,7 +545,7 @@ static void encode_sock(__u16 fam, __u8 proto, __u8 state, const char *src,
 }
 
 #define PFX "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678"
-#define JPFX "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\""
+#define JPFX "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"symbol\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\""
 
 /* An skb record: 4 bytes of an IPv4 header caught at the network layer. */
 START_TEST(text_json_skb)
@@ -590,7 +614,7 @@ START_TEST(json_sock)
 	expect(&o, JPFX ",\"sock\":{\"family\":null,\"size\":4096,\"state\":7}}\n");
 	/* -w still goes after ts. */
 	o.wall = true;
-	expect(&o, "{\"ts\":12000000345,\"wall\":\"1970-01-01T00:00:12.000000345Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"sock\":{\"family\":null,\"size\":4096,\"state\":7}}\n");
+	expect(&o, "{\"ts\":12000000345,\"wall\":\"1970-01-01T00:00:12.000000345Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"symbol\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"sock\":{\"family\":null,\"size\":4096,\"state\":7}}\n");
 }
 END_TEST
 
@@ -604,7 +628,7 @@ static void encode_raw(const void *data, size_t len)
 }
 
 #define RPFX "12.000000345 3 4242/4200 mymod:req done(24) abstract=0xffff888012345678"
-#define JRPFX "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":24,\"event\":\"mymod:req done\",\"type\":\"custom\",\"abstract\":\"0xffff888012345678\""
+#define JRPFX "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":24,\"event\":\"mymod:req done\",\"symbol\":\"mymod:req done\",\"type\":\"custom\",\"abstract\":\"0xffff888012345678\""
 
 START_TEST(text_raw)
 {
@@ -692,12 +716,12 @@ START_TEST(attribution)
 	name(t, 4242, "my worker\x1b", 4026531841U);
 	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[0x1] comm=my\\x20worker\\x1b cgroup=4026531841\n");
 	o.json = true;
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":\"my worker\\u001b\",\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[\"0x1\"]}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":\"my worker\\u001b\",\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"symbol\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[\"0x1\"]}\n");
 	/* In interrupt context: the interrupted task's, said so. */
 	h.intr = true;
 	h.cgroup = 1;
 	mg_record_encode_kprobe(buf64, sizeof(buf64), &h, NULL, 0);
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":\"my worker\\u001b\",\"cgroup\":1,\"intr\":true,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":\"my worker\\u001b\",\"cgroup\":1,\"intr\":true,\"id\":16,\"event\":\"tcp_sendmsg\",\"symbol\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
 	o.json = false;
 	expect(&o, "12.000000345 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] intr comm=my\\x20worker\\x1b cgroup=1\n");
 	/* Another CPU: not named there. */
@@ -715,7 +739,7 @@ START_TEST(attribution)
 			      &(struct magnet_sock){ .size = 1 });
 	expect(&o, "12.000000345 3 4306/4200 tcp_sendmsg(16) abstract=0xffff888012345678 sock - size=1 state=unknown(0) comm=\\x3f cgroup=4026531841\n");
 	o.json = true;
-	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4306,\"tgid\":4200,\"comm\":\"?\",\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"sock\":{\"family\":null,\"size\":1,\"state\":0}}\n");
+	expect(&o, "{\"ts\":12000000345,\"cpu\":3,\"pid\":4306,\"tgid\":4200,\"comm\":\"?\",\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"symbol\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"sock\":{\"family\":null,\"size\":1,\"state\":0}}\n");
 	mg_tasks_free(t);
 }
 END_TEST
@@ -758,7 +782,7 @@ START_TEST(wall_and_tsc)
 	mg_record_encode_kprobe(buf64, sizeof(buf64), &hdr, NULL, 0);
 	expect(&o, "12.000000345 2023-11-14T22:13:30.000000345Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] comm=? cgroup=4026531841\n");
 	o.json = true;
-	expect(&o, "{\"ts\":12000000345,\"wall\":\"2023-11-14T22:13:30.000000345Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
+	expect(&o, "{\"ts\":12000000345,\"wall\":\"2023-11-14T22:13:30.000000345Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"symbol\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
 	/* A record from before the start still maps back correctly. */
 	o.json = false;
 	o.clock0 = 13000000345ULL;
@@ -782,7 +806,7 @@ START_TEST(wall_and_tsc)
 	o.clock0 = 15000000345ULL;
 	expect(&o, "12000000345 2023-11-14T22:13:19.000000000Z 3 4242/4200 tcp_sendmsg(16) abstract=0xffff888012345678 args=[] comm=? cgroup=4026531841\n");
 	o.json = true;
-	expect(&o, "{\"ts\":12000000345,\"wall\":\"2023-11-14T22:13:19.000000000Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
+	expect(&o, "{\"ts\":12000000345,\"wall\":\"2023-11-14T22:13:19.000000000Z\",\"cpu\":3,\"pid\":4242,\"tgid\":4200,\"comm\":null,\"cgroup\":4026531841,\"intr\":false,\"id\":16,\"event\":\"tcp_sendmsg\",\"symbol\":\"tcp_sendmsg\",\"type\":\"kprobe\",\"abstract\":\"0xffff888012345678\",\"args\":[]}\n");
 	o.json = false;
 	snprintf(info.clock, sizeof(info.clock), "mono");
 	mg_print_opts_init(&o, &info, NULL);

@@ -35,9 +35,10 @@ static struct mg_totals_view view(void)
 	v.node.probes = 2;
 	v.node.jobs = 3;
 	probes[0] = (struct mg_totals_probe){ .id = 16, .type = "kprobe",
-		.name = "__x64_sys_getppid", .loaded = true, .events = 1000 };
+		.name = "__x64_sys_getppid", .symbol = "__x64_sys_getppid",
+		.loaded = true, .events = 1000 };
 	probes[1] = (struct mg_totals_probe){ .id = 17, .type = "kprobe",
-		.name = "tcp_sendmsg", .loaded = true, .sock = true,
+		.name = "tx", .symbol = "tcp_sendmsg", .loaded = true, .sock = true,
 		.events = 20, .sock_bytes = 100000 };
 	probes[2] = (struct mg_totals_probe){ .id = 18, .type = "unknown",
 		.name = "event18", .events = 5 };
@@ -104,9 +105,9 @@ START_TEST(page)
 	has_line(p, "magnet_daemon_dropped_records_total 3");
 	has_line(p, "magnet_probes 2");
 	has_line(p, "magnet_jobs 3");
-	has_line(p, "magnet_probe_events_total{probe=\"__x64_sys_getppid\",type=\"kprobe\",id=\"16\"} 1000");
-	has_line(p, "magnet_probe_events_total{probe=\"event18\",type=\"unknown\",id=\"18\"} 5");
-	has_line(p, "magnet_probe_sock_bytes_total{probe=\"tcp_sendmsg\",type=\"kprobe\",id=\"17\"} 100000");
+	has_line(p, "magnet_probe_events_total{probe=\"__x64_sys_getppid\",symbol=\"__x64_sys_getppid\",type=\"kprobe\",id=\"16\"} 1000");
+	has_line(p, "magnet_probe_events_total{probe=\"event18\",symbol=\"\",type=\"unknown\",id=\"18\"} 5");
+	has_line(p, "magnet_probe_sock_bytes_total{probe=\"tx\",symbol=\"tcp_sendmsg\",type=\"kprobe\",id=\"17\"} 100000");
 	/* Only sock probes have sock bytes. */
 	ck_assert_ptr_null(strstr(p, "magnet_probe_sock_bytes_total{probe=\"__x64"));
 	has_line(p, "magnet_job_events_total{cgroup=\"/a\"} 1000");
@@ -128,6 +129,11 @@ START_TEST(page)
 	free(p);
 }
 END_TEST
+
+#define LONG_QUERY "0123456789012345678901234567890123456789012345678901234567890123" \
+	"0123456789012345678901234567890123456789012345678901234567890123" \
+	"0123456789012345678901234567890123456789012345678901234567890123" \
+	"0123456789012345678901234567890123456789012345678901234567890123"
 
 START_TEST(http)
 {
@@ -167,6 +173,18 @@ START_TEST(http)
 	free(r);
 	r = render(&v, mg_prom_respond, "GET /metrics SPDY/3 x");
 	ck_assert(!strncmp(r, "HTTP/1.1 400 Bad Request\r\n", 26));
+	free(r);
+	/* Two words are no request, however long the first (it was cut at 15
+	 * bytes, its rest taken as the path: 405). */
+	r = render(&v, mg_prom_respond, "AAAAAAAAAAAAAAAX HTTP/1.1");
+	ck_assert(!strncmp(r, "HTTP/1.1 400 Bad Request\r\n", 26));
+	free(r);
+	/* A long query is still /metrics (the path was cut at 255 bytes). */
+	r = render(&v, mg_prom_respond, "GET /metrics?x=" LONG_QUERY " HTTP/1.1");
+	ck_assert(!strncmp(r, "HTTP/1.1 200 OK\r\n", 17));
+	free(r);
+	r = render(&v, mg_prom_respond, "GETGETGETGETGETGETGET /metrics HTTP/1.1");
+	ck_assert(!strncmp(r, "HTTP/1.1 405 Method Not Allowed\r\n", 33));
 	free(r);
 }
 END_TEST

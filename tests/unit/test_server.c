@@ -176,9 +176,14 @@ static void start(void)
 	snprintf(path, sizeof(path), "%s/probes", fx.dir);
 	f = fopen(path, "w");
 	ck_assert_ptr_ne(f, NULL);
-	for (i = 0; i < NPROBES; i++)
-		fprintf(f, "%d\tkprobe\tsome_kernel_function_%d\t3\t%d\t0\n",
-			16 + i, i, 1000 * i);
+	/* The last two: a kprobe and a kretprobe on one function. */
+	for (i = 0; i < NPROBES - 2; i++)
+		fprintf(f, "%d\tkprobe\tsome_kernel_function_%d\t3\t%d\t0\t-\tsome_kernel_function_%d\n",
+			16 + i, i, 1000 * i, i);
+	fprintf(f, "%d\tkprobe\tshared_fn\t3\t%d\t0\t-\tshared_fn\n", 16 + i, 1000 * i);
+	i++;
+	fprintf(f, "%d\tkretprobe\tshared_fn\t3\t%d\t0\t-\tshared_fn%%return\n",
+		16 + i, 1000 * i);
 	fclose(f);
 	snprintf(fx.cfg.dir, sizeof(fx.cfg.dir), "%s", fx.dir);
 
@@ -505,7 +510,7 @@ START_TEST(idle_closed)
 	while (now_ms() < end || !cut) {
 		ck_assert_msg(now_ms() < end + 1000,
 			      "the idle client is still connected");
-		cl_expect(talker, "HELLO\n", "OK magnet 1");
+		cl_expect(talker, "HELLO\n", "OK magnet 2");
 		while (cl_line(agg, line, sizeof(line), 0))
 			ck_assert_msg(line[0] != 'D', "%s", line);
 		if (!cut && closed_within(idle->fd, 0)) {
@@ -527,7 +532,7 @@ START_TEST(idle_closed)
 	end = now_ms() + 2000;
 	while (!closed_within(sub->fd, 0)) {
 		ck_assert_msg(now_ms() < end, "the unsubscribed client stays");
-		cl_expect(talker, "HELLO\n", "OK magnet 1");
+		cl_expect(talker, "HELLO\n", "OK magnet 2");
 		usleep(100000);
 	}
 	ck_assert_uint_eq(stat_of("idle_closed"), 2);
@@ -656,7 +661,7 @@ START_TEST(pipelined_replies_all_in_order)
 		ck_assert_msg(cl_line(c, line, sizeof(line), 5000),
 			      "reply %u of %u missing", i, w.n);
 		if (i % 2) {
-			ck_assert_msg(!strncmp(line, "OK magnet 1 ", 12), "%u: %s", i, line);
+			ck_assert_msg(!strncmp(line, "OK magnet 2 ", 12), "%u: %s", i, line);
 			continue;
 		}
 		ck_assert_msg(!strcmp(line, "OK 60 probes"), "%u: %s", i, line);
@@ -1108,7 +1113,7 @@ START_TEST(request_deadline)
 	pthread_join(th[1], NULL);
 	/* Whole lines now and then, or none: not this rule's. */
 	for (i = 0; i < 4; i++) {
-		cl_expect(talker, "HELLO\n", "OK magnet 1");
+		cl_expect(talker, "HELLO\n", "OK magnet 2");
 		usleep(300000);
 	}
 	ck_assert(!closed_within(idle, 0));
@@ -1175,12 +1180,12 @@ START_TEST(request_flood)
 		mg_totals_add(fx.totals, (const void *)rec);
 	}
 	c = cl_new(connect_port(fx.port));
-	cl_expect(c, "HELLO\n", "OK magnet 1");
+	cl_expect(c, "HELLO\n", "OK magnet 2");
 	for (i = 0; i < 3; i++)
 		ck_assert_int_eq(pthread_create(&th[i], NULL, flood, (void *)kinds[i]), 0);
 	for (i = 0; i < 40; i++) {
 		t0 = now_ms();
-		cl_expect(c, "HELLO\n", "OK magnet 1");
+		cl_expect(c, "HELLO\n", "OK magnet 2");
 		if (now_ms() - t0 > worst)
 			worst = now_ms() - t0;
 		usleep(20000);
@@ -1304,11 +1309,11 @@ START_TEST(totals_command)
 	for (i = 0; i < n; i++) {
 		ck_assert(cl_line(c, line, sizeof(line), 2000));
 		if (i == 0)
-			ck_assert_str_eq(line, "probe 16 kprobe some_kernel_function_0 events=7 sock_bytes=0 sock=0 loaded=1");
+			ck_assert_str_eq(line, "probe 16 kprobe some_kernel_function_0 events=7 sock_bytes=0 sock=0 loaded=1 symbol=some_kernel_function_0");
 		if (i == 1)
-			ck_assert_str_eq(line, "probe 17 kprobe some_kernel_function_1 events=3 sock_bytes=3000 sock=1 loaded=1");
+			ck_assert_str_eq(line, "probe 17 kprobe some_kernel_function_1 events=3 sock_bytes=3000 sock=1 loaded=1 symbol=some_kernel_function_1");
 		if (i == 2)
-			ck_assert_str_eq(line, "probe 18 kprobe some_kernel_function_2 events=0 sock_bytes=0 sock=0 loaded=1");
+			ck_assert_str_eq(line, "probe 18 kprobe some_kernel_function_2 events=0 sock_bytes=0 sock=0 loaded=1 symbol=some_kernel_function_2");
 		if (i >= 60)
 			ck_assert_msg(!strncmp(line, "job ", 4), "%s", line);
 		if (i == n - 1) {
@@ -1759,31 +1764,31 @@ START_TEST(attribution)
 	agg_report(ac, lines, &n, hdr, sizeof(hdr));
 	ck_assert_msg(strstr(hdr, " events=9 ") && strstr(hdr, " unkeyed=0 "), "%s", hdr);
 	ck_assert_uint_eq(n, 3);
-	ck_assert_msg(has_line(lines, n, "ghost-a 4 "), "%s", lines[0]);
-	ck_assert(has_line(lines, n, "ghost-b 2 "));
-	ck_assert(has_line(lines, n, "%00 3 "));
+	ck_assert_msg(has_line(lines, n, "E ghost-a 4 "), "%s", lines[0]);
+	ck_assert(has_line(lines, n, "E ghost-b 2 "));
+	ck_assert(has_line(lines, n, "E %00 3 "));
 	for (i = 0; i < n; i++)
-		if (!strncmp(lines[i], "%00 ", 4))
+		if (!strncmp(lines[i], "E %00 ", 6))
 			ck_assert_msg(strstr(lines[i], " unknown"), "%s", lines[i]);
 
 	agg_report(ag, lines, &n, hdr, sizeof(hdr));
 	ck_assert_msg(strstr(hdr, " events=8 ") && strstr(hdr, " unkeyed=1 "), "%s", hdr);
 	ck_assert_uint_eq(n, 2);
-	snprintf(want, sizeof(want), "%u 6 ", cg);
+	snprintf(want, sizeof(want), "E %u 6 ", cg);
 	ck_assert_msg(!strncmp(lines[0], want, strlen(want)) &&
 		      !strcmp(strrchr(lines[0], ' ') + 1, rel), "%s", lines[0]);
-	ck_assert_msg(!strncmp(lines[1], "4294967280 2 ", 13) &&
+	ck_assert_msg(!strncmp(lines[1], "E 4294967280 2 ", 15) &&
 		      strstr(lines[1], " cgroup:4294967280"), "%s", lines[1]);
 
 	agg_report(ap, lines, &n, hdr, sizeof(hdr));
 	ck_assert_uint_eq(n, 3);
-	ck_assert(has_line(lines, n, "4194400 5 "));
+	ck_assert(has_line(lines, n, "E 4194400 5 "));
 	for (i = 0; i < n; i++) {
 		const char *label = strrchr(lines[i], ' ') + 1;
 
-		if (!strncmp(lines[i], "4194400 ", 8))
+		if (!strncmp(lines[i], "E 4194400 ", 10))
 			ck_assert_str_eq(label, "ghost-a");
-		else if (!strncmp(lines[i], "4194401 ", 8))
+		else if (!strncmp(lines[i], "E 4194401 ", 10))
 			ck_assert_str_eq(label, "ghost-b");
 		else
 			ck_assert_msg(!strcmp(label, "-"), "%s", lines[i]);
@@ -1859,30 +1864,231 @@ START_TEST(names_reset)
 	ck_assert_int_eq(feed(0, chunk, len), 0);
 	agg_report(ac, lines, &n, hdr, sizeof(hdr));
 	ck_assert_uint_eq(n, 1);
-	ck_assert_msg(!strncmp(lines[0], "ghost-a 1 ", 10), "%s", lines[0]);
+	ck_assert_msg(!strncmp(lines[0], "E ghost-a 1 ", 12), "%s", lines[0]);
 
 	for (round = 0; round < 2; round++) {
 		/* Still known: named by the mirror. */
 		len = put_rec(chunk, 0, 0, GHOST_A, 1, false, NULL);
 		ck_assert_int_eq(feed(0, chunk, len), 0);
 		agg_report(ac, lines, &n, hdr, sizeof(hdr));
-		ck_assert_msg(n == 1 && !strncmp(lines[0], "ghost-a 1 ", 10), "%s", lines[0]);
+		ck_assert_msg(n == 1 && !strncmp(lines[0], "E ghost-a 1 ", 12), "%s", lines[0]);
 		if (round == 0)
 			atomic_fetch_add(&fx.queue_drop_chunks, 1);
 		else
 			atomic_fetch_add(&stub_reloads, 1);
 		ck_assert_int_eq(feed(0, chunk, len), 0);
 		agg_report(ac, lines, &n, hdr, sizeof(hdr));
-		ck_assert_msg(n == 1 && !strncmp(lines[0], "%00 1 ", 6), "round %u: %s",
+		ck_assert_msg(n == 1 && !strncmp(lines[0], "E %00 1 ", 8), "round %u: %s",
 			      round, lines[0]);
 		/* Named again by the stream. */
 		len = put_rec(chunk, 0, 0, GHOST_A, 1, false, "ghost-a");
 		len = put_rec(chunk, len, 0, GHOST_A, 1, false, NULL);
 		ck_assert_int_eq(feed(0, chunk, len), 0);
 		agg_report(ac, lines, &n, hdr, sizeof(hdr));
-		ck_assert_msg(n == 1 && !strncmp(lines[0], "ghost-a 1 ", 10), "%s", lines[0]);
+		ck_assert_msg(n == 1 && !strncmp(lines[0], "E ghost-a 1 ", 12), "%s", lines[0]);
 	}
 	atomic_store(&stub_reloads, 0);
+	cl_free(ac);
+}
+END_TEST
+
+/* ---- probes by name: a kprobe and a kretprobe on one function ----------- */
+
+/* The next line, which must come within 2 s. */
+static void cl_want_line(struct cl *c, char *line, size_t size)
+{
+	ck_assert_msg(cl_line(c, line, size, 2000), "no line");
+}
+
+/*
+ * PROBES, TOTALS, filters, AGG labels and JSON records name a probe by its
+ * name, unique; the symbol is a field of its own. shared_fn has a kprobe
+ * (id 74, "shared_fn") and a kretprobe (id 75, "shared_fn%return").
+ */
+START_TEST(probe_names)
+{
+	static char chunk[4096];
+	struct cl *c, *sk, *sr, *ag;
+	char line[4200], lines[64][256], hdr[512];
+	struct mg_record_hdr h = { .cpu = 0, .timestamp = 1, .pid = 7, .tgid = 7 };
+	unsigned int n, i;
+	size_t off = 0;
+
+	start();
+	c = cl_new(connect_fd(0));
+	cl_send(c, "PROBES\n");
+	cl_want_line(c, line, sizeof(line));
+	ck_assert_str_eq(line, "OK 60 probes");
+	for (i = 0; i < NPROBES; i++) {
+		cl_want_line(c, line, sizeof(line));
+		if (i == 0)
+			ck_assert_str_eq(line, "16 kprobe some_kernel_function_0 nargs=3 hits=0 missed=0 symbol=some_kernel_function_0");
+	}
+	ck_assert_str_eq(line, "75 kretprobe shared_fn%25return nargs=3 hits=59000 missed=0 symbol=shared_fn");
+
+	/* Each name selects its probe, and only it. */
+	sk = cl_new(connect_fd(0));
+	sr = cl_new(connect_fd(0));
+	ag = cl_new(connect_fd(0));
+	cl_expect(sk, "SUBSCRIBE probe == shared_fn\n", "OK subscribed");
+	cl_expect(sr, "SUBSCRIBE probe == \"shared_fn%return\"\n", "OK subscribed");
+	cl_expect(c, "SUBSCRIBE probe == \"shared_fn%25return\"\n",
+		  "ERR bad filter: unknown probe 'shared_fn%25return' at column 9");
+	cl_expect(ag, "AGG probe EVERY 100ms\n", "OK agg key=probe");
+	h.event_id = 74;
+	off += mg_record_encode_kprobe(chunk + off, sizeof(chunk) - off, &h, NULL, 0);
+	h.event_id = 75;
+	h.timestamp = 2;
+	off += mg_record_encode_kretprobe(chunk + off, sizeof(chunk) - off, &h, 5, 100, NULL, 0);
+	h.event_id = 16;
+	h.timestamp = 3;
+	off += mg_record_encode_kprobe(chunk + off, sizeof(chunk) - off, &h, NULL, 0);
+	ck_assert_int_eq(feed(0, chunk, off), 0);
+
+	cl_want_line(sk, line, sizeof(line));
+	ck_assert_msg(strstr(line, "\"id\":74,\"event\":\"shared_fn\",\"symbol\":\"shared_fn\",\"type\":\"kprobe\""),
+		      "%s", line);
+	cl_want_line(sr, line, sizeof(line));
+	ck_assert_msg(strstr(line, "\"id\":75,\"event\":\"shared_fn%return\",\"symbol\":\"shared_fn\",\"type\":\"kretprobe\""),
+		      "%s", line);
+	ck_assert(!cl_line(sk, line, sizeof(line), 300));
+	ck_assert(!cl_line(sr, line, sizeof(line), 10));
+
+	agg_report(ag, lines, &n, hdr, sizeof(hdr));
+	ck_assert_uint_eq(n, 3);
+	for (i = 0; i < n; i++) {
+		const char *label = strrchr(lines[i], ' ') + 1;
+
+		if (!strncmp(lines[i], "E 74 1 ", 7))
+			ck_assert_str_eq(label, "shared_fn");
+		else if (!strncmp(lines[i], "E 75 1 ", 7))
+			ck_assert_str_eq(label, "shared_fn%25return");
+		else
+			ck_assert_msg(!strncmp(lines[i], "E 16 1 ", 7), "%s", lines[i]);
+	}
+
+	cl_send(c, "TOTALS\n");
+	cl_want_line(c, line, sizeof(line));
+	ck_assert_int_eq(sscanf(line, "OK %u totals ", &n), 1);
+	for (i = 0; i < n; i++) {
+		cl_want_line(c, line, sizeof(line));
+		if (!strncmp(line, "probe 75 ", 9))
+			ck_assert_str_eq(line, "probe 75 kretprobe shared_fn%25return events=1 sock_bytes=0 sock=0 loaded=1 symbol=shared_fn");
+		if (!strncmp(line, "probe 74 ", 9))
+			ck_assert_str_eq(line, "probe 74 kprobe shared_fn events=1 sock_bytes=0 sock=0 loaded=1 symbol=shared_fn");
+	}
+	cl_free(c);
+	cl_free(sk);
+	cl_free(sr);
+	cl_free(ag);
+}
+END_TEST
+
+/* ---- drops told when no record follows ---------------------------------- */
+
+/*
+ * A subscriber that reads nothing during a burst loses records, and learns
+ * of every one: once it reads, its D lines add up to what the server
+ * dropped for it, with no record after the burst to carry them. Records
+ * and D lines add up to the burst.
+ */
+START_TEST(drops_told_after_burst)
+{
+	static char chunk[32768];
+	__u64 fed = 0, got = 0, told = 0, d, end;
+	struct cl *c;
+	char line[4200];
+	unsigned int k;
+
+	fx.cfg.client_queue = 16384;
+	fx.cfg.client_timeout_ms = 60000;
+	fx.cfg.unix_sndbuf = 4096;
+	start();
+	c = cl_new(connect_fd_small(4096));
+	cl_expect(c, "SUBSCRIBE\n", "OK subscribed");
+	for (k = 0; k < 20; k++) {
+		size_t off = 0;
+		__u64 n = 0;
+
+		while (off + MAGNET_RECORD_HEADER <= sizeof(chunk)) {
+			struct mg_record_hdr h = { .event_id = 16, .timestamp = fed + n + 1,
+						   .pid = 9, .tgid = 9 };
+
+			off += mg_record_encode_kprobe(chunk + off, sizeof(chunk) - off,
+						       &h, NULL, 0);
+			n++;
+		}
+		if (feed(0, chunk, off))
+			atomic_fetch_add(&fx.queue_dropped, n);	/* told as drops too */
+		fed += n;
+	}
+	/* The server has handled the burst: every record sent or dropped. */
+	end = now_ms() + 10000;
+	while (stat_of("sent") + stat_of("client_dropped") + atomic_load(&fx.queue_dropped) < fed)
+		ck_assert_msg(now_ms() < end, "the burst was not handled");
+	ck_assert_uint_gt(stat_of("client_dropped"), 0);
+
+	/*
+	 * Now it reads, and nothing more comes from the rings; its
+	 * UNSUBSCRIBE is taken once its queue has room: every D line comes
+	 * before the OK, and nothing after it.
+	 */
+	cl_send(c, "UNSUBSCRIBE\n");
+	for (;;) {
+		ck_assert_msg(cl_line(c, line, sizeof(line), 2000), "no OK");
+		if (!strcmp(line, "OK"))
+			break;
+		if (line[0] == '{')
+			got++;
+		else if (sscanf(line, "D %llu", (unsigned long long *)&d) == 1)
+			told += d;
+		else
+			ck_abort_msg("unexpected line '%s'", line);
+	}
+	ck_assert(!cl_line(c, line, sizeof(line), 300));
+	fprintf(stderr, "drops: %llu records fed, %llu received, D lines %llu, client_dropped %llu\n",
+		(unsigned long long)fed, (unsigned long long)got,
+		(unsigned long long)told, stat_of("client_dropped"));
+	ck_assert_uint_eq(told, stat_of("client_dropped") + atomic_load(&fx.queue_dropped));
+	ck_assert_uint_eq(got + told, fed);
+	cl_free(c);
+}
+END_TEST
+
+/* ---- framing: names that read like replies ------------------------------ */
+
+/*
+ * Threads named OK, ERR and "D 1": their AGG comm entries start with E,
+ * so no line but a reply starts with OK or ERR, and a label is one word.
+ */
+START_TEST(framing_names)
+{
+	static const char *const comms[] = { "OK", "ERR", "D 1", "A", "{x" };
+	static const char *const want[] = { "E OK 1 ", "E ERR 1 ", "E D%201 1 ",
+					    "E A 1 ", "E {x 1 " };
+	static char chunk[8192];
+	char lines[64][256], hdr[512];
+	struct cl *ac;
+	unsigned int n, i, k;
+	size_t off = 0;
+
+	start();
+	ac = cl_new(connect_fd(0));
+	cl_expect(ac, "AGG comm EVERY 100ms\n", "OK agg key=comm");
+	for (i = 0; i < 5; i++) {
+		off = put_rec(chunk, off, 0, GHOST_A + i, 1, false, comms[i]);
+		off = put_rec(chunk, off, 0, GHOST_A + i, 1, false, NULL);
+	}
+	ck_assert_int_eq(feed(0, chunk, off), 0);
+	agg_report(ac, lines, &n, hdr, sizeof(hdr));
+	ck_assert_uint_eq(n, 5);
+	for (i = 0; i < n; i++) {
+		ck_assert_msg(!strncmp(lines[i], "E ", 2), "%s", lines[i]);
+		for (k = 0; k < 5; k++)
+			if (!strncmp(lines[i], want[k], strlen(want[k])))
+				break;
+		ck_assert_msg(k < 5, "%s", lines[i]);
+	}
 	cl_free(ac);
 }
 END_TEST
@@ -1910,6 +2116,9 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, access_by_uid);
 	tcase_add_test(tc, agg_net);
 	tcase_add_test(tc, names_reset);
+	tcase_add_test(tc, probe_names);
+	tcase_add_test(tc, drops_told_after_burst);
+	tcase_add_test(tc, framing_names);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -36,9 +36,10 @@ static void setup(void)
 	v.node.probes = 2;
 	v.node.jobs = 3;
 	probes[0] = (struct mg_totals_probe){ .id = 16, .type = "kprobe",
-		.name = "__x64_sys_getppid", .loaded = true, .events = 1000 };
+		.name = "__x64_sys_getppid", .symbol = "__x64_sys_getppid",
+		.loaded = true, .events = 1000 };
 	probes[1] = (struct mg_totals_probe){ .id = 17, .type = "kprobe",
-		.name = "tcp_sendmsg", .loaded = true, .sock = true,
+		.name = "tx", .symbol = "tcp_sendmsg", .loaded = true, .sock = true,
 		.events = 3, .sock_bytes = 4096 };
 	v.probes = probes;
 	v.nprobes = 2;
@@ -180,7 +181,9 @@ START_TEST(sample_whole_and_masked)
 	x = pr->list->next;
 	ck_assert_str_eq(val(x, "name"), "__x64_sys_getppid");
 	ck_assert_str_eq(val(x, "events"), "1000");
-	ck_assert_str_eq(val(x->next, "name"), "tcp_sendmsg");
+	ck_assert_str_eq(val(x, "symbol"), "__x64_sys_getppid");
+	ck_assert_str_eq(val(x->next, "name"), "tx");
+	ck_assert_str_eq(val(x->next, "symbol"), "tcp_sendmsg");
 	ck_assert_str_eq(val(x->next, "sock_bytes"), "4096");
 	jb = find(e, "jobs");
 	for (n = 0, x = jb->list->next; x; x = x->next, n++)

@@ -37,6 +37,23 @@
  *                                slowly: every reply comes, in order
  *   mdtest wait-stat KEY N SECS  poll STATS until KEY >= N (fail after
  *                                SECS); prints how long it took
+ *   mdtest names N               with a kprobe and a kretprobe on
+ *                                __x64_sys_getpid: PROBES names them apart
+ *                                (symbol= the same), and a subscriber to
+ *                                each name gets exactly the child's N
+ *                                records of that probe, named so in JSON;
+ *                                TOTALS names them apart too
+ *   mdtest burst N               a JSON subscriber reads nothing while the
+ *                                child fires N (more than its queue holds),
+ *                                then reads: records + LOST + D lines == N,
+ *                                with no record after the burst to carry
+ *                                the last D line
+ *   mdtest comm N                three children named "OK", "ERR" and
+ *                                "D 1", in cgroups of those names, fire N
+ *                                each: AGG comm and AGG cgroup count them
+ *                                exactly, every report line is framed as
+ *                                docs/protocol.md says (no entry line reads
+ *                                as a reply), and TOTALS has the jobs
  *   mdtest http PATH             GET PATH (a Prometheus listener): the
  *                                response
  *   mdtest mon REQ...            Supermon requests: each reply line
@@ -74,6 +91,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -290,6 +308,9 @@ struct child {
 	int go[2];
 };
 
+/* The comm the next child takes before it fires (NULL: mdtest's). */
+static const char *child_comm;
+
 static void child_start(struct child *ch, int n, const char *cgroup,
 			unsigned int linger_ms)
 {
@@ -302,6 +323,8 @@ static void child_start(struct child *ch, int n, const char *cgroup,
 		char c;
 
 		close(ch->go[1]);
+		if (child_comm && prctl(PR_SET_NAME, child_comm))
+			_exit(2);
 		if (read(ch->go[0], &c, 1) != 1)
 			_exit(2);
 		for (int i = 0; i < n; i++)
@@ -588,7 +611,7 @@ static int cmd_agg(const char *cga, const char *cgb, int na, int nb)
 					if (line[0] == '{' || line[0] == 'D')
 						continue;
 					n--;
-					if (sscanf(line, "%llu %llu %llu %lf %255s", &v, &ev, &bytes,
+					if (sscanf(line, "E %llu %llu %llu %lf %255s", &v, &ev, &bytes,
 						   &rate, label) != 5)
 						die("agg: bad entry '%s'", line);
 					for (int k = 0; k < 2; k++)
@@ -827,7 +850,7 @@ static void pipeline_client(int k, int n)
 		if (!get_line(&c, line, sizeof(line)))
 			die("pipeline %d: reply %d of %d missing", k, i, n);
 		if (i % 2) {
-			if (strncmp(line, "OK magnet 1 ", 12))
+			if (strncmp(line, "OK magnet 2 ", 12))
 				die("pipeline %d: reply %d: '%s', want HELLO's", k, i, line);
 			continue;
 		}
@@ -1031,6 +1054,278 @@ static int cmd_drain(int secs)
 	return 0;
 }
 
+/* ---- the protocol as documented ---- */
+
+/* The id in the PROBES line "<id> <type> <name> ... symbol=<symbol>". */
+static unsigned int probe_id(const char *type, const char *name, const char *symbol)
+{
+	char line[8192], want[600], sym[300];
+	unsigned long n, id = 0;
+	struct conn c;
+
+	conn_open(&c);
+	command(&c, "PROBES", line, sizeof(line));
+	if (sscanf(line, "OK %lu probes", &n) != 1)
+		die("PROBES: %s", line);
+	snprintf(want, sizeof(want), " %s %s ", type, name);
+	snprintf(sym, sizeof(sym), " symbol=%s", symbol);
+	while (n-- && get_line(&c, line, sizeof(line))) {
+		const char *s = strstr(line, " symbol=");
+
+		if (strstr(line, want) == strchr(line, ' ')) {
+			if (!s || strcmp(s, sym))
+				die("PROBES: '%s', want%s", line, sym);
+			id = strtoul(line, NULL, 10);
+		}
+	}
+	close(c.fd);
+	if (!id)
+		die("PROBES has no%s", want);
+	return id;
+}
+
+/* JSON records on c until n of want came (others: fail); then no more. */
+static void json_records(struct conn *c, const char *want, int n, const char *what)
+{
+	uint64_t end = now_ns() + TIMEOUT_NS;
+	char line[8192];
+	int got = 0;
+
+	while (got < n) {
+		if (now_ns() > end || !get_line(c, line, sizeof(line)))
+			die("%s: %d of %d records", what, got, n);
+		if (!strstr(line, want))
+			die("%s: %s, want %s", what, line, want);
+		got++;
+	}
+	if (fill(c, 500) && c->len)
+		die("%s: more than %d records: %.*s", what, n, (int)c->len, c->buf);
+}
+
+static int cmd_names(int n)
+{
+	unsigned int kid = probe_id("kprobe", "__x64_sys_getpid", "__x64_sys_getpid");
+	unsigned int rid = probe_id("kretprobe", "__x64_sys_getpid%25return", "__x64_sys_getpid");
+	char line[512], want[256];
+	struct conn ck, cr;
+	struct child ch;
+
+	child_start(&ch, n, NULL, 0);
+	conn_open(&ck);
+	conn_open(&cr);
+	snprintf(line, sizeof(line), "SUBSCRIBE probe == __x64_sys_getpid && tgid == %d", ch.pid);
+	command(&ck, line, line, sizeof(line));
+	snprintf(line, sizeof(line), "SUBSCRIBE probe == \"__x64_sys_getpid%%return\" && tgid == %d",
+		 ch.pid);
+	command(&cr, line, line, sizeof(line));
+	child_go(&ch);
+	child_wait(&ch);
+	snprintf(want, sizeof(want),
+		 "\"id\":%u,\"event\":\"__x64_sys_getpid\",\"symbol\":\"__x64_sys_getpid\",\"type\":\"kprobe\"",
+		 kid);
+	json_records(&ck, want, n, "names: the kprobe's subscriber");
+	snprintf(want, sizeof(want),
+		 "\"id\":%u,\"event\":\"__x64_sys_getpid%%return\",\"symbol\":\"__x64_sys_getpid\",\"type\":\"kretprobe\"",
+		 rid);
+	json_records(&cr, want, n, "names: the kretprobe's subscriber");
+	/* TOTALS names them so too (what the monitors show). */
+	{
+		unsigned long nt;
+		int seen = 0;
+
+		command(&ck, "TOTALS", line, sizeof(line));
+		if (sscanf(line, "OK %lu totals ", &nt) != 1)
+			die("TOTALS: %s", line);
+		while (nt--) {
+			if (!get_line(&ck, line, sizeof(line)))
+				die("TOTALS: connection closed");
+			snprintf(want, sizeof(want), "probe %u kprobe __x64_sys_getpid ", kid);
+			if (!strncmp(line, want, strlen(want)))
+				seen += !!strstr(line, " symbol=__x64_sys_getpid");
+			snprintf(want, sizeof(want), "probe %u kretprobe __x64_sys_getpid%%25return ",
+				 rid);
+			if (!strncmp(line, want, strlen(want)))
+				seen += !!strstr(line, " symbol=__x64_sys_getpid");
+		}
+		if (seen != 2)
+			die("TOTALS: %d of the 2 probes named apart, symbol= their function", seen);
+	}
+	printf("names: kprobe %u and kretprobe %u on __x64_sys_getpid, %d records each by name; TOTALS names them apart\n",
+	       kid, rid, n);
+	close(ck.fd);
+	close(cr.fd);
+	return 0;
+}
+
+static int cmd_burst(int n)
+{
+	static const char *const reasons[] = { "\"full\":", "\"too_big\":",
+					       "\"nesting\":", "\"overwritten\":" };
+	unsigned long long records = 0, lost = 0, told = 0, d, before, after, qb, qa;
+	char line[8192];
+	struct child ch;
+	struct conn c;
+	const char *p;
+
+	/* D lines tell the daemon's own drops too (queue_dropped). */
+	if (stat_value("client_dropped", &before) || stat_value("queue_dropped", &qb))
+		die("STATS");
+	child_start(&ch, n, NULL, 0);
+	conn_open_bufs(&c, 4096, 536);
+	snprintf(line, sizeof(line), "SUBSCRIBE tgid == %d", ch.pid);
+	command(&c, line, line, sizeof(line));
+	child_go(&ch);
+	child_wait(&ch);
+	/* Everything, until 3 s without a byte: the burst is long over. */
+	for (;;) {
+		char *nl = memchr(c.buf, '\n', c.len);
+
+		if (!nl) {
+			size_t had = c.len;
+
+			if (!fill(&c, 3000) || c.len == had)
+				break;
+			continue;
+		}
+		*nl = '\0';
+		if (sscanf(c.buf, "D %llu", &d) == 1) {
+			told += d;
+		} else if (strstr(c.buf, "\"event\":\"lost\"")) {
+			for (int k = 0; k < 4; k++) {
+				p = strstr(c.buf, reasons[k]);
+				if (p)
+					lost += strtoull(p + strlen(reasons[k]), NULL, 10);
+			}
+		} else if (c.buf[0] == '{') {
+			records++;
+		} else {
+			die("burst: unexpected line '%s'", c.buf);
+		}
+		take(&c, nl + 1 - c.buf);
+	}
+	if (stat_value("client_dropped", &after) || stat_value("queue_dropped", &qa))
+		die("STATS");
+	printf("burst: fired %d, received %llu, kernel lost %llu, D lines %llu; client_dropped %llu, queue_dropped %llu\n",
+	       n, records, lost, told, after - before, qa - qb);
+	if (!told)
+		die("burst: nothing was dropped: a larger burst is needed");
+	if (told != after - before + qa - qb)
+		die("burst: D lines told %llu of the %llu records dropped for this client",
+		    told, after - before + qa - qb);
+	if (records + lost + told != (unsigned long long)n)
+		die("burst: %llu + %llu + %llu != %d", records, lost, told, n);
+	close(c.fd);
+	return 0;
+}
+
+/* One report's lines, framed as the protocol says; sums by value. */
+static void comm_report(struct conn *c, const char *const *values, uint64_t *sum,
+			uint64_t *total)
+{
+	char line[8192], value[256];
+	unsigned long long n, ev;
+
+	if (!get_line(c, line, sizeof(line)))
+		die("comm: connection closed");
+	if (line[0] == '{' || !strncmp(line, "D ", 2))
+		return;		/* a record, or records dropped: not counted */
+	if (sscanf(line, "A %*s %llu ", &n) != 1)
+		die("comm: a line that is neither data nor expected: '%s'", line);
+	while (n--) {
+		if (!get_line(c, line, sizeof(line)))
+			die("comm: connection closed in a report");
+		if (sscanf(line, "E %255s %llu ", value, &ev) != 2)
+			die("comm: an entry line not framed 'E <value> ...': '%s'", line);
+		for (int k = 0; k < 3; k++)
+			if (!strcmp(value, values[k])) {
+				sum[k] += ev;
+				*total += ev;
+			}
+	}
+}
+
+static int cmd_comm(int n)
+{
+	static const char *const names[] = { "OK", "ERR", "D 1" };
+	static const char *const comms[] = { "OK", "ERR", "D%201" };
+	uint64_t cs[3] = { 0 }, gs[3] = { 0 }, ct = 0, gt = 0, end;
+	char line[8192], path[256], filter[256];
+	const char *cgv[3];
+	char cgs[3][32];
+	struct child ch[3];
+	struct conn ca, cg, t;
+	unsigned long nt;
+	struct stat st;
+	int jobs = 0;
+
+	for (int k = 0; k < 3; k++) {
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", names[k]);
+		if (mkdir(path, 0755) && errno != EEXIST)
+			die("mkdir %s: %s", path, strerror(errno));
+		if (stat(path, &st))
+			die("%s: %s", path, strerror(errno));
+		snprintf(cgs[k], sizeof(cgs[k]), "%llu", (unsigned long long)(uint32_t)st.st_ino);
+		cgv[k] = cgs[k];
+		child_comm = names[k];
+		child_start(&ch[k], n, names[k], 0);
+	}
+	child_comm = NULL;
+	snprintf(filter, sizeof(filter), "SUBSCRIBE tgid == %d || tgid == %d || tgid == %d",
+		 ch[0].pid, ch[1].pid, ch[2].pid);
+	conn_open(&ca);
+	conn_open(&cg);
+	command(&ca, filter, line, sizeof(line));
+	command(&ca, "AGG comm EVERY 200ms", line, sizeof(line));
+	command(&cg, filter, line, sizeof(line));
+	command(&cg, "AGG cgroup EVERY 200ms", line, sizeof(line));
+	for (int k = 0; k < 3; k++)
+		child_go(&ch[k]);
+	for (int k = 0; k < 3; k++)
+		child_wait(&ch[k]);
+	end = now_ns() + TIMEOUT_NS;
+	while (ct < 3ULL * n || gt < 3ULL * n) {
+		if (now_ns() > end)
+			die("comm: counted %llu and %llu of %d", (unsigned long long)ct,
+			    (unsigned long long)gt, 3 * n);
+		if (ct < 3ULL * n)
+			comm_report(&ca, comms, cs, &ct);
+		if (gt < 3ULL * n)
+			comm_report(&cg, cgv, gs, &gt);
+	}
+	for (int k = 0; k < 3; k++)
+		if (cs[k] != (uint64_t)n || gs[k] != (uint64_t)n)
+			die("comm: '%s': comm %llu, cgroup %llu; want %d", names[k],
+			    (unsigned long long)cs[k], (unsigned long long)gs[k], n);
+	/* TOTALS: the jobs by path, one escaped word after the cgroup id. */
+	conn_open(&t);
+	command(&t, "TOTALS", line, sizeof(line));
+	if (sscanf(line, "OK %lu totals ", &nt) != 1)
+		die("TOTALS: %s", line);
+	while (nt--) {
+		if (!get_line(&t, line, sizeof(line)))
+			die("TOTALS: connection closed");
+		if (strncmp(line, "probe ", 6) && strncmp(line, "job ", 4))
+			die("TOTALS: a table line '%s'", line);
+		for (int k = 0; k < 3; k++) {
+			char want[128];
+
+			snprintf(want, sizeof(want), "job %s /%s events=%d ", cgs[k], comms[k], n);
+			jobs += !strncmp(line, want, strlen(want));
+		}
+	}
+	if (jobs != 3)
+		die("TOTALS: %d of the 3 jobs /OK, /ERR, /D%%201 with %d events", jobs, n);
+	printf("comm: threads and jobs named OK, ERR and 'D 1': %d records each, framed and counted\n", n);
+	close(t.fd);
+	close(ca.fd);
+	close(cg.fd);
+	for (int k = 0; k < 3; k++) {
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", names[k]);
+		rmdir(path);
+	}
+	return 0;
+}
+
 /* MDTEST_UID: be another user (a test runs as root). */
 static void become(void)
 {
@@ -1079,5 +1374,12 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "drain"))
 		return cmd_drain(atoi(argv[2]));
 	fprintf(stderr, "usage: mdtest cmd LINE... | account N | fanout S N | agg CGA CGB NA NB | stalled | send N | hog MAX KIND... | pipeline C N | wait-stat KEY N SECS | http PATH | mon REQ... | hold N | slow-http SECS | flood KIND SECS | drain SECS\n");
+	if (argc == 3 && !strcmp(argv[1], "names"))
+		return cmd_names(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "burst"))
+		return cmd_burst(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "comm"))
+		return cmd_comm(atoi(argv[2]));
+	fprintf(stderr, "usage: mdtest cmd LINE... | account N | fanout S N | agg CGA CGB NA NB | stalled | send N | hog MAX KIND... | pipeline C N | wait-stat KEY N SECS | names N | burst N | comm N\n");
 	return 1;
 }

@@ -1,10 +1,12 @@
 #!/bin/sh
 # magnetd end to end (issue 4): what it says without the module, the
 # allowlist rule, one reader per ring, exact accounting through a real
-# subscriber, 50 subscribers and a stalled one, AGG per tgid and cgroup
-# against ground truth, module unload and reload under it, SIGTERM leaving
-# a complete trace; the rings read mapped (the default) until the reload,
-# then, in overwrite mode, with AIO.
+# subscriber, probes by name (a kprobe and a kretprobe on one function),
+# the D line after a burst with nothing after it, threads and jobs named
+# OK, ERR and "D 1", 50 subscribers and a stalled one, AGG per tgid and
+# cgroup against ground truth, module unload and reload under it, SIGTERM
+# leaving a complete trace; the rings read mapped (the default) until the
+# reload, then, in overwrite mode, with AIO.
 . ./lib.sh
 
 log=/tmp/magnetd.log
@@ -24,6 +26,19 @@ wait_up() { # [port]
 
 stat_of() { # key: from the STATS OK line
 	mdtest cmd STATS | head -n 1 | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+# SIGHUP with $1 as the configuration; back once the daemon says so.
+reconfigure() { # text
+	printf '%s\n' "$1" >/tmp/magnetd.conf
+	n=$(grep -c "reloaded the configuration" $log)
+	kill -HUP $pid
+	i=0
+	until [ "$(grep -c "reloaded the configuration" $log)" -gt "$n" ]; do
+		i=$((i + 1))
+		[ $i -lt 50 ] || fail "no reload: $(cat $log)"
+		sleep 0.1
+	done
 }
 
 magnetd -f 2>/tmp/err
@@ -70,18 +85,28 @@ mdtest cmd PROBES | grep -q "kprobe __x64_sys_getpid" || fail "PROBES: $(mdtest 
 mdtest cmd FOO "SUBSCRIBE cpu ==" "AGG pid EVERY 5ms" HELLO >/tmp/out || fail "errors"
 [ "$(grep -c '^ERR' /tmp/out)" = 3 ] || fail "want 3 ERR replies: $(cat /tmp/out)"
 grep -q "^ERR bad filter: .*column" /tmp/out || fail "filter error: $(cat /tmp/out)"
-tail -n 1 /tmp/out | grep -q "^OK magnet 1" || fail "the connection did not survive errors"
+tail -n 1 /tmp/out | grep -q "^OK magnet 2" || fail "the connection did not survive errors"
 
 timeout 120 mdtest account 20000 || fail "account"
-# A smaller client queue and timeout, by SIGHUP, for the stalled client.
-printf 'trace = %s\nclient_queue = 1M\nclient_timeout = 1s\n' $trace >/tmp/magnetd.conf
-kill -HUP $pid
-i=0
-until grep -q "reloaded the configuration" $log; do
-	i=$((i + 1))
-	[ $i -lt 50 ] || fail "no reload: $(cat $log)"
-	sleep 0.1
-done
+
+# Probes by name: the kretprobe is "__x64_sys_getpid%return", its kprobe
+# "__x64_sys_getpid"; each name selects its probe alone.
+magnet-ctl probe add kretprobe __x64_sys_getpid >/dev/null || fail "probe add kretprobe"
+timeout 120 mdtest names 2000 || fail "names"
+magnet-ctl probe del '__x64_sys_getpid%return' || fail "probe del by name"
+# Threads and jobs whose names read like replies.
+timeout 120 mdtest comm 1000 || fail "comm"
+# A burst over a 1 MiB queue: the last D line comes with no record after
+# it (client_timeout long enough for the burst under TCG).
+reconfigure "trace = $trace
+client_queue = 1M
+client_timeout = 30s"
+timeout 120 mdtest burst 30000 || fail "burst"
+
+# A smaller client timeout, by SIGHUP, for the stalled client.
+reconfigure "trace = $trace
+client_queue = 1M
+client_timeout = 1s"
 timeout 120 mdtest fanout 50 10000 || fail "fanout"
 [ "$(stat_of cut_off)" = 1 ] || fail "STATS cut_off: $(mdtest cmd STATS | head -n 1)"
 rss=$(awk '/^VmHWM/ { print $2 }' /proc/$pid/status)
@@ -136,7 +161,7 @@ magnet-dump -j $trace/magnetd-000000.mgt | grep "\"tgid\":$fpid," >/tmp/fired ||
 n=$(grep -c '"type":"kprobe"' /tmp/fired)
 [ "$n" = 5000 ] || fail "the trace holds $n of 5000 records"
 # magnet-dump prints ,"id":N,"event":NAME, on each record's line.
-late=$(grep '"type":"kretprobe"' /tmp/fired | grep -c "\"id\":$rid,\"event\":\"__x64_sys_getpid\"")
+late=$(grep '"type":"kretprobe"' /tmp/fired | grep -c "\"id\":$rid,\"event\":\"__x64_sys_getpid%return\"")
 [ "$late" = 5000 ] ||
 	fail "$late of 5000 records of probe $rid (added after magnetd started) named: $(grep -m 1 '"type":"kretprobe"' /tmp/fired)"
 magnet-dump --stats $trace/magnetd-000000.mgt >/tmp/st || fail "trace stats"
@@ -162,7 +187,7 @@ rings_empty "magnet-read left the rings unread"
 kill -INT $rpid
 wait $rpid || fail "magnet-read: $(cat /tmp/rd.err)"
 late=$(magnet-dump -j /tmp/rd.mgt | grep "\"tgid\":$fpid," |
-	grep -c "\"id\":$rid2,\"event\":\"__x64_sys_getpid\"")
+	grep -c "\"id\":$rid2,\"event\":\"__x64_sys_getpid%return\"")
 [ "$late" = 1000 ] || fail "magnet-read: $late of 1000 records of probe $rid2 named"
 magnet-dump /tmp/rd.mgt | grep -q " unknown " && fail "magnet-read: unknown probe in the trace"
 echo "magnet-read: $late of 1000 records of probe $rid2 added after it started, named"

@@ -134,7 +134,7 @@ echo "uid 65533: held $n; $(grep refused /tmp/hog2)"
 grep -qx "refused: ERR too many clients" /tmp/hog2 ||
 	fail "uid 65533's 9th: $(cat /tmp/hog2)"
 mdtest cmd HELLO >/tmp/hello || fail "root refused with every other slot taken"
-grep -q "^OK magnet 1" /tmp/hello || fail "root's HELLO: $(cat /tmp/hello)"
+grep -q "^OK magnet 2" /tmp/hello || fail "root's HELLO: $(cat /tmp/hello)"
 echo "root, every other slot taken: $(cat /tmp/hello)"
 [ "$(stat_of clients)" = 25 ] || fail "clients: $(mdtest cmd STATS | head -n 1)"
 grep -Eq "refused (127.0.0.1:[0-9]*|unix pid [0-9]*) uid 65534: 16 clients of this user already" $log ||

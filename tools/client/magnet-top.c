@@ -374,7 +374,7 @@ static struct prow *probe_rows(const struct top *t, size_t *n)
 		struct prow *r = &v[(*n)++];
 
 		r->id = p->id;
-		r->name = p->target;
+		r->name = p->name;
 		r->type = p->type;
 		r->has_hits = true;
 		r->hits = p->hits;

@@ -38,7 +38,7 @@
 #define MGC_DEFAULT_PORT	"8650"
 /* magnetd's Unix socket: the kernel tells it who we are (SO_PEERCRED). */
 #define MGC_DEFAULT_SERVER	"/run/magnet/magnetd.sock"
-#define MGC_PROTO_VERSION	1
+#define MGC_PROTO_VERSION	2
 
 /* A command line the server accepts: 4096 bytes before the '\n'. */
 #define MGC_CMD_MAX		4096
@@ -189,7 +189,7 @@ void mgc_kvs_free(struct mgc_kvs *kv);
 /* ---- replies ---- */
 
 /*
- * "OK magnet 1 node=... cpus=... clock=... order=... format=... module=..."
+ * "OK magnet 2 node=... cpus=... clock=... order=... format=... module=... access=..."
  * Every documented key is required; unknown keys are kept in kv only.
  */
 struct mgc_hello {
@@ -214,8 +214,9 @@ void mgc_hello_free(struct mgc_hello *h);
 
 /*
  * A PROBES reply, "OK <n> probes" and n lines "<id> <type> <name> nargs=
- * hits= missed=", into a probe table of lib/probes.h (target: the
- * unescaped name; no capture columns). The line count must be n.
+ * hits= missed= symbol=", into a probe table of lib/probes.h (name and
+ * target unescaped; target the name where symbol= is missing; no capture
+ * columns). The line count must be n.
  * 0, -EPROTO with why, -ENOMEM.
  */
 int mgc_parse_probes(const char *text, size_t len, struct mg_probe_table *t,
@@ -267,7 +268,7 @@ struct mgc_agg {
 
 /*
  * Parse "A <key> <n> ts=... dropped=..." and its n entry lines
- * "<value> <events> <bytes> <rate> <label>", for every key but net
+ * "E <value> <events> <bytes> <rate> <label>", for every key but net
  * (mgc_parse_net). 0, -EPROTO with why, -ENOMEM.
  */
 int mgc_parse_agg(const char *text, size_t len, struct mgc_agg *a,

@@ -281,7 +281,7 @@ static int probe_line(struct mg_probe *pr, const char *l, size_t ll,
 		      size_t i, char *why, size_t whylen)
 {
 	char ex[4 * MGC_EXCERPT + 8], what[48];
-	const char *p = l, *end = l + ll, *idw, *tw, *nw;
+	const char *p = l, *end = l + ll, *idw, *tw, *nw, *sym;
 	size_t idl, tl, nl;
 	struct probe_nums nums;
 	struct mgc_kvs kv;
@@ -300,22 +300,28 @@ static int probe_line(struct mg_probe *pr, const char *l, size_t ll,
 	if (r)
 		return r;
 	r = take_fields(&kv, probe_fields, 3, &nums, what, why, whylen);
-	mgc_kvs_free(&kv);
-	if (r)
+	if (r) {
+		mgc_kvs_free(&kv);
 		return r;
-	if (nums.nargs > MAGNET_ARGS_MAX)
+	}
+	if (nums.nargs > MAGNET_ARGS_MAX) {
+		mgc_kvs_free(&kv);
 		return fail(why, whylen, "%s: nargs=%llu (at most %u)", what,
 			    (unsigned long long)nums.nargs, MAGNET_ARGS_MAX);
+	}
+	sym = mgc_kvs_get(&kv, "symbol");
 	memset(pr, 0, sizeof(*pr));
 	pr->id = id;
 	pr->nargs = nums.nargs;
 	pr->hits = nums.hits;
 	pr->missed = nums.missed;
 	pr->type = strndup(tw, tl);
-	pr->target = probe_name(nw, nl);
-	if (!pr->type || !pr->target) {
-		free(pr->type);
-		free(pr->target);
+	pr->name = probe_name(nw, nl);
+	/* The target: symbol= (a daemon before it named probes by it). */
+	pr->target = sym ? probe_name(sym, strlen(sym)) : probe_name(nw, nl);
+	mgc_kvs_free(&kv);
+	if (!pr->type || !pr->name || !pr->target) {
+		mg_probe_clear(pr);
 		return -ENOMEM;
 	}
 	return 0;
@@ -524,13 +530,17 @@ static int agg_entry(struct mgc_agg *a, struct mgc_agg_entry *e, char **store,
 		     size_t whylen)
 {
 	char ex[4 * MGC_EXCERPT + 8];
-	const char *p = l, *end = l + ll, *w[5];
-	size_t wl[5], k;
+	const char *p = l, *end = l + ll, *w[5], *tag;
+	size_t wl[5], k, tl;
 
 	excerpt(ex, sizeof(ex), l, ll);
+	/* The tag: no entry line reads as a reply ("OK" is a comm too). */
+	if (!next_word(&p, end, &tag, &tl) || !word_eq(tag, tl, "E"))
+		return fail(why, whylen, "AGG entry %zu: expected 'E <value> <events> <bytes> <rate> <label>', not '%s'",
+			    i + 1, ex);
 	for (k = 0; k < 5; k++)
 		if (!next_word(&p, end, &w[k], &wl[k]))
-			return fail(why, whylen, "AGG entry %zu: expected '<value> <events> <bytes> <rate> <label>', not '%s'",
+			return fail(why, whylen, "AGG entry %zu: expected 'E <value> <events> <bytes> <rate> <label>', not '%s'",
 				    i + 1, ex);
 	/* Words added after the label by a later server are ignored. */
 	e->value = agg_string(store, w[0], wl[0]);

@@ -425,7 +425,7 @@
  *             the function (required)
  *         MAGNET_PROBE_A_OFFSET: NLA_U32, kprobes only, default 0
  *         MAGNET_PROBE_A_NAME: NLA_NUL_STRING, 1 to MAGNET_NAME_MAX bytes,
- *             unique; default "SYMBOL[+OFF]" for a kprobe,
+ *             unique, no control byte (0x00-0x1f, 0x7f); default "SYMBOL[+OFF]" for a kprobe,
  *             "SYMBOL%return" for a kretprobe, "SYMBOL" for an fentry
  *         MAGNET_PROBE_A_NARGS: NLA_U8, 0..MAGNET_ARGS_MAX (6): arguments
  *             to record, default 0
