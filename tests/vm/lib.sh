@@ -28,7 +28,7 @@ counter() { # probe name
 	magnet-ctl probe show "$1" | tr ' \t' '\n\n' | awk -v k="$2" 'p { print; exit } $0 == k { p = 1 }'
 }
 
-# Wait until the magnetd on MDTEST_ADDR (default 127.0.0.1:8650) answers;
+# Wait until the magnetd on MDTEST_ADDR (default its Unix socket) answers;
 # its log file $1 goes into the failure.
 magnetd_up() { # log
 	i=0
