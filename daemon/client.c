@@ -436,6 +436,7 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 	unsigned int ncpus = mg_collect_ncpus(s->env.collect), i;
 	struct mg_collect_cpu *cs = calloc(ncpus, sizeof(*cs));
 	struct mg_tracewr_stats ts = { 0 };
+	struct mg_cgmap_stats cg;
 	struct mg_kstats *ks = NULL;
 	__u64 read = 0, bytes = 0, lost = 0, queued = 0;
 	size_t nks = 0, len;
@@ -460,7 +461,8 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 		queued += s->clients[i]->out.len;
 	if (s->env.trace)
 		mg_tracewr_stats(s->env.trace, &ts);
-	mg_client_reply(c, "OK %u cpus uptime=%llu module=%s reloads=%u clients=%u subscribers=%u aggregators=%u read=%llu read_bytes=%llu read_lost=%llu queue_dropped=%llu sent=%llu client_dropped=%llu cut_off=%llu refused=%llu trace_files=%llu trace_bytes=%llu trace_dropped=%llu trace_errors=%llu idle_closed=%llu client_queued=%llu",
+	mg_cgmap_stats(s->cgmap, &cg);
+	mg_client_reply(c, "OK %u cpus uptime=%llu module=%s reloads=%u clients=%u subscribers=%u aggregators=%u read=%llu read_bytes=%llu read_lost=%llu queue_dropped=%llu sent=%llu client_dropped=%llu cut_off=%llu refused=%llu trace_files=%llu trace_bytes=%llu trace_dropped=%llu trace_errors=%llu idle_closed=%llu client_queued=%llu cgroups=%u cgroup_bytes=%zu cgroups_evicted=%llu",
 			ncpus,
 			(unsigned long long)((mg_now_ns(CLOCK_MONOTONIC) - s->start_ns) / 1000000000ULL),
 			mg_collect_up(s->env.collect) ? "up" : "down",
@@ -474,7 +476,8 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 			(unsigned long long)ts.files, (unsigned long long)ts.bytes,
 			(unsigned long long)(ts.drop_records + ts.err_records),
 			(unsigned long long)ts.write_errors,
-			(unsigned long long)s->idle_closed, (unsigned long long)queued);
+			(unsigned long long)s->idle_closed, (unsigned long long)queued,
+			cg.paths, cg.bytes, (unsigned long long)cg.evicted);
 	for (i = 0; i < ncpus; i++) {
 		const struct mg_kstats *k = mg_stats_find(ks, nks, i);
 		struct mg_kstats zero = { .cpu = i };

@@ -219,22 +219,23 @@ static void open_trace(struct daemon *d)
 	struct mg_trace_info info;
 	unsigned int *cpus, n;
 	size_t probes_len = 0;
-	char *probes;
-	int ret;
+	char *probes, why[256];
+	int ret, dirfd;
 
 	if (!d->cfg.trace_dir[0])
 		return;
 	ret = mg_sensor_cpus(d->cfg.dir, &cpus, &n);
 	if (ret)
 		fail(d, "%s: no cpuN files: %s", d->cfg.dir, strerror(-ret));
-	if (mkdir(d->cfg.trace_dir, 0700) && errno != EEXIST)
-		fail(d, "trace directory %s: %s", d->cfg.trace_dir,
-		     strerror(errno));
+	/* Trace files hold kernel addresses: a directory no one else controls. */
+	dirfd = mg_tracewr_dir_open(d->cfg.trace_dir, why, sizeof(why));
+	if (dirfd < 0)
+		fail(d, "trace directory %s: %s", d->cfg.trace_dir, why);
 	mg_sensor_version(d->cfg.dir, &v);
 	probes = mg_sensor_read(d->cfg.dir, "probes", &probes_len);
 	mg_sensor_trace_info(&info, &v, cpus[n - 1] + 1, probes, probes_len);
 	free(cpus);
-	ret = mg_tracewr_open(d->cfg.trace_dir, TRACE_PREFIX, d->cfg.trace_size,
+	ret = mg_tracewr_open(d->cfg.trace_dir, dirfd, TRACE_PREFIX, d->cfg.trace_size,
 			      d->cfg.trace_queue, &info, d->cfg.dir, trace_log,
 			      NULL, &d->trace);
 	free(probes);

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "chunkq.h"
 #include "record.h"
@@ -42,11 +44,14 @@ _Static_assert(MG_TRACEWR_CHUNK_OVERHEAD == MG_CHUNKQ_OVERHEAD,
 #define MG_TASK_REPLAY_MAX	(MAGNET_TASK_SLOTS * \
 				 (MAGNET_RECORD_HEADER + sizeof(struct magnet_task)))
 
-enum { OP_OPEN, OP_WRITE, OP_TRUNCATE, OP_CLOSE, OP_NR };
+enum { OP_OPEN, OP_WRITE, OP_TRUNCATE, OP_CLOSE, OP_SYNC, OP_RENAME,
+       OP_SYNC_DIR, OP_NR };
 
 static const char *const op_name[OP_NR] = {
 	[OP_OPEN] = "open", [OP_WRITE] = "write to",
 	[OP_TRUNCATE] = "truncate", [OP_CLOSE] = "close",
+	[OP_SYNC] = "sync", [OP_RENAME] = "rename",
+	[OP_SYNC_DIR] = "sync the directory entry of",
 };
 
 /* Records of a chunk, by their size fields. */
@@ -65,7 +70,7 @@ struct mg_tracewr {
 	_Atomic __u64 queued_chunks;
 
 	/* The writer's. */
-	alignas(64) _Atomic __u64 files, bytes, chunks, records;
+	alignas(64) _Atomic __u64 files, finished, bytes, chunks, records;
 	_Atomic __u64 write_errors, err_chunks, err_bytes, err_records;
 
 	/* Shared, read-mostly. */
@@ -83,6 +88,7 @@ struct mg_tracewr {
 
 	/* Writer thread only (and close after the join). */
 	char *dir, *prefix;
+	int dirfd;		/* dir, -1 not open yet */
 	size_t max_file;
 	struct mg_trace_info info;
 	size_t header_len;
@@ -97,7 +103,7 @@ struct mg_tracewr {
 	unsigned int nseen;	/* CPUs with data in it */
 	struct mg_trailer_cpu *pcpu;	/* info.ncpus: its per-CPU counts */
 	struct mg_trailer_cpu *scratch;	/* info.ncpus: a trailer's entries */
-	char path[MG_TRACEWR_PATH_MAX];	/* of the current file */
+	char path[MG_TRACEWR_PATH_MAX];	/* of the current file (.part) */
 	/*
 	 * The threads the stream named so far (a mirror of the module's
 	 * slots, fed every chunk taken, in order), replayed at the start of
@@ -224,6 +230,84 @@ int mg_tracewr_path(const struct mg_tracewr *w, unsigned int seq, char *buf,
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+/* PREFIX-NNNNNN.mgt, or the .part being written, in the directory. */
+static int file_name(const struct mg_tracewr *w, unsigned int seq, bool part,
+		     char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s-%06u" MG_TRACEWR_SUFFIX "%s", w->prefix,
+			 seq, part ? MG_TRACEWR_PART : "");
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* fsync the directory that holds path. */
+static int sync_parent(const char *path)
+{
+	char parent[MG_TRACEWR_PATH_MAX], *slash;
+	int fd, ret;
+
+	snprintf(parent, sizeof(parent), "%s", path);
+	while ((slash = strrchr(parent, '/')) && slash > parent && !slash[1])
+		*slash = '\0';		/* trailing slashes */
+	slash = strrchr(parent, '/');
+	if (!slash)
+		snprintf(parent, sizeof(parent), ".");
+	else
+		slash[slash == parent] = '\0';	/* "/x": "/" */
+	fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = fsync(fd);
+	close(fd);
+	return ret;
+}
+
+int mg_tracewr_dir_open(const char *dir, char *why, size_t size)
+{
+	bool made = !mkdir(dir, 0700);
+	struct stat st;
+	int fd, err;
+
+	if (!made && errno != EEXIST) {
+		err = errno;
+		snprintf(why, size, "cannot make it: %s", strerror(err));
+		return -err;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		if (!lstat(dir, &st) && S_ISLNK(st.st_mode)) {
+			snprintf(why, size, "a symbolic link: refused (name the directory itself)");
+			err = ELOOP;
+		} else if (err == ENOTDIR)
+			snprintf(why, size, "not a directory");
+		else
+			snprintf(why, size, "%s", strerror(err));
+		return -err;
+	}
+	/* Made: 0700 whatever the umask took away, its name durable. */
+	if ((made && (fchmod(fd, 0700) || sync_parent(dir))) || fstat(fd, &st)) {
+		err = errno;
+		snprintf(why, size, "%s", strerror(err));
+		goto fail;
+	}
+	err = EPERM;
+	if (st.st_uid != geteuid()) {
+		snprintf(why, size, "owned by uid %u, not by uid %u (magnetd's): refused",
+			 (unsigned int)st.st_uid, (unsigned int)geteuid());
+		goto fail;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, size, "writable by its group or others (mode %04o): refused",
+			 (unsigned int)(st.st_mode & 07777));
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return -err;
+}
+
 /* Count a disk error; log the first of its kind. */
 static void disk_error(struct mg_tracewr *w, int op, int err)
 {
@@ -256,35 +340,58 @@ static void cut_back(struct mg_tracewr *w);
 
 static int open_file(struct mg_tracewr *w)
 {
+	char name[NAME_MAX + 1], part[NAME_MAX + 1];
 	unsigned int skipped = 0;
+	struct stat st;
 	int fd, err;
 
 	/* The header holds the whole table, lines added on the way too. */
 	w->info.probes = mg_probe_watch_text(w->names, &w->info.probes_len);
 	w->header_len = (MG_TRACE_FIXED_HEADER + w->info.probes_len + 7) &
 			~(size_t)7;
+	if (w->dirfd < 0) {
+		w->dirfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (w->dirfd < 0) {
+			snprintf(w->path, sizeof(w->path), "%s", w->dir);
+			disk_error(w, OP_OPEN, errno);
+			return -1;
+		}
+	}
 	for (;;) {
-		if (mg_tracewr_path(w, w->seq, w->path, sizeof(w->path))) {
+		if (file_name(w, w->seq, false, name, sizeof(name)) ||
+		    file_name(w, w->seq, true, part, sizeof(part)) ||
+		    snprintf(w->path, sizeof(w->path), "%s/%s", w->dir, part) >=
+		    (int)sizeof(w->path)) {
 			disk_error(w, OP_OPEN, ENAMETOOLONG);
 			return -1;
 		}
-		fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-			  0644);
-		if (fd >= 0)
-			break;
 		/* Never clobber a trace: a taken name is skipped. */
-		if (errno == EEXIST && ++skipped < MAX_SKIP) {
-			w->seq++;
-			continue;
+		if (fstatat(w->dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+			fd = openat(w->dirfd, part, O_WRONLY | O_CREAT | O_EXCL |
+				    O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd >= 0)
+				break;
+			if (errno != EEXIST) {
+				disk_error(w, OP_OPEN, errno);
+				return -1;
+			}
 		}
-		disk_error(w, OP_OPEN, errno);
-		return -1;
+		if (++skipped >= MAX_SKIP) {
+			disk_error(w, OP_OPEN, EEXIST);
+			return -1;
+		}
+		w->seq++;
 	}
+	/* Root's alone, whatever the umask; its name made durable. */
+	if (fchmod(fd, 0600))
+		disk_error(w, OP_OPEN, errno);
+	if (fsync(w->dirfd))
+		disk_error(w, OP_SYNC_DIR, errno);
 	err = mg_trace_write_header(fd, &w->info);
 	if (err) {
 		disk_error(w, OP_WRITE, -err);
 		close(fd);
-		unlink(w->path);	/* ours (O_EXCL), and useless */
+		unlinkat(w->dirfd, part, 0);	/* ours (O_EXCL), and useless */
 		return -1;
 	}
 	w->fd = fd;
@@ -306,6 +413,31 @@ static int open_file(struct mg_tracewr *w)
 	return 0;
 }
 
+/*
+ * A finished file, synced, takes its final name (never over another
+ * file), and the name is made durable. Failing, it stays a .part.
+ */
+static void publish(struct mg_tracewr *w)
+{
+	char name[NAME_MAX + 1], part[NAME_MAX + 1];
+
+	if (file_name(w, w->seq, false, name, sizeof(name)) ||
+	    file_name(w, w->seq, true, part, sizeof(part)))
+		return;		/* opened under that name: cannot be */
+	if (renameat2(w->dirfd, part, w->dirfd, name, RENAME_NOREPLACE)) {
+		/* A file system without it: a link cannot clobber either. */
+		if ((errno != EINVAL && errno != ENOSYS) ||
+		    linkat(w->dirfd, part, w->dirfd, name, 0)) {
+			disk_error(w, OP_RENAME, errno);
+			return;
+		}
+		unlinkat(w->dirfd, part, 0);
+	}
+	if (fsync(w->dirfd))
+		disk_error(w, OP_SYNC_DIR, errno);
+	atomic_fetch_add(&w->finished, 1);
+}
+
 /* Cut the file back to its last whole chunk; on failure give it up. */
 static void cut_back(struct mg_tracewr *w)
 {
@@ -322,6 +454,7 @@ static void cut_back(struct mg_tracewr *w)
 static void finish_file(struct mg_tracewr *w, const struct mg_trailer *t)
 {
 	struct mg_trailer own = { 0 };
+	bool synced;
 	int err;
 
 	if (!t) {
@@ -347,9 +480,15 @@ static void finish_file(struct mg_tracewr *w, const struct mg_trailer *t)
 	} else {
 		atomic_fetch_add(&w->bytes, trailer_size(t->ncpus));
 	}
+	/* Its data on the disk before its name says it is whole. */
+	synced = !fdatasync(w->fd);
+	if (!synced)
+		disk_error(w, OP_SYNC, errno);
 	if (close(w->fd))
 		disk_error(w, OP_CLOSE, errno);
 	w->fd = -1;
+	if (synced)
+		publish(w);
 	w->seq++;
 }
 
@@ -623,6 +762,8 @@ static void *writer_main(void *arg)
 static void destroy(struct mg_tracewr *w)
 {
 	mg_chunkq_free(w->q);
+	if (w->dirfd >= 0)
+		close(w->dirfd);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
 	free(w->dir);
@@ -637,11 +778,12 @@ static void destroy(struct mg_tracewr *w)
 	free(w);
 }
 
-int mg_tracewr_open(const char *dir, const char *prefix, size_t max_file_bytes,
-		    size_t max_queue_bytes, const struct mg_trace_info *info,
-		    const char *probes_dir, mg_tracewr_log_fn log,
-		    void *log_arg, struct mg_tracewr **out)
+int mg_tracewr_open(const char *dir, int dirfd, const char *prefix,
+		    size_t max_file_bytes, size_t max_queue_bytes,
+		    const struct mg_trace_info *info, const char *probes_dir,
+		    mg_tracewr_log_fn log, void *log_arg, struct mg_tracewr **out)
 {
+	char name[NAME_MAX + 1];
 	struct mg_tracewr *w;
 	sigset_t all, old;
 	size_t hlen;
@@ -651,15 +793,22 @@ int mg_tracewr_open(const char *dir, const char *prefix, size_t max_file_bytes,
 	if (!dir || !*dir || !prefix || !*prefix || strchr(prefix, '/') ||
 	    !info || !info->ncpus || info->ncpus > MG_TRACE_MAX_CPUS ||
 	    (info->probes_len && !info->probes) ||
-	    max_queue_bytes < MG_TRACEWR_MIN_QUEUE)
-		return -EINVAL;
+	    max_queue_bytes < MG_TRACEWR_MIN_QUEUE) {
+		err = -EINVAL;
+		goto fail_args;
+	}
 	hlen = (MG_TRACE_FIXED_HEADER + info->probes_len + 7) & ~(size_t)7;
-	if (hlen > UINT32_MAX)
-		return -EINVAL;
+	if (hlen > UINT32_MAX) {
+		err = -EINVAL;
+		goto fail_args;
+	}
 	w = calloc(1, sizeof(*w));
-	if (!w)
-		return -ENOMEM;
+	if (!w) {
+		err = -ENOMEM;
+		goto fail_args;
+	}
 	w->fd = -1;
+	w->dirfd = dirfd;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	w->dir = strdup(dir);
@@ -684,7 +833,9 @@ int mg_tracewr_open(const char *dir, const char *prefix, size_t max_file_bytes,
 	w->max_file = max_file_bytes;
 	w->log = log;
 	w->log_arg = log_arg;
-	if (mg_tracewr_path(w, 999999, w->path, sizeof(w->path))) {
+	if (mg_tracewr_path(w, 999999, w->path, sizeof(w->path)) ||
+	    file_name(w, 999999, true, name, sizeof(name)) ||
+	    strlen(w->path) + strlen(MG_TRACEWR_PART) >= sizeof(w->path)) {
 		destroy(w);
 		return -EINVAL;
 	}
@@ -708,6 +859,10 @@ int mg_tracewr_open(const char *dir, const char *prefix, size_t max_file_bytes,
 	}
 	*out = w;
 	return 0;
+fail_args:
+	if (dirfd >= 0)
+		close(dirfd);
+	return err;
 }
 
 int mg_tracewr_put(struct mg_tracewr *w, __u32 cpu, const void *data,
@@ -764,6 +919,7 @@ void mg_tracewr_stats(const struct mg_tracewr *w, struct mg_tracewr_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	st->files = atomic_load(&m->files);
+	st->finished = atomic_load(&m->finished);
 	st->bytes = atomic_load(&m->bytes);
 	st->chunks = atomic_load(&m->chunks);
 	st->records = atomic_load(&m->records);

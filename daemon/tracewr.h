@@ -6,6 +6,16 @@
  * DIR/PREFIX-NNNNNN.mgt, NNNNNN counting from 000000. Each file is a
  * complete trace: a header with the open's info, data chunks, a trailer.
  *
+ * Durability. The file being written is PREFIX-NNNNNN.mgt.part. Finished
+ * (rotated, or the last at close) it gets its trailer, is synced
+ * (fdatasync), and only then renamed to PREFIX-NNNNNN.mgt, the directory
+ * synced after: a file of that name has all its bytes on the disk, a
+ * crash (panic, power cut) can cut short only the .part. The .part's own
+ * name is made durable (the directory synced) when it is created. Files
+ * are created 0600 whatever the umask, O_NOFOLLOW, relative to the
+ * directory opened once (mg_tracewr_dir_open checks it for magnetd). All
+ * of this happens in the writer thread, never in collection's way.
+ *
  * Never blocks collection. mg_tracewr_put copies the chunk into a ring of
  * max_queue_bytes allocated at open (8 bytes of framing per chunk) and
  * returns; when the ring has no room the chunk is dropped and counted
@@ -55,7 +65,9 @@
  * off again (ftruncate) so the file stays valid and later chunks go on in
  * it; a file that cannot be opened is tried again with the next chunk, so
  * the writer recovers by itself once the disk or directory does. Names
- * already taken are skipped (files are created O_EXCL, never clobbered).
+ * already taken (a .mgt, or a .part a crash left) are skipped: files are
+ * created O_EXCL and renamed without replacing, never clobbered. A file
+ * that could not be synced or renamed stays a .part.
  */
 #ifndef MAGNET_DAEMON_TRACEWR_H
 #define MAGNET_DAEMON_TRACEWR_H
@@ -66,8 +78,9 @@
 
 #include "trace.h"
 
-/* A file name: DIR/PREFIX-NNNNNN.mgt. */
+/* A file name: DIR/PREFIX-NNNNNN.mgt; .part appended while written. */
 #define MG_TRACEWR_SUFFIX	".mgt"
+#define MG_TRACEWR_PART		".part"
 #define MG_TRACEWR_PATH_MAX	4096
 /* How long a woken writer waits for more chunks before it writes. */
 #define MG_TRACEWR_GATHER_MS	100
@@ -85,6 +98,7 @@ typedef void (*mg_tracewr_log_fn)(void *arg, const char *msg);
 
 struct mg_tracewr_stats {
 	__u64 files;		/* files created (header written) */
+	__u64 finished;		/* synced and renamed to .mgt */
 	__u64 bytes;		/* bytes written to them, all of them */
 	__u64 chunks;		/* data chunks written */
 	__u64 records;		/* records in them (LOST records included) */
@@ -105,8 +119,20 @@ struct mg_tracewr_stats {
 };
 
 /*
- * Start a writer. dir must name a directory (it need not exist yet: the
- * opens fail, are counted, and are tried again); prefix is a non-empty
+ * magnetd's trace directory: dir, made 0700 when missing, opened without
+ * following a symbolic link (O_NOFOLLOW, O_DIRECTORY), refused unless a
+ * directory owned by the effective uid and writable by neither its group
+ * nor others. Its descriptor, or -errno with why (a phrase: "owned by uid
+ * 1000, not by uid 0 (magnetd's): refused") written into why.
+ */
+int mg_tracewr_dir_open(const char *dir, char *why, size_t size);
+
+/*
+ * Start a writer. dir names the directory (in messages and
+ * mg_tracewr_path); dirfd is that directory, open, taken over by the
+ * writer (closed by mg_tracewr_free, or here on failure), or -1: the writer
+ * opens dir itself when it first needs it (it need not exist yet: the
+ * opens fail, are counted, and are tried again). prefix is a non-empty
  * file name part without '/'. info is copied (probes included): every
  * file's header. probes_dir (may be NULL: the table never grows) is the
  * magnet directory whose probes file names probes added later.
@@ -115,10 +141,10 @@ struct mg_tracewr_stats {
  * then only counted). 0 with *out set; -EINVAL, -ENOMEM, or the error
  * creating the thread.
  */
-int mg_tracewr_open(const char *dir, const char *prefix, size_t max_file_bytes,
-		    size_t max_queue_bytes, const struct mg_trace_info *info,
-		    const char *probes_dir, mg_tracewr_log_fn log,
-		    void *log_arg, struct mg_tracewr **out);
+int mg_tracewr_open(const char *dir, int dirfd, const char *prefix,
+		    size_t max_file_bytes, size_t max_queue_bytes,
+		    const struct mg_trace_info *info, const char *probes_dir,
+		    mg_tracewr_log_fn log, void *log_arg, struct mg_tracewr **out);
 
 /*
  * Queue a data chunk of cpu: len > 0 bytes, a multiple of 8, of whole
@@ -144,7 +170,10 @@ void mg_tracewr_free(struct mg_tracewr *w);
 /* Any thread, any time: a consistent-enough snapshot (each field exact). */
 void mg_tracewr_stats(const struct mg_tracewr *w, struct mg_tracewr_stats *st);
 
-/* Path of file number seq: DIR/PREFIX-NNNNNN.mgt, into buf (size bytes). */
+/*
+ * Path of finished file number seq: DIR/PREFIX-NNNNNN.mgt, into buf (size
+ * bytes); MG_TRACEWR_PART appended while it is written.
+ */
 int mg_tracewr_path(const struct mg_tracewr *w, unsigned int seq, char *buf,
 		    size_t size);
 

@@ -2,121 +2,136 @@
 /*
  * cgroup id -> path; see cgmap.h.
  *
- * Two small open-addressing tables keyed by a u32 (linear probing, load at
- * most 1/2, backward-shift deletion so no tombstones pile up): cgroup ids
- * to paths, and inotify watch descriptors to the directory they watch.
+ * A node per cgroup known (its id, path, watch) sits in one of two lists,
+ * least recently used first: live cgroups and removed ones. Three small
+ * open-addressing tables of u32 keys point at nodes (linear probing, load
+ * at most 1/2, backward-shift deletion so no tombstones pile up): by id,
+ * by inotify watch descriptor, and, for live cgroups, by a keyed hash of
+ * the path (an IN_DELETE names the removed directory only by its parent
+ * and name). The hash is keyed at random so that a user naming cgroups
+ * cannot pile them into one probe sequence.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/inotify.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "cgmap.h"
 
-struct kv {
+/* linux/exportfs.h: kernfs' file handle, the node's 64-bit id. */
+#define FILEID_KERNFS	0xfe
+#define WATCH_MASK	(IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_ONLYDIR)
+
+struct node {
+	struct node *prev, *next;	/* in live or gone */
+	__u32 id;
+	__u32 hash;		/* of path; in the paths table while live */
+	int wd;			/* its watch, -1 none */
+	bool gone;
+	bool seen;		/* found by the latest walk */
+	size_t len;		/* strlen(path) */
+	char path[];
+};
+
+struct list {
+	struct node *head, *tail;	/* least, most recently used */
+	unsigned int n;
+};
+
+struct slot {
 	__u32 key;
 	bool used;
-	bool seen;		/* found by the latest walk */
-	char *val;
+	struct node *n;
 };
 
 struct table {
-	struct kv *v;
+	struct slot *v;
 	unsigned int mask, n;	/* slots - 1; entries */
+};
+
+struct kernfs_handle {
+	struct file_handle fh;
+	__u64 id;
 };
 
 struct mg_cgmap {
 	char root[PATH_MAX];	/* "" for none */
-	struct table ids, wds;
+	size_t prefix;		/* bytes of root before a path: 0 for "/" */
+	struct table ids, wds, paths;
+	struct list live, gone;
+	size_t bytes;
+	__u64 key[2];		/* of the path hash */
 	int ifd;
+	int mntfd;		/* the root, for open_by_handle_at; -1 none */
 	__u64 last_scan;	/* mono ns; 0: never */
 	struct mg_cgmap_stats st;
 };
+
+/* ---- the tables --------------------------------------------------------- */
 
 static unsigned int slot_of(const struct table *t, __u32 key)
 {
 	return (unsigned int)((key * 0x9e3779b97f4a7c15ULL) >> 32) & t->mask;
 }
 
-static struct kv *t_find(const struct table *t, __u32 key)
+/* The slot of key that points at n (NULL: at any node), or NULL. */
+static struct slot *t_find(const struct table *t, __u32 key,
+			   const struct node *n)
 {
 	unsigned int i;
 
 	if (!t->v)
 		return NULL;
 	for (i = slot_of(t, key); t->v[i].used; i = (i + 1) & t->mask)
-		if (t->v[i].key == key)
+		if (t->v[i].key == key && (!n || t->v[i].n == n))
 			return &t->v[i];
 	return NULL;
 }
 
-static int t_grow(struct table *t)
+static void t_place(struct table *t, struct slot s)
 {
-	unsigned int slots = t->v ? 2 * (t->mask + 1) : 64, i, j;
-	struct kv *old = t->v, *v = calloc(slots, sizeof(*v));
-	unsigned int oslots = t->v ? t->mask + 1 : 0;
-
-	if (!v)
-		return -ENOMEM;
-	t->v = v;
-	t->mask = slots - 1;
-	for (i = 0; i < oslots; i++) {
-		if (!old[i].used)
-			continue;
-		for (j = slot_of(t, old[i].key); v[j].used; j = (j + 1) & t->mask)
-			;
-		v[j] = old[i];
-	}
-	free(old);
-	return 0;
-}
-
-/* Set key's value to a copy of val (replacing it); marks it seen. */
-static int t_put(struct table *t, __u32 key, const char *val)
-{
-	struct kv *e = t_find(t, key);
-	char *copy;
 	unsigned int i;
 
-	if (e && e->val && !strcmp(e->val, val)) {
-		e->seen = true;
-		return 0;
-	}
-	copy = strdup(val);
-	if (!copy)
-		return -ENOMEM;
-	if (e) {
-		free(e->val);
-		e->val = copy;
-		e->seen = true;
-		return 0;
-	}
-	if (!t->v || 2 * (t->n + 1) > t->mask + 1) {
-		if (t_grow(t)) {
-			free(copy);
-			return -ENOMEM;
-		}
-	}
-	for (i = slot_of(t, key); t->v[i].used; i = (i + 1) & t->mask)
+	for (i = slot_of(t, s.key); t->v[i].used; i = (i + 1) & t->mask)
 		;
-	t->v[i] = (struct kv){ .key = key, .used = true, .seen = true,
-			       .val = copy };
+	t->v[i] = s;
+}
+
+static int t_add(struct table *t, __u32 key, struct node *n)
+{
+	if (!t->v || 2 * (t->n + 1) > t->mask + 1) {
+		unsigned int slots = t->v ? 2 * (t->mask + 1) : 64, i;
+		unsigned int oslots = t->v ? t->mask + 1 : 0;
+		struct slot *old = t->v, *v = calloc(slots, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->mask = slots - 1;
+		for (i = 0; i < oslots; i++)
+			if (old[i].used)
+				t_place(t, old[i]);
+		free(old);
+	}
+	t_place(t, (struct slot){ .key = key, .used = true, .n = n });
 	t->n++;
 	return 0;
 }
 
-static void t_del(struct table *t, struct kv *e)
+static void t_del(struct table *t, struct slot *s)
 {
-	unsigned int hole = e - t->v, i, home;
+	unsigned int hole = s - t->v, i, home;
 
-	free(e->val);
-	memset(e, 0, sizeof(*e));
+	memset(s, 0, sizeof(*s));
 	t->n--;
 	for (i = (hole + 1) & t->mask; t->v[i].used; i = (i + 1) & t->mask) {
 		home = slot_of(t, t->v[i].key);
@@ -130,15 +145,239 @@ static void t_del(struct table *t, struct kv *e)
 	}
 }
 
-static void t_free(struct table *t)
+static void t_remove(struct table *t, __u32 key, const struct node *n)
 {
+	struct slot *s = t_find(t, key, n);
+
+	if (s)
+		t_del(t, s);
+}
+
+/* ---- the path hash: SipHash-1-3 ----------------------------------------- */
+
+#define ROTL(x, b)	(((x) << (b)) | ((x) >> (64 - (b))))
+
+static void sipround(__u64 v[4])
+{
+	v[0] += v[1]; v[1] = ROTL(v[1], 13); v[1] ^= v[0]; v[0] = ROTL(v[0], 32);
+	v[2] += v[3]; v[3] = ROTL(v[3], 16); v[3] ^= v[2];
+	v[0] += v[3]; v[3] = ROTL(v[3], 21); v[3] ^= v[0];
+	v[2] += v[1]; v[1] = ROTL(v[1], 17); v[1] ^= v[2]; v[2] = ROTL(v[2], 32);
+}
+
+static __u32 hash_of(const struct mg_cgmap *m, const char *s, size_t len)
+{
+	__u64 v[4] = { m->key[0] ^ 0x736f6d6570736575ULL,
+		       m->key[1] ^ 0x646f72616e646f6dULL,
+		       m->key[0] ^ 0x6c7967656e657261ULL,
+		       m->key[1] ^ 0x7465646279746573ULL };
+	__u64 w, last = (__u64)len << 56;
+	size_t i, j;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&w, s + i, 8);
+		v[3] ^= w;
+		sipround(v);
+		v[0] ^= w;
+	}
+	for (j = 0; i + j < len; j++)
+		last |= (__u64)(unsigned char)s[i + j] << (8 * j);
+	v[3] ^= last;
+	sipround(v);
+	v[0] ^= last;
+	v[2] ^= 0xff;
+	sipround(v);
+	sipround(v);
+	sipround(v);
+	return (__u32)(v[0] ^ v[1] ^ v[2] ^ v[3]);
+}
+
+/* ---- nodes --------------------------------------------------------------- */
+
+static void l_remove(struct list *l, struct node *n)
+{
+	if (l->head == n)
+		l->head = n->next;
+	else
+		n->prev->next = n->next;
+	if (l->tail == n)
+		l->tail = n->prev;
+	else
+		n->next->prev = n->prev;
+	n->prev = n->next = NULL;
+	l->n--;
+}
+
+static void l_append(struct list *l, struct node *n)
+{
+	n->prev = l->tail;
+	n->next = NULL;
+	*(l->tail ? &l->tail->next : &l->head) = n;
+	l->tail = n;
+	l->n++;
+}
+
+static struct list *list_of(struct mg_cgmap *m, const struct node *n)
+{
+	return n->gone ? &m->gone : &m->live;
+}
+
+/* Most recently used now. */
+static void touch(struct mg_cgmap *m, struct node *n)
+{
+	struct list *l = list_of(m, n);
+
+	if (l->tail != n) {
+		l_remove(l, n);
+		l_append(l, n);
+	}
+}
+
+static void unwatch(struct mg_cgmap *m, struct node *n)
+{
+	if (n->wd < 0)
+		return;
+	t_remove(&m->wds, (__u32)n->wd, n);
+	/* The kernel holds a watched directory until the watch goes. */
+	inotify_rm_watch(m->ifd, n->wd);
+	n->wd = -1;
+}
+
+/* The live cgroup at path rel, or NULL. */
+static struct node *live_at(const struct mg_cgmap *m, const char *rel,
+			    size_t len, __u32 hash)
+{
+	const struct table *t = &m->paths;
 	unsigned int i;
 
-	for (i = 0; t->v && i <= t->mask; i++)
-		free(t->v[i].val);
-	free(t->v);
-	memset(t, 0, sizeof(*t));
+	if (!t->v)
+		return NULL;
+	for (i = slot_of(t, hash); t->v[i].used; i = (i + 1) & t->mask) {
+		const struct node *n = t->v[i].n;
+
+		if (t->v[i].key == hash && n->len == len &&
+		    !memcmp(n->path, rel, len))
+			return t->v[i].n;
+	}
+	return NULL;
 }
+
+/* Forget n, which is in list l. */
+static void drop_from(struct mg_cgmap *m, struct list *l, struct node *n)
+{
+	unwatch(m, n);
+	t_remove(&m->ids, n->id, n);
+	if (l == &m->live)
+		t_remove(&m->paths, n->hash, n);
+	l_remove(l, n);
+	m->bytes -= n->len + 1;
+	free(n);
+}
+
+static void drop(struct mg_cgmap *m, struct node *n)
+{
+	drop_from(m, list_of(m, n), n);
+}
+
+/* Removed: kept for late records, without its watch. */
+static void set_gone(struct mg_cgmap *m, struct node *n)
+{
+	if (n->gone)
+		return;
+	unwatch(m, n);
+	t_remove(&m->paths, n->hash, n);
+	l_remove(&m->live, n);
+	n->gone = true;
+	l_append(&m->gone, n);
+	m->st.removed++;
+}
+
+/*
+ * Back within the bounds (cgmap.h): removed cgroups first, then live ones
+ * when they can be looked up again; keep is never dropped.
+ */
+static void enforce(struct mg_cgmap *m, const struct node *keep)
+{
+	while (m->gone.n > MG_CGMAP_GONE_MAX || m->ids.n > MG_CGMAP_MAX ||
+	       m->bytes > MG_CGMAP_MAX_BYTES) {
+		struct list *l = m->gone.head ? &m->gone : &m->live;
+		struct node *v = l->head;
+
+		if (l == &m->live) {
+			if (v && v == keep)
+				v = v->next;
+			if (!v || m->mntfd < 0)
+				return;
+			m->st.evicted_live++;
+		}
+		m->st.evicted++;
+		drop_from(m, l, v);
+	}
+}
+
+/* Map id to rel: its live node, or NULL (out of memory). */
+static struct node *map(struct mg_cgmap *m, __u32 id, const char *rel)
+{
+	size_t len = strlen(rel);
+	__u32 hash = hash_of(m, rel, len);
+	struct slot *s = t_find(&m->ids, id, NULL);
+	struct node *n = s ? s->n : NULL, *other;
+
+	if (n && !n->gone && n->len == len && !memcmp(n->path, rel, len)) {
+		n->seen = true;
+		return n;
+	}
+	/* One removed unnoticed, whose name was taken again. */
+	other = live_at(m, rel, len, hash);
+	if (other && other != n)
+		set_gone(m, other);
+	if (n)
+		drop(m, n);	/* seen removed by mistake: afresh */
+	n = malloc(sizeof(*n) + len + 1);
+	if (!n)
+		return NULL;
+	*n = (struct node){ .id = id, .hash = hash, .wd = -1, .seen = true,
+			    .len = len };
+	memcpy(n->path, rel, len + 1);
+	if (t_add(&m->ids, id, n)) {
+		free(n);
+		return NULL;
+	}
+	if (t_add(&m->paths, hash, n)) {
+		t_remove(&m->ids, id, n);
+		free(n);
+		return NULL;
+	}
+	l_append(&m->live, n);
+	m->bytes += len + 1;
+	enforce(m, n);
+	return n;
+}
+
+/* Watch n's directory, by path (or /proc/self/fd/N). */
+static void watch(struct mg_cgmap *m, struct node *n, const char *path)
+{
+	struct slot *s;
+	int wd;
+
+	if (m->ifd < 0 || n->wd >= 0)
+		return;
+	wd = inotify_add_watch(m->ifd, path, WATCH_MASK);
+	if (wd < 0)
+		return;
+	s = t_find(&m->wds, (__u32)wd, NULL);
+	if (s) {
+		/* The same directory under a node that is going. */
+		s->n->wd = -1;
+		s->n = n;
+	} else if (t_add(&m->wds, (__u32)wd, n)) {
+		inotify_rm_watch(m->ifd, wd);
+		return;
+	}
+	n->wd = wd;
+}
+
+/* ---- walking the tree ----------------------------------------------------- */
 
 /* The cgroup2 mount point from mountinfo: field 5; " - cgroup2 " after. */
 static void find_cgroup2(struct mg_cgmap *m)
@@ -160,32 +399,36 @@ static void find_cgroup2(struct mg_cgmap *m)
 	fclose(f);
 }
 
+static void full_path(const struct mg_cgmap *m, const char *rel, char *buf,
+		      size_t size)
+{
+	snprintf(buf, size, "%.*s%s", (int)m->prefix, m->root,
+		 strcmp(rel, "/") ? rel : (m->prefix ? "" : "/"));
+}
+
 /* Map directory rel (under the root) and every directory below it. */
 static void walk(struct mg_cgmap *m, const char *rel, unsigned int depth)
 {
 	char full[2 * PATH_MAX], sub[PATH_MAX];
 	struct dirent *d;
+	struct node *n;
 	struct stat st;
 	DIR *dir;
 	int fd;
 
 	if (depth > 64)
 		return;		/* deeper than any cgroup tree: a loop */
-	snprintf(full, sizeof(full), "%s%s", m->root, strcmp(rel, "/") ? rel : "");
-	fd = open(full[0] ? full : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	full_path(m, rel, full, sizeof(full));
+	fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return;		/* removed meanwhile */
-	if (fstat(fd, &st) || t_put(&m->ids, (__u32)st.st_ino, rel)) {
+	n = fstat(fd, &st) ? NULL : map(m, (__u32)st.st_ino, rel);
+	if (!n) {
 		close(fd);
 		return;
 	}
-	if (m->ifd >= 0) {
-		/* Before reading it: a mkdir after the readdir is reported. */
-		int wd = inotify_add_watch(m->ifd, full, IN_CREATE | IN_ONLYDIR);
-
-		if (wd >= 0)
-			t_put(&m->wds, (__u32)wd, rel);
-	}
+	/* Before reading it: a mkdir after the readdir is reported. */
+	watch(m, n, full);
 	dir = fdopendir(fd);
 	if (!dir) {
 		close(fd);
@@ -213,20 +456,90 @@ static void walk(struct mg_cgmap *m, const char *rel, unsigned int depth)
 
 static void rescan(struct mg_cgmap *m, __u64 now_ns)
 {
-	unsigned int i;
+	struct node *n, *next;
 
 	m->last_scan = now_ns ? now_ns : 1;
 	m->st.rescans++;
 	if (!m->root[0])
 		return;
-	for (i = 0; m->ids.v && i <= m->ids.mask; i++)
-		m->ids.v[i].seen = false;
+	for (n = m->live.head; n; n = n->next)
+		n->seen = false;
 	walk(m, "/", 0);
-	/* Over the bound: forget the removed cgroups (a kept one never goes). */
-	if (m->ids.n > MG_CGMAP_MAX) {
-		for (i = 0; i <= m->ids.mask; i++)
-			while (m->ids.v[i].used && !m->ids.v[i].seen)
-				t_del(&m->ids, &m->ids.v[i]);
+	/* Not found: removed unnoticed (events lost, or no inotify). */
+	for (n = m->live.head; n; n = next) {
+		next = n->next;
+		if (!n->seen)
+			set_gone(m, n);
+	}
+	enforce(m, NULL);
+}
+
+/*
+ * Look id up by its handle (cgroupfs only): 0 mapped, -ESTALE no such
+ * cgroup now, -ENOMEM, -EPERM when handles cannot be used.
+ */
+static int resolve(struct mg_cgmap *m, __u32 id)
+{
+	struct kernfs_handle h = { .fh = { .handle_bytes = sizeof(h.id),
+					   .handle_type = FILEID_KERNFS },
+				   .id = id };
+	char link[32], full[PATH_MAX];
+	const char *rel;
+	struct node *n;
+	struct stat st;
+	ssize_t len;
+	int fd, ret = -ESTALE;
+
+	fd = open_by_handle_at(m->mntfd, &h.fh, O_RDONLY | O_DIRECTORY |
+			       O_CLOEXEC);
+	if (fd < 0)
+		return errno == EPERM || errno == EACCES || errno == ENOSYS ||
+		       errno == EOPNOTSUPP || errno == EBADF ? -EPERM : -ESTALE;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	len = readlink(link, full, sizeof(full));
+	if (len <= 0 || len >= (ssize_t)sizeof(full))
+		goto out;
+	full[len] = '\0';
+	/*
+	 * Under the root, and still there by that path (removed, it would
+	 * read "... (deleted)", which a cgroup may also be called).
+	 */
+	if (strncmp(full, m->root, m->prefix) ||
+	    (full[m->prefix] && full[m->prefix] != '/') ||
+	    stat(full, &st) || (__u32)st.st_ino != id)
+		goto out;
+	rel = full[m->prefix] ? full + m->prefix : "/";
+	n = map(m, id, rel);
+	if (!n) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	watch(m, n, link);
+	ret = 0;
+out:
+	close(fd);
+	return ret;
+}
+
+/* Handles when the root is cgroupfs' (kernfs) and we may open them. */
+static void setup_handles(struct mg_cgmap *m)
+{
+	struct kernfs_handle h = { .fh = { .handle_bytes = sizeof(h.id) } };
+	struct stat st;
+	int mnt, fd;
+
+	if (name_to_handle_at(AT_FDCWD, m->root, &h.fh, &mnt, 0) ||
+	    h.fh.handle_type != FILEID_KERNFS ||
+	    h.fh.handle_bytes != sizeof(h.id))
+		return;
+	fd = open(m->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	m->mntfd = fd;
+	/* CAP_DAC_READ_SEARCH: try the root itself. */
+	if (fstat(fd, &st) || resolve(m, (__u32)st.st_ino)) {
+		close(fd);
+		m->mntfd = -1;
 	}
 }
 
@@ -239,6 +552,11 @@ int mg_cgmap_open(const char *root, unsigned int flags, struct mg_cgmap **out)
 	if (!m)
 		return -ENOMEM;
 	m->ifd = -1;
+	m->mntfd = -1;
+	if (getrandom(m->key, sizeof(m->key), GRND_NONBLOCK) != sizeof(m->key)) {
+		m->key[0] = (__u64)time(NULL) * 0x9e3779b97f4a7c15ULL;
+		m->key[1] = (__u64)getpid() ^ (__u64)(uintptr_t)m;
+	}
 	if (root) {
 		if (stat(root, &st) || !S_ISDIR(st.st_mode)) {
 			free(m);
@@ -251,6 +569,7 @@ int mg_cgmap_open(const char *root, unsigned int flags, struct mg_cgmap **out)
 	/* No trailing '/': paths under it start with one. */
 	while (strlen(m->root) > 1 && m->root[strlen(m->root) - 1] == '/')
 		m->root[strlen(m->root) - 1] = '\0';
+	m->prefix = strcmp(m->root, "/") ? strlen(m->root) : 0;
 	if (m->root[0] && (flags & MG_CGMAP_INOTIFY))
 		m->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	rescan(m, 0);
@@ -258,18 +577,31 @@ int mg_cgmap_open(const char *root, unsigned int flags, struct mg_cgmap **out)
 		mg_cgmap_free(m);
 		return -ENOMEM;		/* the root itself could not be mapped */
 	}
+	if (m->root[0] && !(flags & MG_CGMAP_NO_HANDLES))
+		setup_handles(m);
 	*out = m;
 	return 0;
 }
 
 void mg_cgmap_free(struct mg_cgmap *m)
 {
+	struct node *n, *next;
+	int l;
+
 	if (!m)
 		return;
 	if (m->ifd >= 0)
 		close(m->ifd);
-	t_free(&m->ids);
-	t_free(&m->wds);
+	if (m->mntfd >= 0)
+		close(m->mntfd);
+	for (l = 0; l < 2; l++)
+		for (n = (l ? m->gone : m->live).head; n; n = next) {
+			next = n->next;
+			free(n);
+		}
+	free(m->ids.v);
+	free(m->wds.v);
+	free(m->paths.v);
 	free(m);
 }
 
@@ -280,15 +612,31 @@ const char *mg_cgmap_root(const struct mg_cgmap *m)
 
 const char *mg_cgmap_path(struct mg_cgmap *m, __u32 id, __u64 now_ns)
 {
-	struct kv *e = t_find(&m->ids, id);
+	struct slot *s = t_find(&m->ids, id, NULL);
 
-	if (e)
-		return e->val;
-	if (!m->root[0] || now_ns - m->last_scan < MG_CGMAP_RESCAN_NS)
+	if (s) {
+		touch(m, s->n);
+		return s->n->path;
+	}
+	if (!m->root[0])
+		return NULL;
+	if (m->mntfd >= 0) {
+		int ret = resolve(m, id);
+
+		if (ret != -EPERM) {
+			m->st.resolved += !ret;
+			s = t_find(&m->ids, id, NULL);
+			return s ? s->n->path : NULL;
+		}
+		/* Refused now (a capability dropped?): walks from now on. */
+		close(m->mntfd);
+		m->mntfd = -1;
+	}
+	if (now_ns - m->last_scan < MG_CGMAP_RESCAN_NS)
 		return NULL;	/* a miss since the last walk: still a miss */
 	rescan(m, now_ns);
-	e = t_find(&m->ids, id);
-	return e ? e->val : NULL;
+	s = t_find(&m->ids, id, NULL);
+	return s ? s->n->path : NULL;
 }
 
 const char *mg_cgmap_name(struct mg_cgmap *m, __u32 id, __u64 now_ns,
@@ -304,20 +652,55 @@ const char *mg_cgmap_name(struct mg_cgmap *m, __u32 id, __u64 now_ns,
 
 bool mg_cgmap_alive(struct mg_cgmap *m, __u32 id)
 {
-	struct kv *e = t_find(&m->ids, id);
+	struct slot *s = t_find(&m->ids, id, NULL);
 	char full[2 * PATH_MAX];
 	struct stat st;
 
-	if (!e)
+	if (!s || s->n->gone)
 		return false;
-	snprintf(full, sizeof(full), "%s%s", m->root,
-		 strcmp(e->val, "/") ? e->val : "");
-	return !stat(full[0] ? full : "/", &st) && (__u32)st.st_ino == id;
+	full_path(m, s->n->path, full, sizeof(full));
+	if (!stat(full, &st) && (__u32)st.st_ino == id)
+		return true;
+	set_gone(m, s->n);
+	enforce(m, NULL);
+	return false;
 }
 
 int mg_cgmap_fd(const struct mg_cgmap *m)
 {
 	return m->ifd;
+}
+
+/* One event of a watched directory dir. */
+static void event(struct mg_cgmap *m, struct node *dir,
+		  const struct inotify_event *ev)
+{
+	char sub[PATH_MAX];
+	struct node *c;
+	size_t len;
+
+	if (ev->mask & (IN_DELETE_SELF | IN_IGNORED)) {
+		/*
+		 * The directory itself went (a file system that drops its
+		 * links; cgroupfs tells the parent only).
+		 */
+		set_gone(m, dir);
+		return;
+	}
+	if (!(ev->mask & IN_ISDIR) || !ev->len)
+		return;
+	len = snprintf(sub, sizeof(sub), "%s/%s",
+		       strcmp(dir->path, "/") ? dir->path : "", ev->name);
+	if (len >= sizeof(sub))
+		return;
+	if (ev->mask & IN_CREATE) {
+		m->st.created++;
+		walk(m, sub, 1);
+	} else if (ev->mask & IN_DELETE) {
+		c = live_at(m, sub, len, hash_of(m, sub, len));
+		if (c)
+			set_gone(m, c);
+	}
 }
 
 void mg_cgmap_poll(struct mg_cgmap *m)
@@ -332,30 +715,18 @@ void mg_cgmap_poll(struct mg_cgmap *m)
 
 		while (p < buf + n) {
 			const struct inotify_event *ev = (const void *)p;
-			struct kv *w = t_find(&m->wds, (__u32)ev->wd);
-			char sub[PATH_MAX];
+			struct slot *w;
 
 			p += sizeof(*ev) + ev->len;
 			if (ev->mask & IN_Q_OVERFLOW) {
 				rescan(m, m->last_scan);	/* events were lost */
 				continue;
 			}
-			if (!w)
-				continue;
-			if (ev->mask & IN_IGNORED) {
-				t_del(&m->wds, w);	/* the directory went */
-				continue;
-			}
-			if (!(ev->mask & IN_CREATE) || !(ev->mask & IN_ISDIR) ||
-			    !ev->len)
-				continue;
-			if ((size_t)snprintf(sub, sizeof(sub), "%s/%s",
-					     strcmp(w->val, "/") ? w->val : "",
-					     ev->name) >= sizeof(sub))
-				continue;
-			m->st.created++;
-			walk(m, sub, 1);
+			w = t_find(&m->wds, (__u32)ev->wd, NULL);
+			if (w)
+				event(m, w->n, ev);
 		}
+		enforce(m, NULL);
 	}
 }
 
@@ -363,5 +734,8 @@ void mg_cgmap_stats(const struct mg_cgmap *m, struct mg_cgmap_stats *st)
 {
 	*st = m->st;
 	st->paths = m->ids.n;
+	st->gone = m->gone.n;
 	st->watches = m->wds.n;
+	st->bytes = m->bytes;
+	st->handles = m->mntfd >= 0;
 }

@@ -5,16 +5,25 @@
  * the host's cgroup2 mount when it is writable. Paths, the rate-limited
  * rescan with its negative window, removed cgroups that keep their path,
  * "cgroup:<id>" for one never seen, and inotify naming a directory made
- * and removed between two rescans.
+ * and removed between two rescans. The bounds: a million mkdir/rmdir of
+ * 4 KiB paths keep entries, path bytes, watches and the heap bounded while
+ * live cgroups still resolve exactly; live cgroups over the bounds are
+ * dropped and looked up again by handle on cgroupfs, kept without handles.
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "cgmap.h"
 #include "testutil.h"
@@ -47,9 +56,17 @@ static void rm(const char *rel)
 	ck_assert_msg(!rmdir(p), "rmdir %s: %s", p, strerror(errno));
 }
 
+/*
+ * On tmpfs when there is one: like cgroupfs' ids, its inode numbers are not
+ * reused soon after a removal (ext4's are, at once).
+ */
 static void setup(void)
 {
-	snprintf(root, sizeof(root), "/tmp/mg-cgmap-XXXXXX");
+	struct statfs fs;
+
+	snprintf(root, sizeof(root), "%s/mg-cgmap-XXXXXX",
+		 !statfs("/dev/shm", &fs) && fs.f_type == TMPFS_MAGIC &&
+		 !access("/dev/shm", W_OK) ? "/dev/shm" : "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(root));
 	mk("/a");
 	mk("/a/b");
@@ -195,6 +212,252 @@ START_TEST(without_inotify_missed)
 }
 END_TEST
 
+
+/* ---- the bounds ---------------------------------------------------------- */
+
+#ifdef __SANITIZE_ADDRESS__
+#define CHURN		100000		/* the sanitized tree: errors, not scale */
+#else
+#define CHURN		1000000
+#endif
+#define NAME_LEN	250
+/* Paths this long at least: with the root and a leaf, about 4 KiB. */
+#define DEEP_LEN	3600
+#define LIVE		32
+
+static size_t heap_bytes(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A NAME_LEN-byte name: tag, then c repeated. */
+static void long_name(char *buf, const char *tag, char c)
+{
+	size_t n = strlen(tag);
+
+	memcpy(buf, tag, n);
+	memset(buf + n, c, NAME_LEN - n);
+	buf[NAME_LEN] = '\0';
+}
+
+/* Directories of NAME_LEN-byte names below rel until the path has len bytes. */
+static void chain(const char *rel, size_t len, char *out, size_t size)
+{
+	char name[NAME_LEN + 1];
+	char c = 'a';
+
+	snprintf(out, size, "%s", rel);
+	while (strlen(out) < len) {
+		size_t n = strlen(out);
+
+		long_name(name, "", c++);
+		ck_assert_uint_lt(n + 1 + NAME_LEN, size);
+		snprintf(out + n, size - n, "/%s", name);
+		mk(out);
+	}
+}
+
+static int open_dir(const char *rel)
+{
+	char p[2 * PATH_MAX];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_msg(fd >= 0, "open %s: %s", p, strerror(errno));
+	return fd;
+}
+
+static void assert_bounded(const struct mg_cgmap *m)
+{
+	struct mg_cgmap_stats st;
+
+	mg_cgmap_stats(m, &st);
+	ck_assert_uint_le(st.paths, MG_CGMAP_MAX);
+	ck_assert_uint_le(st.bytes, MG_CGMAP_MAX_BYTES);
+	ck_assert_uint_le(st.gone, MG_CGMAP_GONE_MAX);
+}
+
+/* Live directories of 4 KiB paths under deep: their paths and ids. */
+struct live {
+	char path[LIVE][2 * PATH_MAX];
+	__u32 id[LIVE];
+};
+
+static void make_live(struct live *l, const char *deep)
+{
+	char name[NAME_LEN + 1], tag[16];
+	unsigned int i;
+
+	for (i = 0; i < LIVE; i++) {
+		snprintf(tag, sizeof(tag), "live%u-", i);
+		long_name(name, tag, 'l');
+		snprintf(l->path[i], sizeof(l->path[i]), "%s/%s", deep, name);
+		mk(l->path[i]);
+		l->id[i] = ino_of(l->path[i]);
+	}
+}
+
+static void check_live(struct mg_cgmap *m, const struct live *l)
+{
+	unsigned int i;
+
+	for (i = 0; i < LIVE; i++) {
+		const char *p = mg_cgmap_path(m, l->id[i], 1);
+
+		ck_assert_ptr_nonnull(p);
+		ck_assert_str_eq(p, l->path[i]);
+		ck_assert(mg_cgmap_alive(m, l->id[i]));
+	}
+}
+
+/*
+ * A user's mkdir/rmdir loop in a subtree of its own, with 4 KiB paths, the
+ * map polled between each mkdir and its rmdir (it sees every cgroup): it
+ * stays within its bounds all along, forgets removed cgroups beyond
+ * MG_CGMAP_GONE_MAX, leaks no watch, and live cgroups still resolve.
+ */
+static void churn(unsigned int flags)
+{
+	struct mg_cgmap_stats st, st0;
+	struct mg_cgmap *m;
+	char deep[PATH_MAX], name[NAME_LEN + 1], tag[16];
+	struct live *live = malloc(sizeof(*live));
+	unsigned int i, n = CHURN;
+	__u32 first = 0, last = 0;
+	size_t heap0, heap, peak = 0;
+	double t0;
+	int dfd;
+
+	ck_assert_ptr_nonnull(live);
+	if (getenv("CGMAP_CHURN"))
+		n = strtoul(getenv("CGMAP_CHURN"), NULL, 0);
+	mk("/u");
+	chain("/u", DEEP_LEN, deep, sizeof(deep));
+	make_live(live, deep);
+	dfd = open_dir(deep);
+	ck_assert_int_eq(mg_cgmap_open(root, flags, &m), 0);
+	mg_cgmap_stats(m, &st0);
+	heap0 = heap_bytes();
+	t0 = mono_s();
+	for (i = 0; i < n; i++) {
+		snprintf(tag, sizeof(tag), "c%u-", i % 7);
+		long_name(name, tag, 'z');
+		ck_assert_int_eq(mkdirat(dfd, name, 0755), 0);
+		mg_cgmap_poll(m);
+		if (i == 0 || i == n - 1) {
+			struct stat sb;
+
+			ck_assert_int_eq(fstatat(dfd, name, &sb, 0), 0);
+			*(i ? &last : &first) = (__u32)sb.st_ino;
+		}
+		ck_assert_int_eq(unlinkat(dfd, name, AT_REMOVEDIR), 0);
+		if (i % 4096 == 0) {
+			mg_cgmap_poll(m);
+			assert_bounded(m);
+			heap = heap_bytes();
+			if (heap > peak)
+				peak = heap;
+		}
+	}
+	mg_cgmap_poll(m);
+	mg_cgmap_stats(m, &st);
+	fprintf(stderr, "churn: %u mkdir/rmdir of %zu-byte paths in %.1f s: %u entries (%u removed), %zu path bytes, %u watches, %llu evicted, heap %+zd KiB (peak %+zd)\n",
+		n, strlen(root) + strlen(deep) + 1 + NAME_LEN, mono_s() - t0,
+		st.paths, st.gone, st.bytes, st.watches,
+		(unsigned long long)st.evicted,
+		((ssize_t)heap_bytes() - (ssize_t)heap0) / 1024,
+		((ssize_t)peak - (ssize_t)heap0) / 1024);
+	assert_bounded(m);
+	ck_assert_uint_eq(st.created - st0.created, n);
+	ck_assert_uint_eq(st.removed - st0.removed, n);
+	/* Kept: the last ones removed, as many as the bounds allow. */
+	ck_assert_uint_ge(st.gone, n < MG_CGMAP_GONE_MAX / 2 ? n : MG_CGMAP_GONE_MAX / 2);
+	ck_assert_uint_eq(st.evicted, n - st.gone);
+	ck_assert_uint_eq(st.evicted_live, 0);
+	/* No watch left behind: the live tree's only. */
+	ck_assert_uint_eq(st.watches, st0.watches);
+	ck_assert_uint_eq(st.rescans, 1);
+	/* Heap: the bounded entries and tables, never the churn's size. */
+	if (peak)
+		ck_assert_uint_lt(peak - heap0, 16U << 20);
+	check_live(m, live);
+	/* The last one removed is named still, the first forgotten. */
+	ck_assert_ptr_nonnull(mg_cgmap_path(m, last, 1));
+	if (n > MG_CGMAP_GONE_MAX)
+		ck_assert_ptr_null(mg_cgmap_path(m, first, 1));
+	close(dfd);
+	mg_cgmap_free(m);
+	free(live);
+}
+
+START_TEST(churn_bounded)
+{
+	churn(MG_CGMAP_INOTIFY);
+}
+END_TEST
+
+/*
+ * More live paths than MG_CGMAP_MAX_BYTES, without handles (not cgroupfs):
+ * no live cgroup is dropped (a walk would be the only way back), each
+ * resolves; removed ones still go.
+ */
+START_TEST(live_kept_without_handles)
+{
+	char deep[PATH_MAX], name[NAME_LEN + 1], tag[16], rel[2 * PATH_MAX];
+	unsigned int i, n = MG_CGMAP_MAX_BYTES / (DEEP_LEN + NAME_LEN) + 64;
+	struct mg_cgmap_stats st;
+	struct mg_cgmap *m;
+	__u32 *ids = calloc(n, sizeof(*ids));
+
+	ck_assert_ptr_nonnull(ids);
+	mk("/u");
+	chain("/u", DEEP_LEN, deep, sizeof(deep));
+	ck_assert_int_eq(mg_cgmap_open(root, MG_CGMAP_INOTIFY, &m), 0);
+	for (i = 0; i < n; i++) {
+		snprintf(tag, sizeof(tag), "k%u-", i);
+		long_name(name, tag, 'k');
+		snprintf(rel, sizeof(rel), "%s/%s", deep, name);
+		mk(rel);
+		ids[i] = ino_of(rel);
+		mg_cgmap_poll(m);
+	}
+	mg_cgmap_stats(m, &st);
+	ck_assert(!st.handles);
+	ck_assert_uint_gt(st.bytes, MG_CGMAP_MAX_BYTES);
+	ck_assert_uint_eq(st.evicted_live, 0);
+	for (i = 0; i < n; i++) {
+		snprintf(tag, sizeof(tag), "k%u-", i);
+		long_name(name, tag, 'k');
+		snprintf(rel, sizeof(rel), "%s/%s", deep, name);
+		ck_assert_str_eq(mg_cgmap_path(m, ids[i], 1), rel);
+	}
+	/* Removed, they go (all but the GONE_MAX last) . */
+	for (i = 0; i < n; i++) {
+		snprintf(tag, sizeof(tag), "k%u-", i);
+		long_name(name, tag, 'k');
+		snprintf(rel, sizeof(rel), "%s/%s", deep, name);
+		rm(rel);
+	}
+	mg_cgmap_poll(m);
+	mg_cgmap_stats(m, &st);
+	ck_assert_uint_eq(st.gone, n < MG_CGMAP_GONE_MAX ? n : MG_CGMAP_GONE_MAX);
+	ck_assert_uint_le(st.bytes, MG_CGMAP_MAX_BYTES);
+	mg_cgmap_free(m);
+	free(ids);
+}
+END_TEST
+
 /* The host's cgroup2 mount, found in mountinfo, when it is writable. */
 START_TEST(real_cgroup2)
 {
@@ -234,6 +497,122 @@ START_TEST(real_cgroup2)
 }
 END_TEST
 
+/*
+ * The test's subtree of the real mount: named before the fork, removed
+ * after it however the test ended (unchecked fixtures run in the runner).
+ */
+static char real_top[2 * PATH_MAX];
+
+static int rmdir_one(const char *path, const struct stat *sb, int flag,
+		     struct FTW *ftw)
+{
+	if (flag == FTW_DP)
+		rmdir(path);
+	return 0;
+}
+
+static void real_setup(void)
+{
+	struct mg_cgmap *m;
+
+	real_top[0] = '\0';
+	if (mg_cgmap_open(NULL, 0, &m))
+		return;
+	if (mg_cgmap_root(m))
+		snprintf(real_top, sizeof(real_top), "%s/mg-cgmap-bounds-%d",
+			 mg_cgmap_root(m), (int)getpid());
+	mg_cgmap_free(m);
+}
+
+static void real_teardown(void)
+{
+	if (real_top[0])
+		nftw(real_top, rmdir_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * On the real cgroupfs, with handles. A churn: cgroupfs tells only the
+ * parent of an rmdir, and no watch stays. Then more live cgroups of 4 KiB
+ * paths than MG_CGMAP_MAX_BYTES holds: the least recently named are
+ * dropped, and each named again is looked up by its handle: exact, the
+ * bounds kept.
+ */
+START_TEST(real_cgroup2_bounds)
+{
+	char top[PATH_MAX], deep[PATH_MAX], name[NAME_LEN + 1], tag[16], rel[2 * PATH_MAX];
+	unsigned int i, n = MG_CGMAP_MAX_BYTES / (DEEP_LEN + NAME_LEN) + 64;
+	struct mg_cgmap_stats st, st0;
+	__u32 *ids = calloc(n, sizeof(*ids));
+	struct mg_cgmap *m;
+	const char *r;
+	int dfd;
+
+	ck_assert_ptr_nonnull(ids);
+	ck_assert_int_eq(mg_cgmap_open(NULL, MG_CGMAP_INOTIFY, &m), 0);
+	r = mg_cgmap_root(m);
+	mg_cgmap_stats(m, &st);
+	if (!r || !st.handles) {
+		fprintf(stderr, "real_cgroup2_bounds: %s, skipped\n",
+			r ? "no file handles (CAP_DAC_READ_SEARCH?)" : "no cgroup2 mount");
+		goto out;
+	}
+	snprintf(root, sizeof(root), "%s", r);
+	ck_assert(!strncmp(real_top, root, strlen(root)));
+	snprintf(top, sizeof(top), "%s", real_top + strlen(root));
+	if (mkdir(real_top, 0755)) {
+		fprintf(stderr, "real_cgroup2_bounds: %s: %s, skipped\n",
+			real_top, strerror(errno));
+		goto out;
+	}
+	chain(top, DEEP_LEN, deep, sizeof(deep));
+	/* A churn: each rmdir seen through the parent, its watch gone. */
+	dfd = open_dir(deep);
+	mg_cgmap_poll(m);
+	mg_cgmap_stats(m, &st0);
+	for (i = 0; i < 2000; i++) {
+		ck_assert_int_eq(mkdirat(dfd, "churn", 0755), 0);
+		mg_cgmap_poll(m);
+		ck_assert_int_eq(unlinkat(dfd, "churn", AT_REMOVEDIR), 0);
+	}
+	close(dfd);
+	mg_cgmap_poll(m);
+	mg_cgmap_stats(m, &st);
+	ck_assert_uint_eq(st.created - st0.created, 2000);
+	ck_assert_uint_eq(st.removed - st0.removed, 2000);
+	ck_assert_uint_eq(st.watches, st0.watches);
+	for (i = 0; i < n; i++) {
+		snprintf(tag, sizeof(tag), "k%u-", i);
+		long_name(name, tag, 'k');
+		snprintf(rel, sizeof(rel), "%s/%s", deep, name);
+		mk(rel);
+		ids[i] = ino_of(rel);
+		mg_cgmap_poll(m);
+		assert_bounded(m);
+	}
+	mg_cgmap_stats(m, &st0);
+	ck_assert_uint_gt(st0.evicted_live, 0);
+	for (i = 0; i < n; i++) {
+		snprintf(tag, sizeof(tag), "k%u-", i);
+		long_name(name, tag, 'k');
+		snprintf(rel, sizeof(rel), "%s/%s", deep, name);
+		ck_assert_str_eq(mg_cgmap_path(m, ids[i], 1), rel);
+		ck_assert(mg_cgmap_alive(m, ids[i]));
+		assert_bounded(m);
+	}
+	mg_cgmap_stats(m, &st);
+	ck_assert_uint_gt(st.resolved, 0);
+	ck_assert_uint_eq(st.rescans, 1);
+	fprintf(stderr, "real_cgroup2_bounds: %u live cgroups of %zu-byte paths: %u entries, %zu path bytes, %llu live dropped, %llu looked up by handle\n",
+		n, strlen(root) + strlen(rel), st.paths, st.bytes,
+		(unsigned long long)st.evicted_live,
+		(unsigned long long)st.resolved);
+	assert_bounded(m);
+out:
+	mg_cgmap_free(m);
+	free(ids);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cgmap");
@@ -247,7 +626,13 @@ int main(void)
 	tcase_add_test(tc, rescan_rate);
 	tcase_add_test(tc, inotify_names_short_lived);
 	tcase_add_test(tc, without_inotify_missed);
+	tcase_add_test(tc, churn_bounded);
+	tcase_add_test(tc, live_kept_without_handles);
+	tcase_set_timeout(tc, 300);
+	tcase_add_unchecked_fixture(real, real_setup, real_teardown);
 	tcase_add_test(real, real_cgroup2);
+	tcase_add_test(real, real_cgroup2_bounds);
+	tcase_set_timeout(real, 120);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, real);
 	sr = srunner_create(s);

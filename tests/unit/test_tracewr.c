@@ -7,7 +7,9 @@
  * into a tiny queue, close flushing what is queued, disk errors (open
  * failing, writes failing mid-file) counted, logged once and recovered
  * from, existing files never clobbered, no allocation in put; every
- * file names its records (TASK records replayed at a rotation).
+ * file names its records (TASK records replayed at a rotation). The file
+ * being written is a .part that takes its name once finished, every file
+ * 0600 whatever the umask; magnetd's checks of the trace directory.
  */
 #include <check.h>
 #include <dirent.h>
@@ -117,7 +119,7 @@ static struct mg_tracewr *open_w(const char *dir, size_t max_file,
 	struct mg_trace_info in = make_info(ncpus);
 	struct mg_tracewr *w;
 
-	ck_assert_int_eq(mg_tracewr_open(dir, PREFIX, max_file, max_queue, &in, NULL,
+	ck_assert_int_eq(mg_tracewr_open(dir, -1, PREFIX, max_file, max_queue, &in, NULL,
 					 lb ? log_cb : NULL, lb, &w), 0);
 	ck_assert_ptr_nonnull(w);
 	return w;
@@ -237,6 +239,14 @@ static int put(struct mg_tracewr *w, const struct chunk *c)
 
 /* ---- reading the files back -------------------------------------------- */
 
+/* Mode bits of path, -1 when there is none. */
+static int mode_of(const char *path)
+{
+	struct stat sb;
+
+	return lstat(path, &sb) ? -1 : (int)(sb.st_mode & 07777);
+}
+
 static int is_ours(const struct dirent *d)
 {
 	return !strncmp(d->d_name, PREFIX "-", 2) &&
@@ -304,6 +314,7 @@ static unsigned int check_files(const char *dir, const struct chunks *want,
 		snprintf(path, sizeof(path), "%s/%s", dir, names[f]->d_name);
 		if (ex->skip_name && !strcmp(names[f]->d_name, ex->skip_name))
 			goto next;
+		ck_assert_int_eq(mode_of(path), 0600);
 		b = tu_read_file(path, &len);
 		ck_assert_uint_ge(len, header_len());
 		ck_assert(!memcmp(b, MG_TRACE_MAGIC, 8));
@@ -418,24 +429,24 @@ START_TEST(open_args)
 	char big[MG_TRACEWR_PATH_MAX];
 	__u64 rec[11] = { 0 };
 
-	ck_assert_int_eq(mg_tracewr_open(tmpdir, "", 0, 4096, &in, NULL, NULL, NULL,
+	ck_assert_int_eq(mg_tracewr_open(tmpdir, -1, "", 0, 4096, &in, NULL, NULL, NULL,
 					 &w), -EINVAL);
 	ck_assert_ptr_null(w);
-	ck_assert_int_eq(mg_tracewr_open(tmpdir, "a/b", 0, 4096, &in, NULL, NULL,
+	ck_assert_int_eq(mg_tracewr_open(tmpdir, -1, "a/b", 0, 4096, &in, NULL, NULL,
 					 NULL, &w), -EINVAL);
-	ck_assert_int_eq(mg_tracewr_open("", "a", 0, 4096, &in, NULL, NULL, NULL,
+	ck_assert_int_eq(mg_tracewr_open("", -1, "a", 0, 4096, &in, NULL, NULL, NULL,
 					 &w), -EINVAL);
-	ck_assert_int_eq(mg_tracewr_open(tmpdir, "a", 0, 8, &in, NULL, NULL, NULL,
+	ck_assert_int_eq(mg_tracewr_open(tmpdir, -1, "a", 0, 8, &in, NULL, NULL, NULL,
 					 &w), -EINVAL);
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = 0;
-	ck_assert_int_eq(mg_tracewr_open(big, "a", 0, 4096, &in, NULL, NULL, NULL,
+	ck_assert_int_eq(mg_tracewr_open(big, -1, "a", 0, 4096, &in, NULL, NULL, NULL,
 					 &w), -EINVAL);
 	in.ncpus = 0;
-	ck_assert_int_eq(mg_tracewr_open(tmpdir, "a", 0, 4096, &in, NULL, NULL, NULL,
+	ck_assert_int_eq(mg_tracewr_open(tmpdir, -1, "a", 0, 4096, &in, NULL, NULL, NULL,
 					 &w), -EINVAL);
 	in.ncpus = MG_TRACE_MAX_CPUS + 1;
-	ck_assert_int_eq(mg_tracewr_open(tmpdir, "a", 0, 4096, &in, NULL, NULL, NULL,
+	ck_assert_int_eq(mg_tracewr_open(tmpdir, -1, "a", 0, 4096, &in, NULL, NULL, NULL,
 					 &w), -EINVAL);
 
 	w = open_w(tmpdir, 0, 4096, 2, NULL);
@@ -694,7 +705,7 @@ START_TEST(probe_names)
 	ck_assert_int_eq(mkdir(sensor, 0755), 0);
 	snprintf(pfile, sizeof(pfile), "%s/probes", sensor);
 	tu_write_file(pfile, PROBES, strlen(PROBES));
-	ck_assert_int_eq(mg_tracewr_open(tmpdir, PREFIX, max_file, 1 << 20, &in,
+	ck_assert_int_eq(mg_tracewr_open(tmpdir, -1, PREFIX, max_file, 1 << 20, &in,
 					 sensor, NULL, NULL, &w), 0);
 	reset_ids();
 	put_ids(w, a, 2, 1);
@@ -1132,6 +1143,164 @@ START_TEST(no_clobber)
 }
 END_TEST
 
+/*
+ * The file being written is PREFIX-NNNNNN.mgt.part, 0600 whatever the
+ * umask; finished (rotated, or at close), it takes its .mgt name. A .part
+ * a crash left is skipped and left as it was.
+ */
+START_TEST(durable_names)
+{
+	static const mode_t masks[] = { 0, 0277 };
+	size_t max = header_len() + 3 * (16 + 880) + trailer_len(1);
+	char path[MG_TRACEWR_PATH_MAX], part[MG_TRACEWR_PATH_MAX + 8];
+	char stale[MG_TRACEWR_PATH_MAX + 8];
+	mode_t old = umask(masks[_i]);
+	struct expect ex = { .max_file = max, .files = 2 };
+	struct chunks cs = { 0 };
+	struct mg_tracewr_stats st;
+	struct mg_tracewr *w;
+	unsigned int i;
+	size_t len;
+	void *b;
+
+	snprintf(stale, sizeof(stale), "%s/" PREFIX "-000001" MG_TRACEWR_SUFFIX
+		 MG_TRACEWR_PART, tmpdir);
+	tu_write_file(stale, "torn", 4);
+	w = open_w(tmpdir, max, 1 << 20, 1, NULL);
+	reset_ids();
+	for (i = 0; i < 4; i++) {		/* 3 in file 0, 1 in file 2 */
+		push(&cs, fixed_chunk(0, 10));
+		ck_assert_int_eq(put(w, &cs.c[i]), 0);
+	}
+	ck_assert_int_eq(wait_done(w, 4), 0);
+	st = stats(w);
+	ck_assert_uint_eq(st.files, 2);
+	ck_assert_uint_eq(st.finished, 1);
+	ck_assert_int_eq(mg_tracewr_path(w, 0, path, sizeof(path)), 0);
+	snprintf(part, sizeof(part), "%s" MG_TRACEWR_PART, path);
+	ck_assert_int_eq(mode_of(path), 0600);
+	ck_assert_int_eq(mode_of(part), -1);
+	ck_assert_int_eq(mg_tracewr_path(w, 2, path, sizeof(path)), 0);
+	snprintf(part, sizeof(part), "%s" MG_TRACEWR_PART, path);
+	ck_assert_int_eq(mode_of(path), -1);
+	ck_assert_int_eq(mode_of(part), 0600);
+	ck_assert_int_eq(mg_tracewr_close(w, NULL), 0);
+	st = stats(w);
+	ck_assert_uint_eq(st.finished, 2);
+	ck_assert_uint_eq(st.write_errors, 0);
+	ck_assert_int_eq(mode_of(path), 0600);
+	ck_assert_int_eq(mode_of(part), -1);
+	b = tu_read_file(stale, &len);
+	ck_assert_uint_eq(len, 4);
+	ck_assert(!memcmp(b, "torn", 4));
+	free(b);
+	check_files(tmpdir, &cs, &ex);
+	mg_tracewr_free(w);
+	free_chunks(&cs);
+	umask(old);
+}
+END_TEST
+
+/*
+ * Given the directory open, the writer creates its files there, whatever
+ * its path names meanwhile (magnetd checks the directory, then hands it
+ * over: nothing can be put in its place).
+ */
+START_TEST(given_dirfd)
+{
+	char dir[128], moved[128], path[MG_TRACEWR_PATH_MAX];
+	struct mg_trace_info in = make_info(1);
+	struct chunks cs = { 0 };
+	struct expect ex = { .files = 1 };
+	struct mg_tracewr *w;
+	int fd;
+
+	subdir(dir, sizeof(dir), "d");
+	subdir(moved, sizeof(moved), "moved");
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mg_tracewr_open(dir, fd, PREFIX, 0, 1 << 16, &in, NULL,
+					 NULL, NULL, &w), 0);
+	ck_assert_int_eq(rename(dir, moved), 0);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);	/* in its place: unused */
+	reset_ids();
+	push(&cs, fixed_chunk(0, 5));
+	ck_assert_int_eq(put(w, &cs.c[0]), 0);
+	ck_assert_int_eq(mg_tracewr_close(w, NULL), 0);
+	ck_assert_int_eq(mg_tracewr_path(w, 0, path, sizeof(path)), 0);
+	ck_assert_int_eq(mode_of(path), -1);
+	check_files(moved, &cs, &ex);
+	mg_tracewr_free(w);
+	free_chunks(&cs);
+	/* A bad argument: the descriptor is closed all the same. */
+	fd = open(moved, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mg_tracewr_open(moved, fd, "a/b", 0, 1 << 16, &in,
+					 NULL, NULL, NULL, &w), -EINVAL);
+	ck_assert_int_eq(fcntl(fd, F_GETFD), -1);
+}
+END_TEST
+
+/* magnetd's trace directory: made 0700, or one it may trust, or refused. */
+START_TEST(dir_checks)
+{
+	static const mode_t masks[] = { 0, 0022, 0777 };
+	char dir[128], link[128], why[256];
+	struct stat sb;
+	unsigned int i;
+	int fd;
+
+	subdir(dir, sizeof(dir), "t");
+	for (i = 0; i < 3; i++) {
+		mode_t old = umask(masks[i]);
+
+		fd = mg_tracewr_dir_open(dir, why, sizeof(why));
+		umask(old);
+		ck_assert_msg(fd >= 0, "umask %04o: %s", masks[i], why);
+		ck_assert_int_eq(fstat(fd, &sb), 0);
+		ck_assert(S_ISDIR(sb.st_mode));
+		ck_assert_int_eq(sb.st_mode & 07777, 0700);
+		close(fd);
+		ck_assert_int_eq(rmdir(dir), 0);
+	}
+	/* There already, and no one else may write to it: taken as it is. */
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	fd = mg_tracewr_dir_open(dir, why, sizeof(why));
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(mode_of(dir), 0755);
+	ck_assert_int_eq(chmod(dir, 0775), 0);
+	ck_assert_int_eq(mg_tracewr_dir_open(dir, why, sizeof(why)), -EPERM);
+	ck_assert_str_eq(why, "writable by its group or others (mode 0775): refused");
+	ck_assert_int_eq(chmod(dir, 01777), 0);
+	ck_assert_int_eq(mg_tracewr_dir_open(dir, why, sizeof(why)), -EPERM);
+	ck_assert_str_eq(why, "writable by its group or others (mode 1777): refused");
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	/* A symbolic link to a good directory: refused all the same. */
+	subdir(link, sizeof(link), "link");
+	ck_assert_int_eq(symlink(dir, link), 0);
+	ck_assert_int_eq(mg_tracewr_dir_open(link, why, sizeof(why)), -ELOOP);
+	ck_assert(strstr(why, "symbolic link"));
+	/* A file. */
+	subdir(link, sizeof(link), "file");
+	tu_write_file(link, "x", 1);
+	ck_assert_int_eq(mg_tracewr_dir_open(link, why, sizeof(why)), -ENOTDIR);
+	ck_assert_str_eq(why, "not a directory");
+	/* Under a missing directory. */
+	subdir(link, sizeof(link), "no/such");
+	ck_assert_int_eq(mg_tracewr_dir_open(link, why, sizeof(why)), -ENOENT);
+	ck_assert(strstr(why, "cannot make it"));
+	/* Another user's. */
+	if (!geteuid()) {
+		ck_assert_int_eq(chown(dir, 65534, 65534), 0);
+		ck_assert_int_eq(mg_tracewr_dir_open(dir, why, sizeof(why)), -EPERM);
+		ck_assert_str_eq(why, "owned by uid 65534, not by uid 0 (magnetd's): refused");
+	}
+}
+END_TEST
+
 static size_t heap_bytes(void)
 {
 	struct mallinfo2 mi = mallinfo2();
@@ -1181,6 +1350,9 @@ int main(void)
 	tcase_add_test(tc, open_errors);
 	tcase_add_test(tc, write_errors);
 	tcase_add_test(tc, no_clobber);
+	tcase_add_loop_test(tc, durable_names, 0, 2);
+	tcase_add_test(tc, given_dirfd);
+	tcase_add_test(tc, dir_checks);
 	tcase_add_test(tc, no_alloc);
 	suite_add_tcase(s, tc);
 	return tu_run(s);

@@ -7,6 +7,7 @@
 #   make vm-check VM_TESTS=t-10   only the t-*.sh whose name contains t-10
 #   make vm-check VM_TESTS="t-10 t-30"   ... either
 #   make vm-check VM_TESTS=pcap   only tests/vm/host-pcap.sh
+#   make vm-check VM_TESTS=t-37   a test with boots of its own (tests/vm/boots)
 #   make vm-shell          interactive busybox shell in the VM (^A x quits)
 #   make check-debug       the suite on the debug kernel (tests/vm/harness.mk)
 #
@@ -51,13 +52,23 @@ VM_SUITE_TIMEOUT ?= 1500
 # when VM_TESTS is empty or part of its name ("pcap"): magnet-dump's
 # captures of packets sent in the guest, read here by tshark and tcpdump.
 # A VM_TESTS that names it and no t-*.sh skips the suite.
-vm_suite_selected = $(if $(VM_TESTS),$(strip $(foreach p,$(VM_TESTS),$(foreach t,$(notdir \
-	$(wildcard tests/vm/t-*.sh)),$(findstring $(p),$(t))))),all)
-vm_pcap_selected = $(if $(VM_TESTS),$(strip $(foreach p,$(VM_TESTS),$(findstring $(p),host-pcap))),all)
-vm_suite_runs = $(or $(vm_suite_selected),$(if $(vm_pcap_selected),,none matched))
+#
+# A t-*.sh with "# vm-boot:" lines needs boots of its own (it crashes its
+# guest, or reads a disk in a second boot): tests/vm/boots runs those
+# selected, after the suite, which skips them. VM_TESTS may hold several
+# patterns: a test runs if its name contains any.
+vm_boot_tests := $(shell grep -l '^\# vm-boot:' tests/vm/t-*.sh 2>/dev/null)
+vm_pick = $(strip $(foreach p,$(VM_TESTS),$(findstring $(p),$(1))))
+vm_suite_selected = $(if $(VM_TESTS),$(strip $(foreach t,$(notdir $(filter-out \
+	$(vm_boot_tests),$(wildcard tests/vm/t-*.sh))),$(call vm_pick,$(t)))),all)
+vm_boots_selected = $(strip $(foreach t,$(vm_boot_tests),$(if $(VM_TESTS),$(if \
+	$(call vm_pick,$(notdir $(t))),$(t)),$(t))))
+vm_pcap_selected = $(if $(VM_TESTS),$(call vm_pick,host-pcap),all)
+vm_suite_runs = $(or $(vm_suite_selected),$(if $(vm_pcap_selected)$(vm_boots_selected),,none matched))
 vm-check: vm-guest-files
 	$(Q)$(if $(VM_TESTS),true,tests/vm/selftest-harness)
 	$(Q)$(if $(vm_suite_runs),$(VM_RUN) --timeout $(VM_SUITE_TIMEOUT) -- /magnet/tests/vm/suite $(VM_TESTS),true)
+	$(Q)$(if $(vm_boots_selected),tests/vm/boots -- $(vm_boots_selected),true)
 	$(Q)$(if $(vm_pcap_selected),tests/vm/host-pcap.sh,true)
 	$(Q)$(if $(VM_TESTS),true,$(VM_RUN) --timeout 120 --append debugfs=off -- \
 		sh /magnet/tests/vm/boot-debugfs-off.sh)

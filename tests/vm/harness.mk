@@ -30,6 +30,7 @@ UNIT_TESTS += tests/vm/selftest-patterns
 # shadow and quarantine want memory: hence the timeout and --mem.
 DEBUG_SRC := $(BUILD)/debug/src
 VM_DEBUG_TIMEOUT ?= 2400
+VM_DEBUG_BOOT_TIMEOUT ?= 900
 VM_DEBUG_MEM ?= 2048
 vm_debug_guest_files = $(foreach p,$(GUEST_FILES),$(if $(filter %.ko,$(firstword \
 	$(subst :, ,$(p)))),$(DEBUG_SRC)/$(p),$(p)))
@@ -48,11 +49,15 @@ vm-debug-files: user
 	$(Q)$(if $(filter-out %.ko,$(vm_guest_hosts)),$(MAKE) -s $(filter-out %.ko,$(vm_guest_hosts)))
 	$(Q)V=$(V) tools/debug-kernel module >/dev/null
 
-# Then tests/vm/host-pcap.sh on the debug kernel, selected as in vm-check.
+# Then the tests with boots of their own (tests/vm/boots) and
+# tests/vm/host-pcap.sh on the debug kernel, selected as in vm-check.
 vm-check-debug: vm-debug-files
 	$(Q)t0=$$(date +%s); rc=0; \
 	$(if $(vm_suite_runs),$(vm_debug_run) --timeout $(VM_DEBUG_TIMEOUT) -- /magnet/tests/vm/suite $(VM_TESTS) || rc=$$?; \
 	echo "check-debug: the suite on $$(tools/debug-kernel --release) took $$(($$(date +%s) - t0)) s";) \
+	$(if $(vm_boots_selected),t0=$$(date +%s); \
+	$(vm_debug_env) tests/vm/boots $(vm_debug_opts) --timeout $(VM_DEBUG_BOOT_TIMEOUT) -- $(vm_boots_selected) || rc=1; \
+	echo "check-debug: the tests with boots of their own took $$(($$(date +%s) - t0)) s";) \
 	$(if $(vm_pcap_selected),t0=$$(date +%s); \
 	$(vm_debug_env) tests/vm/host-pcap.sh $(vm_debug_opts) --timeout $(VM_DEBUG_TIMEOUT) || rc=1; \
 	echo "check-debug: host-pcap on $$(tools/debug-kernel --release) took $$(($$(date +%s) - t0)) s";) \

@@ -47,6 +47,12 @@ $(BUILD)/tests/vm/twtest: $(BUILD)/tests/vm/twtest.o
 USER_BINS += $(BUILD)/tests/vm/twtest
 GUEST_FILES += $(BUILD)/tests/vm/twtest:/magnet/bin/twtest
 
+$(BUILD)/tests/vm/cgchurn: $(BUILD)/tests/vm/cgchurn.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
+USER_BINS += $(BUILD)/tests/vm/cgchurn
+GUEST_FILES += $(BUILD)/tests/vm/cgchurn:/magnet/bin/cgchurn
+
 # tests/monitors: the guest's workload server (the host's tests drive it).
 $(BUILD)/tests/monitors/mon-workload: $(BUILD)/tests/monitors/workload.o
 	@$(if $(Q),echo "  LD      $@")
