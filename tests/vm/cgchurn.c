@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cgchurn: what a user may do in a cgroup subtree delegated to it
- * (t-38-cgmap): make and remove cgroups in a loop, with paths as long as
+ * (t-40-cgmap): make and remove cgroups in a loop, with paths as long as
  * the kernel takes.
  *
  *   cgchurn [-u UID] [-b B] DIR LEN N
