@@ -70,7 +70,8 @@ refused() { # what credential want
 	local out
 	out=$(ask "AUTH MUNGE $2" TOTALS)
 	[[ $(head -n 1 <<<"$out") == "ERR auth: $3"* ]] || mon_fail "$1: $out"
-	[[ $(sed -n 2p <<<"$out") == ERR* && $(wc -l <<<"$out") == 2 ]] ||
+	# Then an ERR, or the connection closed: nothing else for it.
+	[[ $(wc -l <<<"$out") == 1 || ($(sed -n 2p <<<"$out") == ERR* && $(wc -l <<<"$out") == 2) ]] ||
 		mon_fail "$1: TOTALS served after a refusal: $out"
 	mon_log "$1: $(head -n 1 <<<"$out")"
 }

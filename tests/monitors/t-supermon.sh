@@ -68,12 +68,12 @@ long=$(head -c 10000 /dev/zero | tr '\0' S)
 	printf 'M 9\n'
 	printf '%s\n' "$long"
 	printf 'M\n'
-	printf '\n'
+	printf '\n'	# a blank line is no request: no reply, no error
 	printf 'S\n'
 } >&"$bad"
 for want in '(error "unknown request' '(error "mask must be 1 to 7' \
 	'(error "request longer than 4096 bytes")' '(error "M needs a mask' \
-	'(error "empty request'; do
+	'(sample "'; do
 	IFS= read -r -t 30 r <&"$bad" || mon_fail "no reply to a bad request"
 	[[ $r == "$want"* ]] || mon_fail "bad request: got '$r', want '$want...'"
 done
