@@ -82,8 +82,9 @@ echo "uid 65534: $mine records of its job (2000 calls and its start), 0 of root'
 
 # AGG and TOTALS as uid 65534: its job, not root's.
 ( sleep 1; work t39user 65534 300; work t39root 0 300 ) &
+wl=$!
 asuser 65534 mdtest cmd 'AGG cgroup EVERY 500ms' >$w/agg || fail "AGG as uid 65534"
-wait
+wait $wl
 grep -q "^E $cgu .* /t39user$" $w/agg || fail "uid 65534's AGG cgroup lacks its job: $(cat $w/agg)"
 grep -q "t39root" $w/agg && fail "uid 65534's AGG cgroup names root's job: $(cat $w/agg)"
 asuser 65534 mdtest cmd TOTALS >$w/totals || fail "TOTALS as uid 65534"
