@@ -285,7 +285,7 @@ static int cmd_cmd(int argc, char **argv)
 			while (n-- && get_line(&c, line, sizeof(line)))
 				puts(line);
 		/* "OK agg": the first report with entries (of the next 20). */
-		for (int k = 0; !strncmp(line, "OK agg", 6) && k < 20; k++) {
+		for (int k = 0, agg = !strncmp(line, "OK agg", 6); agg && k < 20; k++) {
 			if (!get_line(&c, line, sizeof(line)))
 				die("AGG: connection closed");
 			puts(line);
