@@ -218,7 +218,7 @@ wait_xml() { # metric regex seconds
 
 well=$(longest_gap 15)
 mon_work run stop-magnetd >/dev/null
-wait_xml magnet_records '^nan$' 30 || failed+=("magnet_records nan with magnetd stopped")
+wait_xml magnet_records '^nan$' 60 || failed+=("magnet_records nan with magnetd stopped")
 down=$(longest_gap 30)
 mon_work run start-magnetd >/dev/null
 wait_xml magnet_up '^1' 60 || failed+=("magnetd found again after a stop")
