@@ -67,15 +67,18 @@ fuzz-check: $(foreach t,$(FUZZ_TARGETS),$(FUZZ_DIR)/fuzz_$(t))
 # gmond (its totals.h, not the daemon's: first in the path). Its first
 # line may be 64 KiB: inputs reach past that.
 FUZZ_GANGLIA := $(FUZZ_DIR)/fuzz_ganglia
-FUZZ_GANGLIA_SRCS := tests/fuzz/fuzz_ganglia.c monitors/ganglia/totals.c
+FUZZ_GANGLIA_SRCS := tests/fuzz/fuzz_ganglia.c monitors/ganglia/totals.c \
+	monitors/ganglia/auth.c tools/client/mgauth.c
 FUZZ_GANGLIA_OPTS := -dict=tests/fuzz/ganglia.dict -max_len=70000 -timeout=10
 
+# The fetch's AUTH MUNGE is linked (never called: the target parses).
 $(FUZZ_GANGLIA): $(FUZZ_GANGLIA_SRCS) monitors/ganglia/totals.h tests/fuzz/build.mk
 	@command -v $(FUZZ_CC) >/dev/null || \
 		{ echo "$(FUZZ_CC) not found: run tools/bootstrap" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $@")
-	$(Q)$(FUZZ_CC) -Imonitors/ganglia $(FUZZ_CFLAGS) -o $@ $(FUZZ_GANGLIA_SRCS)
+	$(Q)$(FUZZ_CC) -Imonitors/ganglia -Itools/client $(FUZZ_CFLAGS) -o $@ \
+		$(FUZZ_GANGLIA_SRCS) -lmunge
 
 # As fuzz-check, its own copy of its seeds (tests/fuzz/corpus/ganglia/).
 fuzz-check: fuzz-check-ganglia

@@ -657,7 +657,7 @@ static bool even_quotes(const char *s, const char *end)
  * the CHECK in LLVMFuzzerTestOneInput).
  */
 static const char *const commands[] = { "HELLO", "PROBES", "STATS",
-	"SUBSCRIBE", "AGG", "UNSUBSCRIBE", "QUIT", "TOTALS" };
+	"SUBSCRIBE", "AGG", "UNSUBSCRIBE", "QUIT", "TOTALS", "AUTH" };
 static const char *const agg_keys[] = { "probe", "pid", "tgid", "comm",
 					"cgroup", "net" };
 
@@ -785,6 +785,30 @@ static bool ref_command(const char *line, size_t len, struct mg_cmd *want,
 		if (!*loose)
 			snprintf(why, MG_PROTO_ERR_MAX, "ERR %s", reason);
 		return false;
+	case MG_CMD_AUTH:
+		/* AUTH MUNGE <credential>: one scheme, one word. */
+		if (n == 0) {
+			snprintf(why, MG_PROTO_ERR_MAX,
+				 "ERR AUTH needs a scheme: AUTH MUNGE <credential>");
+			return false;
+		}
+		if (!word_is(&w[0], "MUNGE")) {
+			snprintf(why, MG_PROTO_ERR_MAX,
+				 "ERR unknown AUTH scheme '%s' (MUNGE)", ref_echo(e, &w[0]));
+			return false;
+		}
+		if (n == 1) {
+			snprintf(why, MG_PROTO_ERR_MAX,
+				 "ERR AUTH MUNGE needs a credential (munge -s magnetd)");
+			return false;
+		}
+		if (n > 2) {
+			snprintf(why, MG_PROTO_ERR_MAX, "ERR too many arguments to AUTH");
+			return false;
+		}
+		want->cred = w[1].s;
+		want->cred_len = w[1].len;
+		return true;
 	case MG_CMD_SUBSCRIBE:
 		/* The last two words, if there are that many. */
 		n = 0;
@@ -861,6 +885,10 @@ static void check_line(const char *text, size_t len)
 		CHECK(cmd.interval_ns == want.interval_ns);
 		CHECK(cmd.interval_ns >= MG_PROTO_EVERY_MIN_NS &&
 		      cmd.interval_ns <= MG_PROTO_EVERY_MAX_NS);
+		break;
+	case MG_CMD_AUTH:
+		CHECK(cmd.cred == want.cred && cmd.cred_len == want.cred_len);
+		CHECK(cmd.cred_len && cmd.cred + cmd.cred_len <= line + len);
 		break;
 	case MG_CMD_SUBSCRIBE:
 		CHECK(cmd.format == want.format);

@@ -41,7 +41,7 @@
 		}							\
 	} while (0)
 
-enum kind { K_DESCRIBE, K_SAMPLE, K_MASK, K_BYE, K_ERROR };
+enum kind { K_DESCRIBE, K_SAMPLE, K_MASK, K_BYE, K_ERROR, K_NONE };
 
 static bool blank(char c)
 {
@@ -85,6 +85,8 @@ static enum kind ref_request(const char *l, size_t len, unsigned int *mask)
 	}
 	while (len && blank(l[len - 1]))
 		len--;
+	if (!len)
+		return K_NONE;	/* a blank line asks nothing: no reply */
 	for (i = 0; i < len; i++)
 		if ((unsigned char)l[i] < 0x20 && l[i] != '\t')
 			return K_ERROR;
@@ -212,6 +214,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char *const starts[] = {
 		[K_DESCRIBE] = "(description ", [K_SAMPLE] = "(sample ",
 		[K_MASK] = "(mask ", [K_BYE] = "(bye)", [K_ERROR] = "(error ",
+		[K_NONE] = "",
 	};
 	struct mg_supermon_client cl;
 	struct mg_totals_probe probe;
@@ -252,6 +255,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ret = mg_supermon_handle(f, line, line_len, &cl, &v);
 		}
 		CHECK(!fclose(f));
+		if (k == K_NONE) {
+			CHECK(!out_len && !ret && cl.mask == mask);
+			free(out);
+			out = NULL;
+			continue;
+		}
 		CHECK(out_len && memchr(out, '\n', out_len) == out + out_len - 1);
 		check_sexp(out, out_len);
 		CHECK(!strncmp(out, starts[k], strlen(starts[k])));
