@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "auth.h"
+#include "totals.h"
 #include "mgauth.h"
 
 /* The reply line: "OK AUTH uid=N access=LEVEL", or an ERR and its reason. */
@@ -52,28 +53,6 @@ int mgg_auth_param(const char *key, const char *value, char *why,
 	return 0;
 }
 
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
-}
-
-static int wait_fd(int fd, short events, long long deadline)
-{
-	struct pollfd pfd = { .fd = fd, .events = events };
-	long long left = deadline - now_ms();
-	int n;
-
-	if (left <= 0)
-		return -ETIMEDOUT;
-	do
-		n = poll(&pfd, 1, (int)left);
-	while (n < 0 && errno == EINTR);
-	return n > 0 ? 0 : n == 0 ? -ETIMEDOUT : -errno;
-}
-
 /* The whole line, sent on a non-blocking socket by the deadline. */
 static int send_line(int fd, const char *s, size_t len, long long deadline)
 {
@@ -89,7 +68,7 @@ static int send_line(int fd, const char *s, size_t len, long long deadline)
 		}
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return -errno;
-		ret = wait_fd(fd, POLLOUT, deadline);
+		ret = mgg_wait_fd(fd, POLLOUT, deadline);
 		if (ret)
 			return ret;
 	}
@@ -120,7 +99,7 @@ static int recv_line(int fd, char *buf, size_t cap, size_t *len,
 			return -ECONNRESET;
 		if (errno != EAGAIN && errno != EINTR)
 			return -errno;
-		ret = wait_fd(fd, POLLIN, deadline);
+		ret = mgg_wait_fd(fd, POLLIN, deadline);
 		if (ret)
 			return ret;
 	}

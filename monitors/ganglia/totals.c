@@ -353,7 +353,7 @@ long mgg_rx_more(struct mgg_rx *rx, const char *buf, size_t len, char *why)
 	return 0;
 }
 
-static long long now_ms(void)
+long long mgg_now_ms(void)
 {
 	struct timespec t;
 
@@ -361,15 +361,14 @@ static long long now_ms(void)
 	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
 }
 
-/* Wait for events on fd until the deadline; 0, or -ETIMEDOUT. */
-static int wait_fd(int fd, short events, long long deadline)
+int mgg_wait_fd(int fd, short events, long long deadline)
 {
 	struct pollfd pfd = { .fd = fd, .events = events };
 	long long left;
 	int n;
 
 	do {
-		left = deadline - now_ms();
+		left = deadline - mgg_now_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		n = poll(&pfd, 1, (int)left);
@@ -433,7 +432,7 @@ static int connect_by(const struct mgg_link *l, long long deadline)
 		ret = -errno;
 		goto fail;
 	}
-	ret = wait_fd(fd, POLLOUT, deadline);
+	ret = mgg_wait_fd(fd, POLLOUT, deadline);
 	if (ret)
 		goto fail;
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
@@ -450,7 +449,7 @@ fail:
 static int exchange(const struct mgg_link *l, struct mgg_snapshot *s,
 		    char *why, size_t whylen)
 {
-	long long deadline = now_ms() + l->timeout_ms;
+	long long deadline = mgg_now_ms() + l->timeout_ms;
 	struct mgg_rx rx = { 0 };
 	size_t len = 0, cap = 65536;
 	char *buf = NULL, detail[256] = "";
@@ -496,7 +495,7 @@ static int exchange(const struct mgg_link *l, struct mgg_snapshot *s,
 			buf = nb;
 			cap *= 2;
 		}
-		ret = wait_fd(fd, POLLIN, deadline);
+		ret = mgg_wait_fd(fd, POLLIN, deadline);
 		if (ret) {
 			snprintf(detail, sizeof(detail), "no whole reply in %d ms (%zu bytes)",
 				 l->timeout_ms, len);
@@ -537,7 +536,7 @@ int mgg_link_fetch(struct mgg_link *l, struct mgg_snapshot *s, char *why,
 {
 	int ret;
 
-	if (l->next_ms && now_ms() < l->next_ms)
+	if (l->next_ms && mgg_now_ms() < l->next_ms)
 		return 0;
 	ret = exchange(l, s, why, whylen);
 	if (!ret) {
@@ -546,7 +545,7 @@ int mgg_link_fetch(struct mgg_link *l, struct mgg_snapshot *s, char *why,
 		return 1;
 	}
 	/* From the failure's end: the wait is not spent within the fetch. */
-	l->next_ms = now_ms() + ((long long)RETRY_MS <<
+	l->next_ms = mgg_now_ms() + ((long long)RETRY_MS <<
 		(l->failures < RETRY_SHIFT_MAX ? l->failures : RETRY_SHIFT_MAX));
 	l->failures++;
 	return ret;

@@ -76,6 +76,11 @@ struct mgg_link {
 int mgg_link_init_unix(struct mgg_link *l, const char *path, int timeout_ms,
 		       char *why, size_t whylen);
 
+/* CLOCK_MONOTONIC in ms: the deadlines of a fetch. */
+long long mgg_now_ms(void);
+/* Wait for events on fd until the deadline: 0, -ETIMEDOUT or -errno. */
+int mgg_wait_fd(int fd, short events, long long deadline);
+
 /* host:port resolved, once. 0, or -EINVAL with why. */
 int mgg_link_init(struct mgg_link *l, const char *host, const char *port,
 		  int timeout_ms, char *why, size_t whylen);
