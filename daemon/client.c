@@ -260,6 +260,9 @@ static void update_events(struct mg_server *s, struct client *c)
 		return;
 	ev.events = (rd ? EPOLLIN : 0) | (wr ? EPOLLOUT : 0);
 	epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	/* A request's clock stood while the server read nothing. */
+	if (rd && !c->reading && c->request_since)
+		c->request_since = mg_now_ns(CLOCK_MONOTONIC);
 	c->reading = rd;
 	c->writing = wr;
 }
@@ -868,6 +871,9 @@ static void take_lines(struct mg_server *s, struct client *c)
 			too_long(s, c);
 			budget--;
 		} else if (st == MG_LINE_READY) {
+			/* A line's clock ends with it; HTTP's runs on. */
+			if (c->kind != MG_LISTEN_PROMETHEUS)
+				c->request_since = 0;
 			handle_line(s, c, line, llen);
 			budget -= llen > 0;
 		}

@@ -28,7 +28,8 @@
  * does not read: it keeps its slot, within its user's, and TCP keepalive
  * closes it if its host goes away). A request begun must be whole within
  * request_timeout: a line, or for HTTP the whole request from the
- * connection on, so that a byte now and then holds no slot.
+ * connection on, so that a byte now and then holds no slot; the clock
+ * stands while the server does not read the client (its queue is full).
  *
  * Out of descriptors (EMFILE, ENFILE), the listeners are not watched for
  * ACCEPT_PAUSE_NS: the connections wait in the backlog, and the loop does
@@ -517,11 +518,14 @@ static __u64 timers(struct mg_server *s)
 			continue;
 		}
 		/*
-		 * A request begun and not whole in time (received lines that
-		 * wait for room in the queue are the server's delay, not the
-		 * client's).
+		 * A request begun and not whole in time. Received lines that
+		 * wait for room in the queue, and the rest of a line left in
+		 * the socket while the queue is full (not read), are the
+		 * server's delay, not the client's: the clock starts again
+		 * once the server reads (update_events()), and client_timeout
+		 * judges a full queue meanwhile.
 		 */
-		if (request && c->request_since && !c->in_len &&
+		if (request && c->request_since && !c->in_len && c->reading &&
 		    now - c->request_since >= request) {
 			static const char late[] = "HTTP/1.1 408 Request Timeout\r\n"
 				"Content-Length: 0\r\nConnection: close\r\n\r\n";
@@ -571,7 +575,7 @@ static __u64 timers(struct mg_server *s)
 			earliest(&next, c->full_since + timeout);
 		if (idle && (waits || !stream))
 			earliest(&next, c->active_ns + idle);
-		if (request && c->request_since && !c->in_len)
+		if (request && c->request_since && !c->in_len && c->reading)
 			earliest(&next, c->request_since + request);
 	}
 	return next;

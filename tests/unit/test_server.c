@@ -1133,6 +1133,82 @@ START_TEST(request_deadline)
 }
 END_TEST
 
+/*
+ * Each line is judged from its own first byte: lines that each end in
+ * 300 ms, sent so that one is always begun (a read ends inside the next)
+ * for 4 times request_timeout, are all answered.
+ */
+START_TEST(request_clock_per_line)
+{
+	static const char *const parts[] = { "HEL", "LO\nHEL", "LO\nHEL",
+					     "LO\nHEL", "LO\nHEL", "LO\n" };
+	struct cl *c;
+	unsigned int i;
+
+	fx.cfg.request_timeout_ms = 500;
+	start();
+	c = cl_new(connect_fd(0));
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		if (i)
+			usleep(300000);
+		cl_send(c, parts[i]);
+	}
+	for (i = 0; i < 5; i++) {
+		char line[256];
+
+		ck_assert_msg(cl_line(c, line, sizeof(line), 2000), "HELLO %u: no reply", i);
+		ck_assert_msg(!strncmp(line, "OK magnet 2", 11), "HELLO %u: '%s'", i, line);
+	}
+	ck_assert_uint_eq(stat_of("cut_off"), 0);
+	cl_free(c);
+}
+END_TEST
+
+/*
+ * A line begun, then the client's queue over its bound (an AGG report
+ * bigger than the queue, taken whole by the empty queue) and the server
+ * reads no more of it: the rest of the line waits unread, the server's
+ * delay. The client is judged by client_timeout (queue full), not by
+ * request_timeout.
+ */
+START_TEST(request_clock_stands_while_full)
+{
+	struct cl *c;
+	pthread_t th;
+	__u64 t0;
+
+	fx.cfg.client_queue = 1024;
+	fx.cfg.unix_sndbuf = 4096;
+	fx.cfg.client_timeout_ms = 2500;
+	fx.cfg.request_timeout_ms = 800;
+	start();
+	c = cl_new(connect_fd_small(4096));
+	cl_expect(c, "AGG pid EVERY 20ms\n", "OK agg key=pid");
+	ck_assert_int_eq(send(c->fd, "HEL", 3, MSG_NOSIGNAL), 3);
+	usleep(100000);			/* taken: a line begun */
+	t0 = now_ms();
+	atomic_store(&feeding, true);
+	ck_assert_int_eq(pthread_create(&th, NULL, feed_pids, NULL), 0);
+	usleep(300000);			/* reports of 2000 pids: over the bound */
+	ck_assert_int_eq(send(c->fd, "LO\n", 3, MSG_NOSIGNAL), 3);
+	/* Cut off, and when, without reading a byte of c (that is progress). */
+	while (!stat_of("cut_off")) {
+		ck_assert_msg(now_ms() - t0 < 8000, "not cut off");
+		usleep(50000);
+	}
+	t0 = now_ms() - t0;
+	fprintf(stderr, "a line's end unread behind a full queue: cut off after %llu ms\n",
+		(unsigned long long)t0);
+	ck_assert_msg(t0 >= 2500, "cut off after %llu ms: request_timeout (800 ms) judged the server's delay",
+		      (unsigned long long)t0);
+	ck_assert(read_to_end(c->fd, 5000));
+	atomic_store(&feeding, false);
+	pthread_join(th, NULL);
+	ck_assert_uint_eq(stat_of("cut_off"), 1);
+	cl_free(c);
+}
+END_TEST
+
 /* Cheap requests in bulk: newlines, samples, AGG net, without reading. */
 static void *flood(void *arg)
 {
@@ -2108,6 +2184,8 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, per_user_limit);
 	tcase_add_test(tc, listener_slots);
 	tcase_add_test(tc, request_deadline);
+	tcase_add_test(tc, request_clock_stands_while_full);
+	tcase_add_test(tc, request_clock_per_line);
 	tcase_add_test(tc, request_flood);
 	tcase_add_test(tc, emfile_no_spin);
 	tcase_add_test(tc, totals_command);
