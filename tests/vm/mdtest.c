@@ -728,32 +728,38 @@ static int cmd_wait_stat(const char *key, unsigned long long n, int secs)
 }
 
 /*
- * Write line over and over on every fd (non-blocking), up to 1 MiB each,
- * until none takes more for a second: the daemon stopped reading them
- * (their replies fill the socket buffers, then the daemon's queues).
+ * Write line over and over on every fd (non-blocking), 64 KiB each (the
+ * replies to that many commands fill any socket buffer and the daemon's
+ * queue many times over), whole lines only, until every fd took its share
+ * or none took a byte for 10 s: the daemon stopped reading them, their
+ * replies having filled the socket buffers, then the daemon's queues. A
+ * slow daemon (TCG, the debug kernel) is given the time it takes: a line
+ * left half sent would look like a request never finished.
  */
-static void stuff(int *fds, int n, const char *line)
+static int stuff(int *fds, int n, const char *line)
 {
 	static char block[65536];
-	size_t ll = strlen(line), k = sizeof(block) / ll, *sent;
-	int quiet = 0;
+	size_t ll = strlen(line), len = sizeof(block) / ll * ll, *sent;
+	int quiet = 0, done = 0;
 
 	sent = calloc(n, sizeof(*sent));
 	if (!sent)
 		die("out of memory");
-	for (size_t i = 0; i < k; i++)
-		memcpy(block + i * ll, line, ll);
-	while (quiet < 100) {
+	for (size_t i = 0; i < len; i += ll)
+		memcpy(block + i, line, ll);
+	while (done < n && quiet < 1000) {
 		bool any = false;
 
 		for (int i = 0; i < n; i++) {
 			ssize_t w;
 
-			if (sent[i] >= (1 << 20))
+			if (sent[i] == len)
 				continue;
-			w = send(fds[i], block, k * ll, MSG_NOSIGNAL | MSG_DONTWAIT);
+			w = send(fds[i], block + sent[i], len - sent[i],
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
 			if (w > 0) {
 				sent[i] += w;
+				done += sent[i] == len;
 				any = true;
 			} else if (errno != EAGAIN && errno != EWOULDBLOCK) {
 				die("pipelining: %s", strerror(errno));
@@ -767,6 +773,7 @@ static void stuff(int *fds, int n, const char *line)
 		}
 	}
 	free(sent);
+	return done;
 }
 
 static int cmd_hog(int max, int nkinds, char **kinds)
@@ -786,9 +793,11 @@ static int cmd_hog(int max, int nkinds, char **kinds)
 		    strcmp(kind, "sub") && strcmp(kind, "pipe"))
 			die("hog: unknown kind '%s'", kind);
 		/*
-		 * A pipeliner's socket buffers are small (its receive buffer,
-		 * and through its MSS the daemon's send buffer): the daemon's
-		 * own queue fills after a few KiB, not megabytes.
+		 * Over TCP, a pipeliner's socket buffers are small (its
+		 * receive buffer, and through its MSS the daemon's send
+		 * buffer): the daemon's own queue fills after a few KiB. Over
+		 * the Unix socket, magnetd's send buffer (unix_sndbuf) fills
+		 * first.
 		 */
 		if (!strcmp(kind, "pipe"))
 			conn_open_bufs(&cs[i], 4096, 536);
@@ -813,7 +822,8 @@ static int cmd_hog(int max, int nkinds, char **kinds)
 			pipes[npipes++] = cs[i].fd;
 	}
 	if (npipes)
-		stuff(pipes, npipes, "PROBES\n");
+		printf("pipelined: %d of %d took all their commands\n",
+		       stuff(pipes, npipes, "PROBES\n"), npipes);
 	printf("held %d\nrefused: %s\n", held, refusal);
 	fflush(stdout);
 	for (;;)
