@@ -92,7 +92,7 @@ mdtest hog 20 pipe >/tmp/pipe.out &
 hog=$!
 pids="$pids $hog"
 [ "$(held /tmp/pipe.out)" = 20 ] || fail "pipe hog: $(cat /tmp/pipe.out)"
-echo "$(grep pipelined /tmp/pipe.out)"
+grep pipelined /tmp/pipe.out || fail "the hog did not say what it pipelined"
 # The daemon handles PROBES slowly under TCG (and slower on the debug
 # kernel): the first queues may fill, and be cut off, before the last
 # fill. So wait for every cut-off, check that each came of a full queue,
