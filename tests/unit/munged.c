@@ -126,11 +126,12 @@ static bool gone(pid_t pid)
 	return state == 'Z';
 }
 
+/* munged's exit (its threads, its seed file) takes seconds under load. */
 static void wait_gone(pid_t pid)
 {
 	int i;
 
-	for (i = 0; i < 500 && !gone(pid); i++)
+	for (i = 0; i < 3000 && !gone(pid); i++)
 		sleep_ms(10);
 	ck_assert_msg(gone(pid), "munged %d did not stop", pid);
 }
