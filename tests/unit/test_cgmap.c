@@ -250,6 +250,16 @@ static void long_name(char *buf, const char *tag, char c)
 	buf[NAME_LEN] = '\0';
 }
 
+/* The i-th NAME_LEN-byte name below deep: "k<i>-kkk...". */
+static void k_path(char *rel, size_t size, const char *deep, unsigned int i)
+{
+	char name[NAME_LEN + 1], tag[16];
+
+	snprintf(tag, sizeof(tag), "k%u-", i);
+	long_name(name, tag, 'k');
+	snprintf(rel, size, "%s/%s", deep, name);
+}
+
 /* Directories of NAME_LEN-byte names below rel until the path has len bytes. */
 static void chain(const char *rel, size_t len, char *out, size_t size)
 {
@@ -414,7 +424,7 @@ END_TEST
  */
 START_TEST(live_kept_without_handles)
 {
-	char deep[PATH_MAX], name[NAME_LEN + 1], tag[16], rel[2 * PATH_MAX];
+	char deep[PATH_MAX], rel[2 * PATH_MAX];
 	unsigned int i, n = MG_CGMAP_MAX_BYTES / (DEEP_LEN + NAME_LEN) + 64;
 	struct mg_cgmap_stats st;
 	struct mg_cgmap *m;
@@ -425,9 +435,7 @@ START_TEST(live_kept_without_handles)
 	chain("/u", DEEP_LEN, deep, sizeof(deep));
 	ck_assert_int_eq(mg_cgmap_open(root, MG_CGMAP_INOTIFY, &m), 0);
 	for (i = 0; i < n; i++) {
-		snprintf(tag, sizeof(tag), "k%u-", i);
-		long_name(name, tag, 'k');
-		snprintf(rel, sizeof(rel), "%s/%s", deep, name);
+		k_path(rel, sizeof(rel), deep, i);
 		mk(rel);
 		ids[i] = ino_of(rel);
 		mg_cgmap_poll(m);
@@ -437,16 +445,12 @@ START_TEST(live_kept_without_handles)
 	ck_assert_uint_gt(st.bytes, MG_CGMAP_MAX_BYTES);
 	ck_assert_uint_eq(st.evicted_live, 0);
 	for (i = 0; i < n; i++) {
-		snprintf(tag, sizeof(tag), "k%u-", i);
-		long_name(name, tag, 'k');
-		snprintf(rel, sizeof(rel), "%s/%s", deep, name);
+		k_path(rel, sizeof(rel), deep, i);
 		ck_assert_str_eq(mg_cgmap_path(m, ids[i], 1), rel);
 	}
 	/* Removed, they go (all but the GONE_MAX last) . */
 	for (i = 0; i < n; i++) {
-		snprintf(tag, sizeof(tag), "k%u-", i);
-		long_name(name, tag, 'k');
-		snprintf(rel, sizeof(rel), "%s/%s", deep, name);
+		k_path(rel, sizeof(rel), deep, i);
 		rm(rel);
 	}
 	mg_cgmap_poll(m);
@@ -539,7 +543,7 @@ static void real_teardown(void)
  */
 START_TEST(real_cgroup2_bounds)
 {
-	char top[PATH_MAX], deep[PATH_MAX], name[NAME_LEN + 1], tag[16], rel[2 * PATH_MAX];
+	char top[PATH_MAX], deep[PATH_MAX], rel[2 * PATH_MAX];
 	unsigned int i, n = MG_CGMAP_MAX_BYTES / (DEEP_LEN + NAME_LEN) + 64;
 	struct mg_cgmap_stats st, st0;
 	__u32 *ids = calloc(n, sizeof(*ids));
@@ -581,9 +585,7 @@ START_TEST(real_cgroup2_bounds)
 	ck_assert_uint_eq(st.removed - st0.removed, 2000);
 	ck_assert_uint_eq(st.watches, st0.watches);
 	for (i = 0; i < n; i++) {
-		snprintf(tag, sizeof(tag), "k%u-", i);
-		long_name(name, tag, 'k');
-		snprintf(rel, sizeof(rel), "%s/%s", deep, name);
+		k_path(rel, sizeof(rel), deep, i);
 		mk(rel);
 		ids[i] = ino_of(rel);
 		mg_cgmap_poll(m);
@@ -592,9 +594,7 @@ START_TEST(real_cgroup2_bounds)
 	mg_cgmap_stats(m, &st0);
 	ck_assert_uint_gt(st0.evicted_live, 0);
 	for (i = 0; i < n; i++) {
-		snprintf(tag, sizeof(tag), "k%u-", i);
-		long_name(name, tag, 'k');
-		snprintf(rel, sizeof(rel), "%s/%s", deep, name);
+		k_path(rel, sizeof(rel), deep, i);
 		ck_assert_str_eq(mg_cgmap_path(m, ids[i], 1), rel);
 		ck_assert(mg_cgmap_alive(m, ids[i]));
 		assert_bounded(m);
