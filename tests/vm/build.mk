@@ -44,6 +44,8 @@ vm-guest-files: module user
 # The whole suite in one guest: about 6 minutes under TCG on 2 cores; the
 # limit leaves room for a slow machine, well inside CI's 90 minutes.
 VM_SUITE_TIMEOUT ?= 1500
+# One test's, in the suite: a hung test fails alone and the rest still run.
+VM_TEST_TIMEOUT ?= 600
 # First the harness's own test (tests/vm/selftest-harness: one boot).
 # Then one short boot with debugfs=off: a load that cannot create its
 # files fails cleanly (it needs its own kernel command line).
@@ -67,7 +69,7 @@ vm_pcap_selected = $(if $(VM_TESTS),$(call vm_pick,host-pcap),all)
 vm_suite_runs = $(or $(vm_suite_selected),$(if $(vm_pcap_selected)$(vm_boots_selected),,none matched))
 vm-check: vm-guest-files
 	$(Q)$(if $(VM_TESTS),true,tests/vm/selftest-harness)
-	$(Q)$(if $(vm_suite_runs),$(VM_RUN) --timeout $(VM_SUITE_TIMEOUT) -- /magnet/tests/vm/suite $(VM_TESTS),true)
+	$(Q)$(if $(vm_suite_runs),$(VM_RUN) --timeout $(VM_SUITE_TIMEOUT) -- /magnet/tests/vm/suite --timeout $(VM_TEST_TIMEOUT) $(VM_TESTS),true)
 	$(Q)$(if $(vm_boots_selected),tests/vm/boots -- $(vm_boots_selected),true)
 	$(Q)$(if $(vm_pcap_selected),tests/vm/host-pcap.sh,true)
 	$(Q)$(if $(VM_TESTS),true,$(VM_RUN) --timeout 120 --append debugfs=off -- \

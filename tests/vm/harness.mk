@@ -30,6 +30,7 @@ UNIT_TESTS += tests/vm/selftest-patterns
 # shadow and quarantine want memory: hence the timeout and --mem.
 DEBUG_SRC := $(BUILD)/debug/src
 VM_DEBUG_TIMEOUT ?= 2400
+VM_DEBUG_TEST_TIMEOUT ?= 1200
 VM_DEBUG_BOOT_TIMEOUT ?= 900
 VM_DEBUG_MEM ?= 2048
 vm_debug_guest_files = $(foreach p,$(GUEST_FILES),$(if $(filter %.ko,$(firstword \
@@ -53,7 +54,7 @@ vm-debug-files: user
 # tests/vm/host-pcap.sh on the debug kernel, selected as in vm-check.
 vm-check-debug: vm-debug-files
 	$(Q)t0=$$(date +%s); rc=0; \
-	$(if $(vm_suite_runs),$(vm_debug_run) --timeout $(VM_DEBUG_TIMEOUT) -- /magnet/tests/vm/suite $(VM_TESTS) || rc=$$?; \
+	$(if $(vm_suite_runs),$(vm_debug_run) --timeout $(VM_DEBUG_TIMEOUT) -- /magnet/tests/vm/suite --timeout $(VM_DEBUG_TEST_TIMEOUT) $(VM_TESTS) || rc=$$?; \
 	echo "check-debug: the suite on $$(tools/debug-kernel --release) took $$(($$(date +%s) - t0)) s";) \
 	$(if $(vm_boots_selected),t0=$$(date +%s); \
 	$(vm_debug_env) tests/vm/boots $(vm_debug_opts) --timeout $(VM_DEBUG_BOOT_TIMEOUT) -- $(vm_boots_selected) || rc=1; \
