@@ -25,7 +25,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/btf.h>
 #include <linux/jhash.h>
 #include <linux/kernel_read_file.h>
 #include <linux/ktime.h>
@@ -36,6 +35,7 @@
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 #include "btf.h"
+#include "compat.h"	/* and linux/btf.h, with what newer kernels add */
 
 #define MG_BTF_PATH	"/sys/kernel/btf/vmlinux"
 #define MG_BTF_MAX	(64U << 20)	/* far above any vmlinux BTF */
@@ -200,8 +200,8 @@ static int mg_btf_load(struct mg_btf *b)
 			goto err_format;
 		if (b->n == cap) {
 			cap *= 2;
-			off = kvrealloc(b->off, cap / 2 * sizeof(u32), cap * sizeof(u32),
-					GFP_KERNEL);
+			off = mg_kvrealloc(b->off, cap / 2 * sizeof(u32), cap * sizeof(u32),
+					   GFP_KERNEL);
 			if (!off)
 				goto err_alloc;
 			b->off = off;

@@ -34,6 +34,7 @@
 #include <linux/vmalloc.h>
 #include <asm/tsc.h>
 #include "buffer.h"
+#include "compat.h"
 #include "fs.h"
 #include "probe.h"
 
@@ -273,7 +274,7 @@ static struct mg_aio_req *mg_aio_take_cancelled(struct mg_cpu_buf *buf)
  */
 static void mg_aio_complete(struct mg_cpu_buf *buf, struct mg_aio_req *req, long ret)
 {
-	req->iocb->ki_complete(req->iocb, ret);
+	mg_ki_complete(req->iocb, ret);
 	mg_aio_free(req);
 	spin_lock_irq(&buf->aio_lock);
 	buf->aio_active--;
@@ -572,8 +573,8 @@ static int mg_mmap(struct file *filp, struct vm_area_struct *vma)
 	if (!(vma->vm_flags & VM_MAYSHARE) || vma->vm_pgoff ||
 	    vma->vm_end - vma->vm_start > rb->size)
 		return -EINVAL;
-	vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_ops = &mg_mmap_ops;
 	return 0;
 }
@@ -663,7 +664,7 @@ static const struct file_operations mg_data_fops = {
 	.unlocked_ioctl = mg_ioctl,
 	.mmap = mg_mmap,
 	.compat_ioctl = compat_ptr_ioctl,	/* the ioctls' structs have one layout */
-	.llseek = no_llseek,
+	.llseek = MG_NO_LLSEEK,
 };
 
 /* Runs in hard interrupt context, never inside a probe. */

@@ -11,6 +11,7 @@
 #include <net/genetlink.h>
 #include "alarm.h"
 #include "buffer.h"
+#include "compat.h"
 #include "filter.h"
 #include "netlink.h"
 #include "probe.h"
@@ -710,7 +711,7 @@ err:
 	nlmsg_free(skb);
 }
 
-static int mg_pre_doit(const struct genl_ops *ops, struct sk_buff *skb, struct genl_info *info)
+static int mg_pre_doit(const struct mg_genl_op *ops, struct sk_buff *skb, struct genl_info *info)
 {
 	if (!netlink_capable(skb, CAP_SYS_ADMIN)) {
 		NL_SET_ERR_MSG(info->extack, "magnet needs CAP_SYS_ADMIN");

@@ -359,7 +359,8 @@ static u64 mg_sock_cgroup(const struct sock *sk)
 	if (!sk || copy_from_kernel_nofault(&state, (const void *)&sk->sk_state, sizeof(state)) ||
 	    (1 << state) & (TCPF_TIME_WAIT | TCPF_NEW_SYN_RECV))
 		return 0;
-	if (get_kernel_nofault(cgrp, &sk->sk_cgrp_data.cgroup) || !cgrp ||
+	cgrp = mg_sock_cgroup_nofault(sk);
+	if (!cgrp ||
 	    get_kernel_nofault(kn, &cgrp->kn) || !kn || get_kernel_nofault(id, &kn->id))
 		return 0;
 	return id;
@@ -543,20 +544,20 @@ NOKPROBE_SYMBOL(mg_kprobe_post);
 #if defined(CONFIG_X86_64) && defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS)
 /* x86_64's ftrace_caller saves the argument registers in fregs->regs. */
 #define MG_FENTRY_FLAGS		0
-static __always_inline struct pt_regs *mg_fentry_regs(struct ftrace_regs *fregs)
+static __always_inline struct pt_regs *mg_fentry_regs(struct mg_fregs *fregs)
 {
-	return &fregs->regs;
+	return mg_fregs_args(fregs);
 }
 #else
 #define MG_FENTRY_FLAGS		FTRACE_OPS_FL_SAVE_REGS
-static __always_inline struct pt_regs *mg_fentry_regs(struct ftrace_regs *fregs)
+static __always_inline struct pt_regs *mg_fentry_regs(struct mg_fregs *fregs)
 {
-	return ftrace_get_regs(fregs);
+	return mg_fregs_full(fregs);
 }
 #endif
 
 static void mg_fentry_hit(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *ops,
-			  struct ftrace_regs *fregs)
+			  struct mg_fregs *fregs)
 {
 	struct mg_probe *p = container_of(ops, struct mg_probe, fops);
 	unsigned int busy;
@@ -616,7 +617,7 @@ static int mg_fentry_register(struct mg_probe *p)
 		goto err_filter;
 	return 0;
 err_filter:
-	ftrace_free_filter(&p->fops);
+	mg_ftrace_free_filter(&p->fops);
 	return ret;
 }
 
@@ -625,7 +626,7 @@ static void mg_fentry_unregister(struct mg_probe *p)
 {
 	if (!(p->flags & MAGNET_PROBE_F_DISABLED))
 		unregister_ftrace_function(&p->fops);
-	ftrace_free_filter(&p->fops);
+	mg_ftrace_free_filter(&p->fops);
 }
 
 static int mg_fentry_arm(struct mg_probe *p, bool on)

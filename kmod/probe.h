@@ -10,6 +10,7 @@
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/magnet.h>
+#include "compat.h"
 
 struct seq_file;
 struct mg_filter_set;

@@ -144,7 +144,8 @@ uninstall-dev:
 
 # The DKMS tree: only what builds magnet.ko (packaging/dkms.conf).
 PKG_DKMS_FILES = packaging/dkms/Kbuild:Kbuild \
-	$(foreach f,$(wildcard kmod/*.c kmod/*.h) kmod/Kbuild,$(f):$(f)) \
+	$(foreach f,$(filter-out kmod/compat-generated.h kmod/%.mod.c,$(wildcard kmod/*.c kmod/*.h \
+		kmod/compat/*.c kmod/compat/*.sym)) kmod/Kbuild,$(f):$(f)) \
 	include/uapi/linux/magnet.h:include/uapi/linux/magnet.h \
 	include/magnet/kapi.h:include/magnet/kapi.h \
 	include/magnet/version.h:include/magnet/version.h
