@@ -46,9 +46,12 @@ check-debug:
 
 # Like vm-guest-files, but no module for Debian's kernel: the user-space
 # files, then the debug kernel (built when not cached) and the modules.
-vm-debug-files: user
-	$(Q)$(if $(filter-out %.ko,$(vm_guest_hosts)),$(MAKE) -s $(filter-out %.ko,$(vm_guest_hosts)))
+vm-debug-files: vm-user-files
 	$(Q)V=$(V) tools/debug-kernel module >/dev/null
+
+# The guest's files but the modules (built per kernel).
+vm-user-files: user
+	$(Q)$(if $(filter-out %.ko,$(vm_guest_hosts)),$(MAKE) -s $(filter-out %.ko,$(vm_guest_hosts)))
 
 # Then the tests with boots of their own (tests/vm/boots) and
 # tests/vm/host-pcap.sh on the debug kernel, selected as in vm-check.
@@ -67,4 +70,24 @@ vm-check-debug: vm-debug-files
 vm-shell-debug: vm-debug-files
 	$(Q)$(vm_debug_run) -i -- sh
 
-.PHONY: print-guest-files check-debug vm-debug-files vm-check-debug vm-shell-debug
+.PHONY: print-guest-files check-debug vm-debug-files vm-user-files vm-check-debug \
+	vm-shell-debug
+
+# --- the kernel matrix -------------------------------------------------------
+# tools/kernels fetches Debian's other kernels (5.10, 6.12, 6.12-rt; 6.1 is
+# the installed one) into ~/.cache/magnet/kernels; tests/vm/kernels builds
+# magnet.ko against each one's headers, boots it, runs the suite and prints
+# the table.
+#   make check-kernels                          all four
+#   make check-kernels KERNELS="5.10 6.12-rt" VM_TESTS=t-10
+KERNELS ?=
+
+check-kernels:
+	$(Q)tools/bootstrap
+	$(Q)$(MAKE) vm-check-kernels
+
+vm-check-kernels: vm-user-files
+	$(Q)MAGNET_GUEST_FILES='$(strip $(GUEST_FILES))' VM_TESTS='$(VM_TESTS)' \
+		VM_TEST_TIMEOUT=$(VM_TEST_TIMEOUT) tests/vm/kernels $(KERNELS)
+
+.PHONY: check-kernels vm-check-kernels
