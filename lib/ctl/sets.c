@@ -2,11 +2,13 @@
 /*
  * Named probe sets: the functions a packet or a connection goes through,
  * so that an operator need not know the kernel's. Each member is a probe
- * named SET/FUNCTION. The functions are those verified on Debian's 6.1
- * (tests/vm/t-24-skb.sh, t-25-sets.sh); on a real NIC, GRO hands packets up
- * through ip_list_rcv, which takes no skb, hence ip_local_deliver rather
- * than ip_rcv on the receive side.
+ * named SET/FUNCTION. The functions are those verified on the kernels of
+ * make check-kernels (tests/vm/t-24-skb.sh, t-25-sets.sh); a member that
+ * moved goes by its older name on older kernels. On a real NIC, GRO hands
+ * packets up through ip_list_rcv, which takes no skb, hence
+ * ip_local_deliver rather than ip_rcv on the receive side.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +20,7 @@ struct set_member {
 	const char *symbol;
 	const char *handler;	/* "sock" or "skb" */
 	const char *what;
+	const char *older;	/* the same place on a kernel without symbol */
 };
 
 struct ctl_set {
@@ -27,30 +30,30 @@ struct ctl_set {
 };
 
 static const struct set_member udp_journey[] = {
-	{ "udp_sendmsg", "sock", "socket layer: who sends how much to whom" },
-	{ "ip_send_skb", "skb", "UDP hands the datagram to IP (no device yet)" },
-	{ "ip_finish_output2", "skb", "IP, routed: the device is known" },
-	{ "__dev_queue_xmit", "skb", "the device queue (link header on)" },
-	{ "ip_local_deliver", "skb", "received: IP delivers it locally" },
-	{ "udp_rcv", "skb", "received: UDP" },
-	{ NULL, NULL, NULL },
+	{ "udp_sendmsg", "sock", "socket layer: who sends how much to whom", NULL },
+	{ "ip_send_skb", "skb", "UDP hands the datagram to IP (no device yet)", NULL },
+	{ "ip_finish_output2", "skb", "IP, routed: the device is known", NULL },
+	{ "__dev_queue_xmit", "skb", "the device queue (link header on)", NULL },
+	{ "ip_local_deliver", "skb", "received: IP delivers it locally", NULL },
+	{ "udp_rcv", "skb", "received: UDP", NULL },
+	{ NULL },
 };
 
 static const struct set_member tcp_traffic[] = {
-	{ "tcp_sendmsg", "sock", "bytes sent per socket" },
-	{ "tcp_recvmsg", "sock", "reads per socket (size: the bytes asked for)" },
-	{ "tcp_v4_connect", "sock", "connects: the host contacted" },
-	{ "inet_csk_accept", "sock", "accepts: the listening socket" },
-	{ NULL, NULL, NULL },
+	{ "tcp_sendmsg", "sock", "bytes sent per socket", NULL },
+	{ "tcp_recvmsg", "sock", "reads per socket (size: the bytes asked for)", NULL },
+	{ "tcp_v4_connect", "sock", "connects: the host contacted", NULL },
+	{ "inet_csk_accept", "sock", "accepts: the listening socket", NULL },
+	{ NULL },
 };
 
 static const struct set_member net_rx[] = {
-	{ "napi_gro_receive", "skb", "a NIC's packets, from the link header" },
-	{ "__netif_rx", "skb", "loopback and virtual devices' packets" },
-	{ "ip_local_deliver", "skb", "IP packets for this host" },
-	{ "tcp_v4_rcv", "skb", "TCP segments" },
-	{ "udp_rcv", "skb", "UDP datagrams" },
-	{ NULL, NULL, NULL },
+	{ "napi_gro_receive", "skb", "a NIC's packets, from the link header", NULL },
+	{ "__netif_rx", "skb", "loopback and virtual devices' packets", "netif_rx" },
+	{ "ip_local_deliver", "skb", "IP packets for this host", NULL },
+	{ "tcp_v4_rcv", "skb", "TCP segments", NULL },
+	{ "udp_rcv", "skb", "UDP datagrams", NULL },
+	{ NULL },
 };
 
 /*
@@ -60,12 +63,12 @@ static const struct set_member net_rx[] = {
  * UDP's hand-off to the socket that takes it (backlog or not, once).
  */
 static const struct set_member net_jobs[] = {
-	{ "ip_output", "skb", "IPv4 packets sent (the socket's job)" },
-	{ "ip6_output", "skb", "IPv6 packets sent" },
-	{ "tcp_v4_do_rcv", "skb", "TCP over IPv4 received by a socket" },
-	{ "tcp_v6_do_rcv", "skb", "TCP over IPv6 received by a socket" },
-	{ "__udp_enqueue_schedule_skb", "skb", "UDP datagrams queued to a socket" },
-	{ NULL, NULL, NULL },
+	{ "ip_output", "skb", "IPv4 packets sent (the socket's job)", NULL },
+	{ "ip6_output", "skb", "IPv6 packets sent", NULL },
+	{ "tcp_v4_do_rcv", "skb", "TCP over IPv4 received by a socket", NULL },
+	{ "tcp_v6_do_rcv", "skb", "TCP over IPv6 received by a socket", NULL },
+	{ "__udp_enqueue_schedule_skb", "skb", "UDP datagrams queued to a socket", NULL },
+	{ NULL },
 };
 
 static const struct ctl_set sets[] = {
@@ -75,7 +78,7 @@ static const struct ctl_set sets[] = {
 	  tcp_traffic },
 	{ "net-rx", "packets received, from the device up to TCP and UDP", net_rx },
 	{ "net-jobs", "each packet once, by its socket's job and peer (AGG net)", net_jobs },
-	{ NULL, NULL, NULL },
+	{ NULL },
 };
 
 /* By name or a unique prefix of it, as every word of magnet-ctl. */
@@ -101,10 +104,36 @@ const char *ctl_set_names(void)
 	return "udp-journey tcp-traffic net-rx net-jobs";
 }
 
+/* Whether the running kernel has sym (kallsyms names it to anyone). */
+static bool kernel_has(const char *sym)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	size_t n = strlen(sym);
+	bool found = false;
+	char line[512];
+
+	if (!f)
+		return true;	/* cannot tell: the newest name */
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *name = strchr(line, ' ');
+
+		name = name ? strchr(name + 1, ' ') : NULL;
+		found = name && !strncmp(name + 1, sym, n) && strchr("\t\n", name[1 + n]);
+	}
+	fclose(f);
+	return found;
+}
+
+/* The member's function on this kernel (before 5.18: netif_rx). */
+static const char *member_symbol(const struct set_member *m)
+{
+	return m->older && !kernel_has(m->symbol) ? m->older : m->symbol;
+}
+
 static void member_name(char *buf, size_t len, const struct ctl_set *s,
 			const struct set_member *m)
 {
-	snprintf(buf, len, "%s/%s", s->name, m->symbol);
+	snprintf(buf, len, "%s/%s", s->name, member_symbol(m));
 }
 
 static void member_req(struct ctl_req *q, const struct ctl_req *r, __u8 cmd,
@@ -146,7 +175,7 @@ int ctl_set_add(struct ctl_nl *nl, struct ctl_req *r)
 		member_name(name, sizeof(name), s, m);
 		member_req(&q, r, MAGNET_CMD_PROBE_ADD, name);
 		q.type = MAGNET_PROBE_KPROBE;
-		q.symbol = m->symbol;
+		q.symbol = member_symbol(m);
 		q.handler = m->handler;
 		q.probe_attrs |= CTL_BIT(MAGNET_PROBE_A_TYPE) | CTL_BIT(MAGNET_PROBE_A_SYMBOL) |
 				 CTL_BIT(MAGNET_PROBE_A_HANDLER);
@@ -154,7 +183,7 @@ int ctl_set_add(struct ctl_nl *nl, struct ctl_req *r)
 			q.capture_len = r->capture_len ? r->capture_len : SET_CAPTURE_DEFAULT;
 			q.probe_attrs |= CTL_BIT(MAGNET_PROBE_A_CAPTURE_LEN);
 		}
-		snprintf(op, sizeof(op), "probe add set %s: %s", s->name, m->symbol);
+		snprintf(op, sizeof(op), "probe add set %s: %s", s->name, q.symbol);
 		if (ctl_nl_request(nl, &q, op, NULL, NULL, NULL)) {
 			del_members(nl, r, s, i);
 			return CTL_EXIT_FAIL;
@@ -196,7 +225,7 @@ int ctl_set_list(struct ctl_nl *nl, struct ctl_req *r)
 		for (m = s->members; m->symbol; m++) {
 			pr_record_open("set_probe");
 			pr_str("set", NULL, s->name);
-			pr_str("symbol", "    kprobe %-18s", m->symbol);
+			pr_str("symbol", "    kprobe %-18s", member_symbol(m));
 			pr_str("handler", " handler %-4s", m->handler);
 			pr_str("what", NULL, m->what);
 			pr_text("  %s\n", m->what);	/* prose: not escaped */

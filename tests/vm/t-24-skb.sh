@@ -25,20 +25,22 @@ del() {
 # Send: ip_output has no device yet (it sets skb->dev), the later layers do;
 # the IP header is at skb->data until the link header is pushed before it.
 # Receive: __netif_rx (loopback_xmit hands the skb to it, link header
-# pulled, skb_iif not yet set) and ip_rcv have the IP header at skb->data,
-# udp_rcv after it.
-for p in ip_output ip_finish_output2 __dev_queue_xmit __netif_rx ip_rcv udp_rcv; do add $p 128; done
+# pulled, skb_iif not yet set; netif_rx before 5.18) and ip_rcv have the
+# IP header at skb->data, udp_rcv after it.
+rx=__netif_rx
+awk '$3 == "__netif_rx" { f = 1 } END { exit !f }' /proc/kallsyms || rx=netif_rx
+for p in ip_output ip_finish_output2 __dev_queue_xmit $rx ip_rcv udp_rcv; do add $p 128; done
 magnet-ctl probe show ip_output | grep -q "capture 128 handler skb" ||
 	fail "probe show: $(magnet-ctl probe show ip_output)"
 nltest skb-udp 20 100 128 ip_output:out:0:0:1 ip_finish_output2:out:"$lo":0:1 \
-	__dev_queue_xmit:out:"$lo":14:1 __netif_rx:in:"$lo":0:1 ip_rcv:in:"$lo":0:1 \
+	__dev_queue_xmit:out:"$lo":14:1 $rx:in:"$lo":0:1 ip_rcv:in:"$lo":0:1 \
 	udp_rcv:in:"$lo":-20:1 \
 	same=ip_output,ip_finish_output2,__dev_queue_xmit || fail "UDP over lo, capture 128"
 
 # Filters apply before the record: a tgid no datagram is sent from.
 magnet-ctl filter add ip_output tgid 1 >/dev/null || fail "filter add"
 nltest skb-udp 5 100 128 ip_output:out:0:0:0 udp_rcv:in:"$lo":-20:1 || fail "filtered"
-del ip_output ip_finish_output2 __dev_queue_xmit __netif_rx ip_rcv udp_rcv
+del ip_output ip_finish_output2 __dev_queue_xmit $rx ip_rcv udp_rcv
 
 # Metadata only (no capture): 56-byte records.
 add ip_rcv

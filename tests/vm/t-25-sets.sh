@@ -30,7 +30,7 @@ echo "udp-journey: each of 20 datagrams recorded once at each of 5 skb layers, u
 # All or none: a member's name taken makes the whole set fail, undone.
 magnet-ctl probe del set udp-journey || fail "del set udp-journey"
 [ -z "$(magnet-ctl probe list)" ] || fail "left after del set: $(magnet-ctl probe list)"
-magnet-ctl probe add kprobe __netif_rx name net-rx/tcp_v4_rcv >/dev/null || fail "add a squatter"
+magnet-ctl probe add kprobe ip_rcv name net-rx/tcp_v4_rcv >/dev/null || fail "add a squatter"
 magnet-ctl probe add set net-rx 2>/tmp/err
 [ $? = 2 ] || fail "add set net-rx with a member's name taken: want exit 2"
 grep -q "tcp_v4_rcv" /tmp/err || fail "the refusal does not name the member: $(cat /tmp/err)"
