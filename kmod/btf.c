@@ -6,11 +6,13 @@
  * authority on what a function takes is the BTF the kernel was built with.
  * Modules cannot reach the kernel's parsed copy (6.1 exports neither
  * btf_vmlinux nor bpf_get_btf_vmlinux(), and btf_type_by_id() needs one),
- * so this reads the documented ABI file, /sys/kernel/btf/vmlinux, with
- * kernel_read_file_from_path_initns(): the path is resolved from init's
- * root, as the firmware loader resolves its files, never in the caller's
- * mount namespace, where a container's /sys or a file mounted over it
- * could claim that any function takes a struct sock *.
+ * so this reads the documented ABI file, /sys/kernel/btf/vmlinux. The path
+ * is resolved from init's root, as the firmware loader resolves its files,
+ * never in the caller's mount namespace, where a container's /sys or a
+ * file mounted over it could claim that any function takes a struct sock *.
+ * Not with kernel_read_file(): that asks the LSMs about the read by a
+ * kernel_read_file_id, which has none for this file, and IPE (6.12) warns
+ * on READING_UNKNOWN.
  *
  * The file is megabytes and PROBE_ADD runs under genl_mutex, which every
  * generic netlink family shares. So the first lookup reads and walks it
@@ -25,8 +27,10 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/fs.h>
+#include <linux/fs_struct.h>
 #include <linux/jhash.h>
-#include <linux/kernel_read_file.h>
+#include <linux/sched/task.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
@@ -104,21 +108,46 @@ struct mg_btf_build {
 static DEFINE_MUTEX(mg_btf_lock);
 static struct mg_btf_index *mg_btf_cache;	/* mg_btf_lock; NULL: not read */
 
+/* Whole or not at all. */
+static int mg_btf_read_file(struct file *file, struct mg_btf *b)
+{
+	loff_t size = i_size_read(file_inode(file)), pos = 0;
+	ssize_t n;
+	void *buf;
+
+	if (!S_ISREG(file_inode(file)->i_mode) || size <= 0 || size > MG_BTF_MAX)
+		return -EINVAL;		/* not a file, empty or too big */
+	buf = vmalloc(size);
+	if (!buf)
+		return -ENOMEM;
+	while (pos < size) {
+		n = kernel_read(file, buf + pos, size - pos, &pos);
+		if (n <= 0) {
+			vfree(buf);
+			return n ? n : -EINVAL;		/* shorter than it said */
+		}
+	}
+	b->data = buf;
+	b->size = size;
+	return 0;
+}
+
 static int mg_btf_read(struct mg_btf *b)
 {
-	void *buf = NULL;
-	ssize_t len;
+	struct file *file;
+	struct path root;
+	int ret;
 
-	/* Whole or not at all; LSMs see the read as READING_UNKNOWN. */
-	len = kernel_read_file_from_path_initns(MG_BTF_PATH, 0, &buf, MG_BTF_MAX, NULL,
-						READING_UNKNOWN);
-	if (len == -ENOENT)
-		return -EOPNOTSUPP;	/* a kernel built without BTF */
-	if (len < 0)
-		return len == -EFBIG ? -EINVAL : len;	/* -EINVAL: not a file, or empty */
-	b->data = buf;
-	b->size = len;
-	return 0;
+	task_lock(&init_task);
+	get_fs_root(init_task.fs, &root);
+	task_unlock(&init_task);
+	file = mg_file_open_root(&root, MG_BTF_PATH, O_RDONLY | O_LARGEFILE, 0);
+	path_put(&root);
+	if (IS_ERR(file))
+		return PTR_ERR(file) == -ENOENT ? -EOPNOTSUPP : PTR_ERR(file);	/* no BTF */
+	ret = mg_btf_read_file(file, b);
+	fput(file);
+	return ret;
 }
 
 /* Bytes that follow struct btf_type for each kind, or -1 if unknown. */

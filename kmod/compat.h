@@ -201,6 +201,17 @@ static inline void vm_flags_clear(struct vm_area_struct *vma, unsigned long flag
 }
 #endif
 
+/* Opens a path from a given root: file_open_root() takes a struct path since 5.12. */
+static inline struct file *mg_file_open_root(const struct path *root, const char *name,
+					     int flags, umode_t mode)
+{
+#ifdef MG_HAVE_FILE_OPEN_ROOT_PATH
+	return file_open_root(root, name, flags, mode);
+#else
+	return file_open_root(root->dentry, root->mnt, name, flags, mode);
+#endif
+}
+
 /* A NULL llseek refuses seeking (ESPIPE) where no_llseek() is gone. */
 #ifdef MG_HAVE_NO_LLSEEK
 #define MG_NO_LLSEEK	no_llseek
