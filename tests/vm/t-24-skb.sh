@@ -29,7 +29,7 @@ del() {
 # IP header at skb->data, udp_rcv after it.
 rx=__netif_rx
 awk '$3 == "__netif_rx" { f = 1 } END { exit !f }' /proc/kallsyms || rx=netif_rx
-for p in ip_output ip_finish_output2 __dev_queue_xmit $rx ip_rcv udp_rcv; do add $p 128; done
+for p in ip_output ip_finish_output2 __dev_queue_xmit "$rx" ip_rcv udp_rcv; do add $p 128; done
 magnet-ctl probe show ip_output | grep -q "capture 128 handler skb" ||
 	fail "probe show: $(magnet-ctl probe show ip_output)"
 nltest skb-udp 20 100 128 ip_output:out:0:0:1 ip_finish_output2:out:"$lo":0:1 \
