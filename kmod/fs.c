@@ -667,7 +667,10 @@ static const struct file_operations mg_data_fops = {
 	.llseek = MG_NO_LLSEEK,
 };
 
-/* Runs in hard interrupt context, never inside a probe. */
+/*
+ * Runs from the irq_work: in hard interrupt context (on PREEMPT_RT in the
+ * per-CPU irq_work thread), never inside a probe.
+ */
 static void mg_wake(struct irq_work *work)
 {
 	struct mg_cpu_buf *buf = container_of(work, struct mg_cpu_buf, wake_work);
