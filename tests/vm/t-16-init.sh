@@ -5,9 +5,12 @@
 . ./lib.sh
 rm -f /tmp/stop-hammer
 hammer() {
+	# (2> first: a failed < is the shell's message, sent where 2 goes then;
+	# thousands on the console make the serial port's interrupt thread on
+	# PREEMPT_RT under TCG fall behind until the kernel disables its IRQ)
 	while [ ! -e /tmp/stop-hammer ]; do
-		{ sleep 0.05; } </sys/kernel/debug/magnet/cpu0 2>/dev/null
-		{ :; } </sys/kernel/debug/magnet/cpu1 2>/dev/null
+		{ sleep 0.05; } 2>/dev/null </sys/kernel/debug/magnet/cpu0
+		{ :; } 2>/dev/null </sys/kernel/debug/magnet/cpu1
 	done
 }
 hammer &
