@@ -567,7 +567,9 @@ static void mg_fentry_hit(unsigned long ip, unsigned long parent_ip, struct ftra
 	 * ftrace's guard (no FTRACE_OPS_FL_RECURSION: that would put ftrace's
 	 * assist function between the trampoline and us) disables preemption,
 	 * which the ring and the filter set's RCU need. It lets one recursion
-	 * through (its TRANSITION bit); mg_handler_enter() does not.
+	 * through (its TRANSITION bit); mg_handler_enter() does not. (Before
+	 * 5.11 the assist function is ftrace's guard, and this one is empty:
+	 * compat.h.)
 	 */
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0) {
