@@ -9,7 +9,8 @@
  * A listener on SERVER:PORT; N connections, the i-th from CLIENT:BASEPORT+i
  * (bound before connect), i from 0. Each SYN makes a request sock
  * (TCP_NEW_SYN_RECV) at the listener, hashed by inet_ehash_insert(). The
- * client closes first: once the server has read the EOF, the client end
+ * client closes first (shutdown, then close once its FIN is ACKed): once
+ * the server has read the EOF, the client end
  * becomes a timewait sock in its FIN_WAIT2 substate, /proc/net/tcp shows
  * it (timer 3). Then, by the parity of i:
  *   even, "rst": the server writes a byte; new data after a half-close
@@ -277,11 +278,29 @@ int main(int argc, char **argv)
 			die("accept");
 		timeouts(sfd);
 
-		/* The client closes first: its end becomes a timewait sock. */
-		close(cfd);
+		/*
+		 * The client closes first: its end becomes a timewait sock.
+		 * Its FIN goes first (shutdown), and close() comes once the
+		 * ACK made it FIN_WAIT2: close() then makes the timewait sock
+		 * itself. A close() that the ACK overtakes while it holds the
+		 * socket may leave a FIN_WAIT2 sock on its keepalive timer
+		 * instead, for 60 s (tcp_rcv_state_process(), seen on the
+		 * debug kernel).
+		 */
+		if (shutdown(cfd, SHUT_WR))
+			die("port %u: shutdown", client.port);
 		r = read(sfd, buf, sizeof(buf));
 		if (r != 0)
 			die("port %u: read %zd, want EOF", client.port, r);
+		for (ms = 0; tcp_state(cfd) != TCP_FIN_WAIT2; ms += 10) {
+			if (ms >= WAIT_MS) {
+				errno = 0;
+				die("port %u: the FIN not ACKed in %d ms (state %d)", client.port,
+				    WAIT_MS, tcp_state(cfd));
+			}
+			sleep_ms(10);
+		}
+		close(cfd);
 		wait_tw(&client, &server, 0);
 
 		if (rst) {
