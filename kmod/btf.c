@@ -30,6 +30,7 @@
 #include <linux/fs.h>
 #include <linux/fs_struct.h>
 #include <linux/jhash.h>
+#include <linux/kallsyms.h>
 #include <linux/sched/task.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
@@ -75,6 +76,8 @@ struct mg_btf_fn {
 #define MG_BTF_PAR(kind, tag)	((u32)(kind) << 30 | (tag))
 #define MG_BTF_PAR_KIND(p)	((enum mg_btf_kind)((p) >> 30))
 #define MG_BTF_PAR_TAG(p)	((p) & (BIT(30) - 1))
+/* An integer's "tag": its size, and whether it is signed. */
+#define MG_BTF_INT_TAG(par)	((par)->int_size | (par)->int_signed << 8)
 
 struct mg_btf_index {
 	struct mg_btf_fn *fns;	/* sorted by mg_btf_order() */
@@ -291,8 +294,14 @@ static u32 mg_btf_describe(const struct mg_btf *b, u32 id, struct mg_btf_param *
 	if (!t)
 		return 0;
 	switch (BTF_INFO_KIND(t->info)) {
-	case BTF_KIND_INT: case BTF_KIND_ENUM: case BTF_KIND_ENUM64:
+	case BTF_KIND_INT:
 		par->kind = MG_BTF_INT;
+		par->int_size = t->size;
+		par->int_signed = BTF_INT_ENCODING(*(const u32 *)(t + 1)) & BTF_INT_SIGNED;
+		return 0;
+	case BTF_KIND_ENUM: case BTF_KIND_ENUM64:
+		par->kind = MG_BTF_INT;
+		par->int_size = t->size;
 		return 0;
 	case BTF_KIND_PTR:
 		tag = mg_btf_strip(b, t->type);
@@ -310,13 +319,30 @@ static u32 mg_btf_describe(const struct mg_btf *b, u32 id, struct mg_btf_param *
 	return 0;
 }
 
-/* The FUNC_PROTO of FUNC @id, NULL if @id is not a FUNC that has one. */
+#define MG_BTF_TRACE_PREFIX	"btf_trace_"
+
+/*
+ * The FUNC_PROTO of FUNC @id, or of the typedef that names a tracepoint's
+ * probe (typedef void (*btf_trace_EVENT)(void *__data, ...), which the
+ * kernel's BTF has for every tracepoint under CONFIG_BPF_EVENTS); NULL if
+ * @id is neither.
+ */
 static const struct btf_type *mg_btf_proto(const struct mg_btf *b, u32 id)
 {
 	const struct btf_type *t = mg_btf_type(b, id), *proto;
 
-	if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_FUNC)
+	if (!t)
 		return NULL;
+	if (BTF_INFO_KIND(t->info) == BTF_KIND_TYPEDEF) {
+		if (strncmp(mg_btf_name(b, t->name_off), MG_BTF_TRACE_PREFIX,
+			    sizeof(MG_BTF_TRACE_PREFIX) - 1))
+			return NULL;
+		t = mg_btf_type(b, t->type);
+		if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_PTR)
+			return NULL;
+	} else if (BTF_INFO_KIND(t->info) != BTF_KIND_FUNC) {
+		return NULL;
+	}
 	proto = mg_btf_type(b, t->type);
 	return proto && BTF_INFO_KIND(proto->info) == BTF_KIND_FUNC_PROTO ? proto : NULL;
 }
@@ -418,6 +444,8 @@ static int mg_btf_walk(struct mg_btf_build *w, struct mg_btf_index *ix, bool fil
 
 			if (w->first[k].kind == MG_BTF_PTR_STRUCT)
 				tag = mg_btf_tag(w, ix, w->tags[k], &names, fill);
+			else if (w->first[k].kind == MG_BTF_INT)
+				tag = MG_BTF_INT_TAG(&w->first[k]);
 			if (fill)
 				ix->pars[npars] = MG_BTF_PAR(w->first[k].kind, tag);
 		}
@@ -503,7 +531,7 @@ static struct mg_btf_index *mg_btf_index_build(void)
 	sort_r(w->keys, w->nkeys, sizeof(*w->keys), mg_btf_cmp_key, NULL, &w->b);
 	ix = mg_btf_index_make(w);
 	if (!IS_ERR(ix))
-		pr_info("kernel BTF: %u functions indexed in %llu ms, %zu of %zu KiB kept\n",
+		pr_info("kernel BTF: %u functions and tracepoints indexed in %llu ms, %zu of %zu KiB kept\n",
 			ix->nfns, div_u64(ktime_get_ns() - start, NSEC_PER_MSEC),
 			(ix->nfns * sizeof(*ix->fns) + ix->npars * sizeof(*ix->pars) +
 			 ix->names_len) >> 10, w->b.size >> 10);
@@ -567,14 +595,36 @@ int mg_btf_func_params(const char *func, struct mg_btf_param *par, unsigned int 
 
 		memset(&par[i], 0, sizeof(par[i]));
 		par[i].kind = MG_BTF_PAR_KIND(p);
-		if (par[i].kind == MG_BTF_PTR_STRUCT)
+		if (par[i].kind == MG_BTF_PTR_STRUCT) {
 			strscpy(par[i].struct_name, ix->names + MG_BTF_PAR_TAG(p),
 				sizeof(par[i].struct_name));
+		} else if (par[i].kind == MG_BTF_INT) {
+			par[i].int_size = MG_BTF_PAR_TAG(p) & 0xff;
+			par[i].int_signed = MG_BTF_PAR_TAG(p) >> 8;
+		}
 	}
 	ret = fn->vlen;
 out:
 	mutex_unlock(&mg_btf_lock);
 	return ret;
+}
+
+int mg_btf_tracepoint_params(const char *event, struct mg_btf_param *par, unsigned int max)
+{
+	struct mg_btf_param all[MG_BTF_PARAMS];
+	char name[KSYM_NAME_LEN];
+	int n;
+
+	if (snprintf(name, sizeof(name), MG_BTF_TRACE_PREFIX "%s", event) >= sizeof(name))
+		return -ENOENT;
+	n = mg_btf_func_params(name, all, ARRAY_SIZE(all));
+	if (n < 0)
+		return n;
+	if (n < 1)
+		return -ENOENT;	/* not a probe's prototype */
+	memcpy(par, all + 1, min_t(unsigned int, n - 1, min_t(unsigned int, max,
+							     MG_BTF_PARAMS - 1)) * sizeof(*par));
+	return n - 1;
 }
 
 void mg_btf_exit(void)

@@ -68,7 +68,7 @@ unload
 # Read once per load: the first add indexes the BTF (one kernel log line),
 # the next twenty search the index. The times are reported, not judged.
 cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
-indexed() { dmesg | grep -c 'magnet: kernel BTF: .* functions indexed'; }
+indexed() { dmesg | grep -c 'magnet: kernel BTF: .* functions and tracepoints indexed'; }
 cycles() { # probe-add-arguments...: 20 adds and dels
 	i=0
 	while [ $i -lt 20 ]; do
