@@ -24,6 +24,7 @@ struct seq_file;
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/preempt.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -225,5 +226,15 @@ static inline struct file *mg_file_open_root(const struct path *root, const char
 #else
 #define mg_genl_op	genl_ops
 #endif
+
+/* A task's state bits (TASK_INTERRUPTIBLE...); 0: runnable. */
+static __always_inline unsigned int mg_task_state(const struct task_struct *t)
+{
+#ifdef MG_HAVE_TASK_STRUCT___STATE
+	return READ_ONCE(t->__state);
+#else
+	return READ_ONCE(t->state);
+#endif
+}
 
 #endif /* _MAGNET_COMPAT_H */

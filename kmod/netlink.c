@@ -21,7 +21,7 @@ static const struct nla_policy mg_probe_policy[MAGNET_PROBE_A_MAX + 1] = {
 	[MAGNET_PROBE_A_ID] = NLA_POLICY_MIN(NLA_U16, MAGNET_EVENT_FIRST_DYNAMIC),
 	[MAGNET_PROBE_A_NAME] = { .type = NLA_NUL_STRING, .len = MAGNET_NAME_MAX },
 	[MAGNET_PROBE_A_TYPE] = NLA_POLICY_RANGE(NLA_U8, MAGNET_PROBE_KPROBE,
-						 MAGNET_PROBE_FENTRY),
+						 MAGNET_PROBE_TRACEPOINT),
 	[MAGNET_PROBE_A_SYMBOL] = { .type = NLA_NUL_STRING, .len = KSYM_NAME_LEN - 1 },
 	[MAGNET_PROBE_A_OFFSET] = { .type = NLA_U32 },
 	[MAGNET_PROBE_A_NARGS] = NLA_POLICY_MAX(NLA_U8, MAGNET_ARGS_MAX),
@@ -232,9 +232,11 @@ static int mg_handler_from(struct genl_info *info, struct nlattr *attr, u8 *hand
 		*handler = MAGNET_HANDLER_SOCK;
 	} else if (!strcmp(nla_data(attr), "skb")) {
 		*handler = MAGNET_HANDLER_SKB;
+	} else if (!strcmp(nla_data(attr), "switch")) {
+		*handler = MAGNET_HANDLER_SWITCH;
 	} else {
 		NL_SET_ERR_MSG_ATTR(info->extack, attr,
-				    "unknown handler: use generic, sock or skb");
+				    "unknown handler: use generic, sock, skb or switch");
 		return -EINVAL;
 	}
 	return 0;
@@ -268,7 +270,7 @@ static int mg_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
 	s.symbol = nla_data(tb[MAGNET_PROBE_A_SYMBOL]);
 	s.name = tb[MAGNET_PROBE_A_NAME] ? nla_data(tb[MAGNET_PROBE_A_NAME]) : NULL;
 	s.offset = tb[MAGNET_PROBE_A_OFFSET] ? nla_get_u32(tb[MAGNET_PROBE_A_OFFSET]) : 0;
-	s.nargs = tb[MAGNET_PROBE_A_NARGS] ? nla_get_u8(tb[MAGNET_PROBE_A_NARGS]) : 0;
+	s.nargs = tb[MAGNET_PROBE_A_NARGS] ? nla_get_u8(tb[MAGNET_PROBE_A_NARGS]) : MG_NARGS_ALL;
 	s.capture_len = tb[MAGNET_PROBE_A_CAPTURE_LEN] ?
 			nla_get_u16(tb[MAGNET_PROBE_A_CAPTURE_LEN]) : 0;
 	s.capture_arg = tb[MAGNET_PROBE_A_CAPTURE_ARG] ?

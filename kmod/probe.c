@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Probes: kprobes, kretprobes, fentry probes (ftrace_ops) and events of
- * other kernel modules, and the path every hit takes: filters, sampling,
+ * Probes: kprobes, kretprobes, fentry probes (ftrace_ops), tracepoints and
+ * events of other kernel modules, and the path every hit takes: filters, sampling,
  * the record, the alarm.
  *
  * A probe that does not exist costs nothing: nothing is registered. A
@@ -18,6 +18,8 @@
  *                                              latency
  *   fentry:SYMBOL[:NARGS[:LEN@ARG]]            record at entry, through
  *                                              ftrace (a kprobe's record)
+ *   tracepoint:SUBSYS:EVENT[:NARGS[:LEN@ARG]]  record the tracepoint's
+ *                                              arguments (default: all)
  *
  * NARGS (0..6, default 0) function arguments are recorded, read from the
  * registers with regs_get_kernel_argument(); they are meaningful at function
@@ -36,6 +38,8 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/trace_events.h>
+#include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 #include <net/inet_sock.h>
 #include <net/sock.h>
@@ -71,6 +75,8 @@ const char *mg_handler_name(u8 handler)
 		return "raw";
 	case MAGNET_HANDLER_SKB:
 		return "skb";
+	case MAGNET_HANDLER_SWITCH:
+		return "switch";
 	}
 	return "?";
 }
@@ -79,7 +85,7 @@ const char *mg_handler_name(u8 handler)
 static u16 mg_rec_flags(const struct mg_probe_spec *s)
 {
 	/* A named handler's payload says all; generic flags describe the layout. */
-	if (s->handler == MAGNET_HANDLER_SKB)
+	if (s->handler == MAGNET_HANDLER_SKB || s->handler == MAGNET_HANDLER_SWITCH)
 		return s->handler << MAGNET_REC_HANDLER_SHIFT;
 	return s->nargs << MAGNET_REC_NARGS_SHIFT | (s->capture_len ? MAGNET_REC_CAPTURE : 0) |
 	       (s->type == MAGNET_PROBE_KRETPROBE ? MAGNET_REC_RETURN : 0) |
@@ -92,6 +98,8 @@ static u32 mg_payload_len(const struct mg_probe_spec *s)
 
 	if (s->handler == MAGNET_HANDLER_SOCK)
 		return sizeof(struct magnet_sock);
+	if (s->handler == MAGNET_HANDLER_SWITCH)
+		return sizeof(struct magnet_switch);
 	if (s->handler == MAGNET_HANDLER_SKB)	/* as mg_record_skb_size() */
 		return sizeof(struct magnet_skb) + round_up(s->capture_len, 8);
 	if (s->type == MAGNET_PROBE_KRETPROBE)
@@ -447,16 +455,42 @@ out:
 NOKPROBE_SYMBOL(mg_fill_skb);
 
 /*
- * A hit at function entry (or SYMBOL+OFFSET): kprobes and fentry probes.
+ * "switch": one task switch, from sched_switch's arguments (preempt, prev,
+ * next[, prev_state]; mg_switch_check() made sure). The scheduler holds
+ * both tasks: read them directly.
+ */
+static void mg_fill_switch(struct magnet_switch *ms, const struct mg_probe *p, const u64 *args)
+{
+	struct task_struct *prev = (struct task_struct *)args[1];
+	struct task_struct *next = (struct task_struct *)args[2];
+
+	memset(ms, 0, sizeof(*ms));
+	ms->prev_pid = prev->pid;
+	ms->prev_tgid = prev->tgid;
+	ms->next_pid = next->pid;
+	ms->next_tgid = next->tgid;
+	/* Before 5.18 the tracepoint has no prev_state: read it as it did. */
+	ms->prev_state = p->tp_nargs > 3 ? (u32)args[3] : mg_task_state(prev);
+	ms->preempt = !!args[0];
+	/* Preemption is off: an RCU-sched read side, as task_css_set() accepts. */
+	ms->next_cgroup = cgroup_id(task_dfl_cgroup(next));
+	memcpy(ms->prev_comm, prev->comm, sizeof(ms->prev_comm));
+	memcpy(ms->next_comm, next->comm, sizeof(ms->next_comm));
+}
+
+NOKPROBE_SYMBOL(mg_fill_switch);
+
+/*
+ * A hit with the function's (or tracepoint's) first MAGNET_ARGS_MAX
+ * arguments at hand: kprobes, fentry probes and tracepoints.
  * @intr: MAGNET_REC_INTR if the hit interrupted task context.
  */
-static void mg_entry_hit(struct mg_probe *p, struct pt_regs *regs, u16 intr)
+static void mg_args_hit(struct mg_probe *p, const u64 *args, u16 intr)
 {
-	u64 abstract_id = regs_get_kernel_argument(regs, p->skb_arg);
+	u64 abstract_id = p->handler == MAGNET_HANDLER_SWITCH ?
+			  ((struct task_struct *)args[2])->pid : args[p->skb_arg];
 	struct magnet_record *rec;
 	struct mg_ring *rb;
-	u64 *args;
-	unsigned int i;
 
 	if (!mg_probe_pass(p, abstract_id))
 		return;
@@ -465,26 +499,39 @@ static void mg_entry_hit(struct mg_probe *p, struct pt_regs *regs, u16 intr)
 		this_cpu_inc(p->pc->lost);
 		return;
 	}
-	if (p->handler == MAGNET_HANDLER_SOCK) {
+	switch (p->handler) {
+	case MAGNET_HANDLER_SOCK:
 		mg_fill_sock((struct magnet_sock *)rec->payload, (const struct sock *)abstract_id,
-			     p->sock_size_arg ? regs_get_kernel_argument(regs, 2) : 0);
-	} else if (p->handler == MAGNET_HANDLER_SKB) {
+			     p->sock_size_arg ? args[2] : 0);
+		break;
+	case MAGNET_HANDLER_SKB:
 		mg_fill_skb((struct magnet_skb *)rec->payload, (const struct sk_buff *)abstract_id,
-			    p->skb_sock_arg ? (const struct sock *)
-			    regs_get_kernel_argument(regs, p->skb_sock_arg - 1) : NULL,
+			    p->skb_sock_arg ? (const struct sock *)args[p->skb_sock_arg - 1] : NULL,
 			    p->capture_len);
-	} else {
-		args = (u64 *)rec->payload;
-		for (i = 0; i < p->nargs; i++)
-			args[i] = regs_get_kernel_argument(regs, i);
+		break;
+	case MAGNET_HANDLER_SWITCH:
+		mg_fill_switch((struct magnet_switch *)rec->payload, p, args);
+		break;
+	default:
+		memcpy(rec->payload, args, p->nargs * sizeof(u64));
 		if (p->capture_len)
-			mg_capture(p, &args[p->nargs],
-				   regs_get_kernel_argument(regs, p->capture_arg));
+			mg_capture(p, rec->payload + p->nargs * sizeof(u64), args[p->capture_arg]);
 	}
 	mg_probe_done(p, rb, rec);
 }
 
-NOKPROBE_SYMBOL(mg_entry_hit);
+NOKPROBE_SYMBOL(mg_args_hit);
+
+/* A hit at function entry (or SYMBOL+OFFSET): kprobes and fentry probes. */
+static __always_inline void mg_entry_hit(struct mg_probe *p, struct pt_regs *regs, u16 intr)
+{
+	u64 args[MAGNET_ARGS_MAX];
+	unsigned int i;
+
+	for (i = 0; i < MAGNET_ARGS_MAX; i++)
+		args[i] = regs_get_kernel_argument(regs, i);
+	mg_args_hit(p, args, intr);
+}
 
 /*
  * The context a kprobe hit interrupted. Through ftrace (KPROBES_ON_FTRACE:
@@ -709,6 +756,151 @@ out:
 
 NOKPROBE_SYMBOL(mg_kret_return);
 
+/*
+ * Tracepoints: the kernel calls each registered probe with its own
+ * arguments after a void *data, ours being the probe. One stub per argument
+ * count takes them as u64s, as BPF's raw tracepoints do (bpf_trace_run1..
+ * 12); on x86_64 every argument of a tracepoint is an integer or a pointer
+ * in a register (or a stack slot from the seventh on), so a stub with as
+ * many parameters reads them all. A narrower integer's upper bits are
+ * undefined: mg_tp_hit() extends it as BTF says. The stub is picked from
+ * the count BTF gives (tp_nargs): never more parameters than passed.
+ */
+#define MG_TP_ARG_SIGNED	0x80	/* tp_argw: sign-extend */
+#define MG_TP_ARG_BYTES		0x0f	/* tp_argw: bytes; 0 or 8: the whole word */
+
+#ifdef CONFIG_EVENT_TRACING
+static void mg_tp_hit(struct mg_probe *p, u64 *args)
+{
+	unsigned int busy, i;
+
+	/* Tracepoints call with preemption off; nothing of ours may rely on a caller. */
+	preempt_disable_notrace();
+	busy = mg_handler_enter(p);
+	if (busy) {
+		for (i = 0; i < p->tp_nargs; i++) {
+			unsigned int bits = (p->tp_argw[i] & MG_TP_ARG_BYTES) * 8;
+
+			if (!bits || bits >= 64)
+				continue;
+			args[i] = p->tp_argw[i] & MG_TP_ARG_SIGNED ? sign_extend64(args[i], bits - 1) :
+				  args[i] & GENMASK_ULL(bits - 1, 0);
+		}
+		mg_args_hit(p, args, in_task() ? 0 : MAGNET_REC_INTR);
+		mg_handler_leave(busy);
+	}
+	preempt_enable_notrace();
+}
+
+NOKPROBE_SYMBOL(mg_tp_hit);
+
+#define MG_TP_STUB(n, params, ...)				\
+static void mg_tp_stub##n params				\
+{								\
+	u64 args[MAGNET_ARGS_MAX] = { __VA_ARGS__ };		\
+								\
+	mg_tp_hit(data, args);					\
+}								\
+NOKPROBE_SYMBOL(mg_tp_stub##n)
+
+MG_TP_STUB(0, (void *data), 0);
+MG_TP_STUB(1, (void *data, u64 a0), a0);
+MG_TP_STUB(2, (void *data, u64 a0, u64 a1), a0, a1);
+MG_TP_STUB(3, (void *data, u64 a0, u64 a1, u64 a2), a0, a1, a2);
+MG_TP_STUB(4, (void *data, u64 a0, u64 a1, u64 a2, u64 a3), a0, a1, a2, a3);
+MG_TP_STUB(5, (void *data, u64 a0, u64 a1, u64 a2, u64 a3, u64 a4), a0, a1, a2, a3, a4);
+MG_TP_STUB(6, (void *data, u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5),
+	   a0, a1, a2, a3, a4, a5);
+
+static void *const mg_tp_stubs[MAGNET_ARGS_MAX + 1] = {
+	(void *)mg_tp_stub0, (void *)mg_tp_stub1, (void *)mg_tp_stub2, (void *)mg_tp_stub3,
+	(void *)mg_tp_stub4, (void *)mg_tp_stub5, (void *)mg_tp_stub6,
+};
+
+/*
+ * SUBSYSTEM:EVENT, as tracefs names it: the event file says which
+ * tracepoint that is, and holds the module it lives in while we hold it.
+ */
+static int mg_tp_lookup(struct mg_probe *p, struct netlink_ext_ack *extack)
+{
+	char system[KSYM_NAME_LEN], *event;
+	struct trace_event_file *file;
+
+	strscpy(system, p->symbol, sizeof(system));
+	event = strchr(system, ':');
+	if (!event || event == system || !event[1] || strchr(event + 1, ':')) {
+		NL_SET_ERR_MSG(extack, "a tracepoint is named SUBSYSTEM:EVENT (sched:sched_switch)");
+		return -EINVAL;
+	}
+	*event++ = '\0';
+	file = trace_get_event_file(NULL, system, event);
+	if (IS_ERR(file)) {
+		NL_SET_ERR_MSG(extack, "no such event (tracefs: events/SUBSYSTEM/EVENT)");
+		return -ENOENT;
+	}
+	if (!(file->event_call->flags & TRACE_EVENT_FL_TRACEPOINT) || !file->event_call->tp) {
+		trace_put_event_file(file);
+		NL_SET_ERR_MSG(extack,
+			       "this event is no tracepoint (syscalls:* are raw_syscalls:sys_enter/sys_exit; kprobe and uprobe events have probes of their own)");
+		return -EINVAL;
+	}
+	p->tpt.file = file;
+	p->tpt.tp = file->event_call->tp;
+	return 0;
+}
+
+static void mg_tp_release(struct mg_probe *p)
+{
+	if (p->type == MAGNET_PROBE_TRACEPOINT && p->tpt.file)
+		trace_put_event_file(p->tpt.file);
+}
+
+static int mg_tp_arm(struct mg_probe *p, bool on)
+{
+	if (on)
+		return tracepoint_probe_register(p->tpt.tp, p->tpt.stub, p);
+	return tracepoint_probe_unregister(p->tpt.tp, p->tpt.stub, p);
+}
+
+/* The stub is chosen and the event held by mg_tp_prepare(), at add. */
+static int mg_tp_register(struct mg_probe *p)
+{
+	return p->flags & MAGNET_PROBE_F_DISABLED ? 0 : mg_tp_arm(p, true);
+}
+
+/* Waits for every CPU to leave the stub (and the probe's handler). */
+static void mg_tp_unregister(struct mg_probe *p)
+{
+	if (!(p->flags & MAGNET_PROBE_F_DISABLED))
+		mg_tp_arm(p, false);
+	tracepoint_synchronize_unregister();
+}
+#else
+static int mg_tp_lookup(struct mg_probe *p, struct netlink_ext_ack *extack)
+{
+	NL_SET_ERR_MSG(extack, "tracepoint probes need a kernel with CONFIG_EVENT_TRACING");
+	return -EOPNOTSUPP;
+}
+
+static void mg_tp_release(struct mg_probe *p)
+{
+}
+
+static int mg_tp_arm(struct mg_probe *p, bool on)
+{
+	return -EOPNOTSUPP;
+}
+
+static int mg_tp_register(struct mg_probe *p)
+{
+	return -EOPNOTSUPP;
+}
+
+static void mg_tp_unregister(struct mg_probe *p)
+{
+}
+#endif
+
 /* ---- the registry ---- */
 
 /*
@@ -773,11 +965,13 @@ static int mg_sock_check(struct mg_probe *p, struct netlink_ext_ack *extack)
  * The skb handler reads the first struct sk_buff * parameter, wherever it
  * is (dev_queue_xmit(skb), ip_output(net, sk, skb)): BTF says which.
  */
+static int mg_skb_pick(struct mg_probe *p, const struct mg_btf_param *par, int n,
+		       struct netlink_ext_ack *extack);
+
 static int mg_skb_check(struct mg_probe *p, struct netlink_ext_ack *extack)
 {
 	struct mg_btf_param par[MAGNET_ARGS_MAX];
 	int n = mg_btf_func_params(p->symbol, par, ARRAY_SIZE(par));
-	int i;
 
 	BUILD_BUG_ON(MAGNET_PAYLOAD_MAX - sizeof(struct magnet_skb) != MG_SKB_CAPTURE_MAX);
 	switch (n) {
@@ -798,26 +992,114 @@ static int mg_skb_check(struct mg_probe *p, struct netlink_ext_ack *extack)
 		NL_SET_ERR_MSG(extack, "handler skb: cannot read the kernel's BTF");
 		return n;
 	}
+	return mg_skb_pick(p, par, min_t(int, n, ARRAY_SIZE(par)), extack);
+}
+
+/* The first struct sk_buff * of @n parameters, and the first struct sock *. */
+static int mg_skb_pick(struct mg_probe *p, const struct mg_btf_param *par, int n,
+		       struct netlink_ext_ack *extack)
+{
+	int i;
+
 	p->skb_sock_arg = 0;
-	for (i = 0; i < n && i < ARRAY_SIZE(par); i++) {
+	for (i = 0; i < n; i++) {
 		if (par[i].kind == MG_BTF_PTR_STRUCT && !strcmp(par[i].struct_name, "sock") &&
 		    !p->skb_sock_arg)
 			p->skb_sock_arg = i + 1;
 	}
-	for (i = 0; i < n && i < ARRAY_SIZE(par); i++) {
+	for (i = 0; i < n; i++) {
 		if (par[i].kind == MG_BTF_PTR_STRUCT && !strcmp(par[i].struct_name, "sk_buff")) {
 			p->skb_arg = i;
 			return 0;
 		}
 	}
 	NL_SET_ERR_MSG(extack,
-		       "handler skb needs a function with a struct sk_buff * among its first "
+		       "handler skb needs a function or tracepoint with a struct sk_buff * among its first "
 		       __stringify(MAGNET_ARGS_MAX) " arguments");
 	return -EINVAL;
 }
 
+/* sched_switch(bool preempt, prev, next[, unsigned int prev_state]) */
+static int mg_switch_check(const struct mg_probe *p, const struct mg_btf_param *par, int n,
+			   struct netlink_ext_ack *extack)
+{
+	int i;
+
+	if (strcmp(p->symbol, "sched:sched_switch") || n < 3 || n > 4 ||
+	    par[0].kind != MG_BTF_INT || (n > 3 && par[3].kind != MG_BTF_INT))
+		goto bad;
+	for (i = 1; i < 3; i++)
+		if (par[i].kind != MG_BTF_PTR_STRUCT || strcmp(par[i].struct_name, "task_struct"))
+			goto bad;
+	return 0;
+bad:
+	NL_SET_ERR_MSG(extack,
+		       "handler switch takes the tracepoint sched:sched_switch (preempt, prev, next[, prev_state])");
+	return -EINVAL;
+}
+
+/*
+ * A tracepoint's event, its arguments (BTF), the handler's and the
+ * record's fit to them, and the stub that takes them. May set s->nargs.
+ */
+static int mg_tp_prepare(struct mg_probe *p, struct mg_probe_spec *s,
+			 struct netlink_ext_ack *extack)
+{
+	struct mg_btf_param par[MAGNET_ARGS_MAX];
+	int n, i, ret;
+
+	ret = mg_tp_lookup(p, extack);
+	if (ret)
+		return ret;
+	n = mg_btf_tracepoint_params(strchr(p->symbol, ':') + 1, par, ARRAY_SIZE(par));
+	if (n == -EOPNOTSUPP || n == -ENOENT) {
+		/* No BTF, or none of tracepoints (no CONFIG_BPF_EVENTS). */
+		if (s->handler != MAGNET_HANDLER_GENERIC) {
+			NL_SET_ERR_MSG(extack,
+				       "named handlers find a tracepoint's arguments in the kernel's BTF, which does not describe this one");
+			return -EOPNOTSUPP;
+		}
+		if (s->nargs == MG_NARGS_ALL) {
+			NL_SET_ERR_MSG(extack,
+				       "the kernel's BTF does not describe this tracepoint: give its number of arguments");
+			return -EOPNOTSUPP;
+		}
+		p->tp_nargs = s->nargs;
+	} else if (n < 0) {
+		NL_SET_ERR_MSG(extack, "cannot read the kernel's BTF");
+		return n;
+	} else {
+		p->tp_nargs = min_t(int, n, MAGNET_ARGS_MAX);
+		for (i = 0; i < p->tp_nargs; i++)
+			p->tp_argw[i] = par[i].kind != MG_BTF_INT ? 0 : par[i].int_size |
+					(par[i].int_signed ? MG_TP_ARG_SIGNED : 0);
+		if (s->handler == MAGNET_HANDLER_SKB)
+			ret = mg_skb_pick(p, par, p->tp_nargs, extack);
+		else if (s->handler == MAGNET_HANDLER_SWITCH)
+			ret = mg_switch_check(p, par, n, extack);
+		if (ret)
+			return ret;
+		if (s->nargs == MG_NARGS_ALL) {
+			s->nargs = p->tp_nargs;
+		} else if (s->nargs > p->tp_nargs) {
+			NL_SET_ERR_MSG(extack, "the tracepoint has fewer arguments");
+			return -EINVAL;
+		}
+	}
+	if (s->capture_len && s->handler == MAGNET_HANDLER_GENERIC &&
+	    s->capture_arg >= p->tp_nargs) {
+		NL_SET_ERR_MSG(extack, "the capture address must come from an argument the tracepoint has");
+		return -EINVAL;
+	}
+#ifdef CONFIG_EVENT_TRACING
+	p->tpt.stub = mg_tp_stubs[p->tp_nargs];
+#endif
+	return 0;
+}
+
 static void mg_probe_free(struct mg_probe *p)
 {
+	mg_tp_release(p);
 	if (p->id)
 		ida_free(&mg_ids, p->id);
 	mg_filter_set_free(rcu_dereference_protected(p->filters, 1));
@@ -828,6 +1110,10 @@ static void mg_probe_free(struct mg_probe *p)
 /* NL_SET_ERR_MSG wants a literal: one per case. */
 static void mg_register_extack(struct netlink_ext_ack *extack, u8 type, int err)
 {
+	if (type == MAGNET_PROBE_TRACEPOINT) {
+		NL_SET_ERR_MSG(extack, "tracepoint_probe_register() failed");
+		return;
+	}
 	if (type == MAGNET_PROBE_FENTRY && err == -ENOENT) {
 		NL_SET_ERR_MSG(extack,
 			       "no traceable function of this name (tracefs available_filter_functions)");
@@ -866,6 +1152,18 @@ static void mg_register_extack(struct netlink_ext_ack *extack, u8 type, int err)
 
 static const char *mg_register_error(u8 type, int err)
 {
+	if (type == MAGNET_PROBE_TRACEPOINT) {
+		switch (err) {
+		case -ENOENT:
+			return "no such event (tracefs: events/SUBSYSTEM/EVENT)";
+		case -EINVAL:
+			return "not a tracepoint, or the arguments or capture do not fit it";
+		case -EOPNOTSUPP:
+			return "the kernel cannot describe this tracepoint's arguments (BTF) or has no CONFIG_EVENT_TRACING";
+		default:
+			return "registration failed";
+		}
+	}
 	switch (err) {
 	case -ENOENT:
 		return type == MAGNET_PROBE_FENTRY ? "no traceable function of this name" :
@@ -975,6 +1273,8 @@ static int mg_probe_register(struct mg_probe *p)
 
 	if (p->type == MAGNET_PROBE_FENTRY)
 		return mg_fentry_register(p);
+	if (p->type == MAGNET_PROBE_TRACEPOINT)
+		return mg_tp_register(p);
 	if (p->type == MAGNET_PROBE_KPROBE) {
 		ret = mg_kprobe_register(p, false);
 		/*
@@ -1016,6 +1316,8 @@ static void mg_probe_unregister(struct mg_probe *p)
 		mg_kprobe_unregister(p);
 	else if (p->type == MAGNET_PROBE_FENTRY)
 		mg_fentry_unregister(p);
+	else if (p->type == MAGNET_PROBE_TRACEPOINT)
+		mg_tp_unregister(p);
 	else
 		synchronize_rcu();	/* magnet_log() runs with preemption off */
 }
@@ -1045,8 +1347,11 @@ static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *
 	bool raw = s->handler == MAGNET_HANDLER_RAW;
 	bool custom = s->type == MAGNET_PROBE_CUSTOM;
 	bool entry = s->type == MAGNET_PROBE_KPROBE || s->type == MAGNET_PROBE_FENTRY;
+	bool tp = s->type == MAGNET_PROBE_TRACEPOINT;
+	/* A tracepoint's own count is known once it is found (mg_tp_prepare()). */
+	bool nargs_known = s->nargs != MG_NARGS_ALL;
 
-	if (s->type < MAGNET_PROBE_KPROBE || s->type > MAGNET_PROBE_FENTRY) {
+	if (s->type < MAGNET_PROBE_KPROBE || s->type > MAGNET_PROBE_TRACEPOINT) {
 		NL_SET_ERR_MSG(extack, "unknown probe type");
 		return -EINVAL;
 	}
@@ -1054,7 +1359,7 @@ static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *
 		NL_SET_ERR_MSG(extack, "a probe needs a symbol (a function name)");
 		return -EINVAL;
 	}
-	if (s->nargs > MAGNET_ARGS_MAX) {
+	if (nargs_known && s->nargs > MAGNET_ARGS_MAX) {
 		NL_SET_ERR_MSG(extack, "at most " __stringify(MAGNET_ARGS_MAX)
 			       " arguments can be recorded");
 		return -EINVAL;
@@ -1079,12 +1384,17 @@ static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *
 		return -EINVAL;
 	}
 	if (s->handler == MAGNET_HANDLER_SKB &&
-	    (!entry || s->nargs || s->capture_arg || s->offset)) {
+	    ((!entry && !tp) || s->nargs || s->capture_arg || s->offset)) {
 		NL_SET_ERR_MSG(extack,
-			       "handler skb takes a kprobe or fentry at function entry, without args or a capture argument (it finds the struct sk_buff * itself)");
+			       "handler skb takes a kprobe or fentry at function entry or a tracepoint, without args or a capture argument (it finds the struct sk_buff * itself)");
 		return -EINVAL;
 	}
-	if (s->handler > MAGNET_HANDLER_SKB || raw != custom) {
+	if (s->handler == MAGNET_HANDLER_SWITCH && (!tp || s->nargs || s->capture_len)) {
+		NL_SET_ERR_MSG(extack,
+			       "handler switch takes the tracepoint sched:sched_switch, without args or capture");
+		return -EINVAL;
+	}
+	if (s->handler > MAGNET_HANDLER_SWITCH || raw != custom) {
 		NL_SET_ERR_MSG(extack, "unknown handler for this probe type");
 		return -EINVAL;
 	}
@@ -1097,7 +1407,7 @@ static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *
 			       __stringify(MG_SKB_CAPTURE_MAX) " bytes (one record)");
 		return -EINVAL;
 	}
-	if (s->type != MAGNET_PROBE_CUSTOM && mg_payload_len(s) > MAGNET_PAYLOAD_MAX) {
+	if (s->type != MAGNET_PROBE_CUSTOM && nargs_known && mg_payload_len(s) > MAGNET_PAYLOAD_MAX) {
 		NL_SET_ERR_MSG(extack, "arguments and capture do not fit one record ("
 			       __stringify(MAGNET_PAYLOAD_MAX) " bytes)");
 		return -EINVAL;
@@ -1129,12 +1439,17 @@ static const char *mg_probe_name(const struct mg_probe_spec *s, char *name, size
 	return name;
 }
 
-struct mg_probe *mg_probe_add(const struct mg_probe_spec *s, struct netlink_ext_ack *extack)
+struct mg_probe *mg_probe_add(const struct mg_probe_spec *spec, struct netlink_ext_ack *extack)
 {
+	struct mg_probe_spec copy = *spec, *s = &copy;
 	struct mg_probe *p;
 	int ret, id;
 
 	lockdep_assert_held(&mg_probes_lock);
+	/* "All of them" is a tracepoint's generic record's default; else none. */
+	if (s->nargs == MG_NARGS_ALL &&
+	    (s->type != MAGNET_PROBE_TRACEPOINT || s->handler != MAGNET_HANDLER_GENERIC))
+		s->nargs = 0;
 	ret = mg_spec_check(s, extack);
 	if (ret)
 		return ERR_PTR(ret);
@@ -1142,6 +1457,14 @@ struct mg_probe *mg_probe_add(const struct mg_probe_spec *s, struct netlink_ext_
 	if (!p)
 		return ERR_PTR(-ENOMEM);
 	p->type = s->type;
+	strscpy(p->symbol, s->symbol, sizeof(p->symbol));
+	if (p->type == MAGNET_PROBE_TRACEPOINT) {
+		ret = mg_tp_prepare(p, s, extack);
+		if (!ret)
+			ret = mg_spec_check(s, extack);	/* with its argument count */
+		if (ret)
+			goto err;
+	}
 	p->nargs = s->nargs;
 	p->capture_arg = s->capture_arg;
 	p->capture_len = s->capture_len;
@@ -1151,16 +1474,16 @@ struct mg_probe *mg_probe_add(const struct mg_probe_spec *s, struct netlink_ext_
 	p->owner = s->owner;
 	p->rec_flags = mg_rec_flags(s);
 	p->payload_len = mg_payload_len(s);
-	strscpy(p->symbol, s->symbol, sizeof(p->symbol));
 	mg_probe_name(s, p->name, sizeof(p->name));
 	if (mg_probe_find(-1, p->name)) {
 		NL_SET_ERR_MSG(extack, "a probe with this name exists: give another name");
 		ret = -EEXIST;
 		goto err;
 	}
+	/* (a tracepoint's handler was checked against its arguments) */
 	if (p->handler == MAGNET_HANDLER_SOCK)
 		ret = mg_sock_check(p, extack);
-	else if (p->handler == MAGNET_HANDLER_SKB)
+	else if (p->handler == MAGNET_HANDLER_SKB && p->type != MAGNET_PROBE_TRACEPOINT)
 		ret = mg_skb_check(p, extack);
 	if (ret)
 		goto err;
@@ -1215,6 +1538,8 @@ int mg_probe_set_flags(struct mg_probe *p, u32 flags)
 		ret = 0;
 	else if (p->type == MAGNET_PROBE_FENTRY)
 		ret = mg_fentry_arm(p, !off);
+	else if (p->type == MAGNET_PROBE_TRACEPOINT)
+		ret = mg_tp_arm(p, !off);
 	else
 		ret = off ? disable_kprobe(kp) : enable_kprobe(kp);
 	if (ret)
@@ -1266,6 +1591,8 @@ static const char *mg_type_name(const struct mg_probe *p)
 		return "kretprobe";
 	case MAGNET_PROBE_FENTRY:
 		return "fentry";
+	case MAGNET_PROBE_TRACEPOINT:
+		return "tracepoint";
 	default:
 		return "custom";
 	}
@@ -1288,9 +1615,18 @@ static int mg_probe_parse(char *spec, struct mg_probe_spec *s)
 		s->type = MAGNET_PROBE_KRETPROBE;
 	else if (!strcmp(spec, "fentry"))
 		s->type = MAGNET_PROBE_FENTRY;
+	else if (!strcmp(spec, "tracepoint"))
+		s->type = MAGNET_PROBE_TRACEPOINT;
 	else
 		return -EINVAL;
+	/* A tracepoint's target is SUBSYSTEM:EVENT: its fields follow EVENT. */
 	colon = strchr(target, ':');
+	if (colon && s->type == MAGNET_PROBE_TRACEPOINT)
+		colon = strchr(colon + 1, ':');
+	else if (s->type == MAGNET_PROBE_TRACEPOINT)
+		return -EINVAL;
+	if (s->type == MAGNET_PROBE_TRACEPOINT)
+		nargs = MG_NARGS_ALL;
 	if (colon) {
 		char *cap;
 
@@ -1349,7 +1685,7 @@ int mg_probes_add_list(const char *list)
 		strscpy(shown, spec, sizeof(shown));
 		ret = mg_probe_parse(spec, &s);
 		if (ret) {
-			pr_err("probe '%s': bad spec, expected kprobe:SYMBOL[+OFFSET][:NARGS[:LEN@ARG]], kretprobe:SYMBOL[:NARGS[:LEN@ARG]] or fentry:SYMBOL[:NARGS[:LEN@ARG]], NARGS and ARG 0..%d, args and capture within %d bytes\n",
+			pr_err("probe '%s': bad spec, expected kprobe:SYMBOL[+OFFSET][:NARGS[:LEN@ARG]], kretprobe:SYMBOL[:NARGS[:LEN@ARG]], fentry:SYMBOL[:NARGS[:LEN@ARG]] or tracepoint:SUBSYSTEM:EVENT[:NARGS[:LEN@ARG]], NARGS and ARG 0..%d, args and capture within %d bytes\n",
 			       shown, MAGNET_ARGS_MAX, MAGNET_PAYLOAD_MAX);
 			goto err;
 		}
@@ -1390,7 +1726,7 @@ void mg_probes_exit(void)
 	struct kretprobe **rps;
 	struct kprobe **kps;
 	struct mg_probe *p, *tmp;
-	int nk = 0, nr = 0, n = 0;
+	int nk = 0, nr = 0, n = 0, ntp = 0;
 
 	mutex_lock(&mg_probes_lock);
 	list_for_each_entry(p, &mg_probes, node)
@@ -1399,7 +1735,12 @@ void mg_probes_exit(void)
 	rps = kcalloc(n ? n : 1, sizeof(*rps), GFP_KERNEL);
 	list_for_each_entry(p, &mg_probes, node) {
 		WARN_ON_ONCE(p->type == MAGNET_PROBE_CUSTOM);	/* its module pins us */
-		if (!kps || !rps || p->type == MAGNET_PROBE_CUSTOM ||
+		if (p->type == MAGNET_PROBE_TRACEPOINT) {
+			/* One wait for all of them, below. */
+			if (!(p->flags & MAGNET_PROBE_F_DISABLED))
+				mg_tp_arm(p, false);
+			ntp++;
+		} else if (!kps || !rps || p->type == MAGNET_PROBE_CUSTOM ||
 		    p->type == MAGNET_PROBE_FENTRY)
 			mg_probe_unregister(p);	/* not kprobes, or no memory for batching */
 		else if (p->type == MAGNET_PROBE_KPROBE)
@@ -1411,6 +1752,8 @@ void mg_probes_exit(void)
 		unregister_kprobes(kps, nk);
 	if (nr)
 		unregister_kretprobes(rps, nr);
+	if (ntp)
+		tracepoint_synchronize_unregister();
 	list_for_each_entry_safe(p, tmp, &mg_probes, node) {
 		list_del(&p->node);
 		mg_probe_free(p);

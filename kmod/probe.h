@@ -13,7 +13,12 @@
 #include "compat.h"
 
 struct seq_file;
+struct trace_event_file;
+struct tracepoint;
 struct mg_filter_set;
+
+/* mg_probe_spec.nargs not given: a tracepoint's all, others' none. */
+#define MG_NARGS_ALL	0xff
 
 /* What user space (netlink, probes=) or a module (kapi) asks for. */
 struct mg_probe_spec {
@@ -68,6 +73,8 @@ struct mg_probe {
 	bool sock_size_arg;		/* handler sock: argument 2 is a size */
 	u8 skb_arg;			/* handler skb: the struct sk_buff * */
 	u8 skb_sock_arg;		/* handler skb: 1 + a struct sock *, or 0 */
+	u8 tp_nargs;			/* tracepoint: the arguments it passes, to 6 */
+	u8 tp_argw[MAGNET_ARGS_MAX];	/* tracepoint: MG_TP_ARG_*, per argument */
 	char symbol[KSYM_NAME_LEN];
 	char name[MAGNET_NAME_MAX + 1];	/* SYMBOL%return, SYMBOL+OFFSET fit */
 	union {
@@ -76,6 +83,11 @@ struct mg_probe {
 #ifdef CONFIG_DYNAMIC_FTRACE
 		struct ftrace_ops fops;
 #endif
+		struct {
+			struct tracepoint *tp;
+			struct trace_event_file *file;	/* holds its module */
+			void *stub;			/* takes tp_nargs */
+		} tpt;
 	};
 };
 

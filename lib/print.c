@@ -275,6 +275,56 @@ static void print_comm_text(FILE *f, const char *comm)
 		mg_escape_write(f, comm, MG_ESC_SPACE);
 }
 
+/*
+ * A task state as ftrace's sched_switch prints it: R runnable, R+
+ * preempted, else the letter of its lowest state bit (I: an idle kernel
+ * thread's TASK_IDLE, UNINTERRUPTIBLE | NOLOAD).
+ */
+static const char *switch_state(const struct magnet_switch *sw)
+{
+	static const char *const letters[] = { "S", "D", "T", "t", "X", "Z", "P", "I" };
+	unsigned int i;
+
+	if (sw->preempt)
+		return "R+";
+	if (!sw->prev_state)
+		return "R";
+	if ((sw->prev_state & 0x402) == 0x402)
+		return "I";
+	for (i = 0; i < 7; i++)
+		if (sw->prev_state & (1U << i))
+			return letters[i];
+	return "?";
+}
+
+static void print_switch(FILE *f, const struct mg_print_opts *o,
+			 const struct magnet_switch *sw)
+{
+	char prev[sizeof(sw->prev_comm) + 1] = "", next[sizeof(sw->next_comm) + 1] = "";
+
+	memcpy(prev, sw->prev_comm, sizeof(sw->prev_comm));
+	memcpy(next, sw->next_comm, sizeof(sw->next_comm));
+	if (o->json) {
+		fputs(",\"switch\":{\"prev_comm\":", f);
+		mg_json_string(f, prev);
+		fprintf(f, ",\"prev_pid\":%u,\"prev_tgid\":%u,\"prev_state\":%u,"
+			"\"state\":\"%s\",\"preempt\":%s,\"next_comm\":",
+			sw->prev_pid, sw->prev_tgid, sw->prev_state, switch_state(sw),
+			sw->preempt ? "true" : "false");
+		mg_json_string(f, next);
+		fprintf(f, ",\"next_pid\":%u,\"next_tgid\":%u,\"next_cgroup\":%llu}",
+			sw->next_pid, sw->next_tgid, (unsigned long long)sw->next_cgroup);
+		return;
+	}
+	fputs(" switch prev=", f);
+	print_comm_text(f, prev);
+	fprintf(f, ":%u/%u state=%s(%u) next=", sw->prev_pid, sw->prev_tgid,
+		switch_state(sw), sw->prev_state);
+	print_comm_text(f, next);
+	fprintf(f, ":%u/%u next_cgroup=%llu", sw->next_pid, sw->next_tgid,
+		(unsigned long long)sw->next_cgroup);
+}
+
 /* Text: the tail of a record's line; JSON: the fields after "tgid". */
 static void print_who(FILE *f, const struct mg_print_opts *o,
 		      const struct magnet_record *r)
@@ -354,8 +404,10 @@ static void print_probe(FILE *f, const struct mg_print_opts *o,
 		mg_json_string(f, name);
 		fputs(",\"symbol\":", f);
 		mg_json_string(f, probe ? probe->target : "unknown");
+		/* The probe's type where the table has it (fentry, tracepoint). */
 		fprintf(f, ",\"type\":\"%s\",\"abstract\":\"0x%llx\"",
-			mg_record_type(r), (unsigned long long)r->abstract_id);
+			probe && probe->type ? probe->type : mg_record_type(r),
+			(unsigned long long)r->abstract_id);
 	} else {
 		/* The name is the trace's or the daemon's: escaped. */
 		fprintf(f, " %u %u/%u ", r->cpu, r->pid, r->tgid);
@@ -373,6 +425,9 @@ static void print_probe(FILE *f, const struct mg_print_opts *o,
 		goto out;
 	case MAGNET_HANDLER_SKB:
 		print_skb(f, o, mg_record_skb(r));
+		goto out;
+	case MAGNET_HANDLER_SWITCH:
+		print_switch(f, o, mg_record_switch(r));
 		goto out;
 	}
 	fputs(o->json ? ",\"args\":[" : " args=[", f);

@@ -20,7 +20,7 @@
 struct mg_probe {
 	unsigned int id;
 	unsigned int nargs;
-	char *type;		/* "kprobe", "kretprobe", "fentry", "custom" */
+	char *type;		/* "kprobe", "kretprobe", "fentry", "tracepoint", "custom" */
 	char *target;		/* function name, e.g. "tcp_sendmsg", and any
 				 * "+OFFSET"; for custom, the event's name */
 	char *name;		/* the probe's, unique: "tcp_sendmsg%return" */

@@ -28,7 +28,7 @@ static const char *const mg_rec_reasons[MG_REC_NERR] = {
 	[MG_REC_CAPTURE_LEN]	= "capture length does not match the record size",
 	[MG_REC_CAPTURE_ARG]	= "capture argument not 0..5",
 	[MG_REC_CAPTURE_PAD]	= "capture bytes past its length not zero",
-	[MG_REC_HANDLER]	= "unknown handler (flags bits 8..11 above 3)",
+	[MG_REC_HANDLER]	= "unknown handler (flags bits 8..11 above 4)",
 	[MG_REC_SOCK_FAMILY]	= "sock record family neither 0, AF_INET nor AF_INET6",
 	[MG_REC_RAW_LEN]	= "raw length does not match the record size",
 	[MG_REC_RAW_RESERVED]	= "raw reserved field not zero",
@@ -36,6 +36,7 @@ static const char *const mg_rec_reasons[MG_REC_NERR] = {
 	[MG_REC_SKB_LEN]	= "skb capture length past the record's data",
 	[MG_REC_SKB_FIELD]	= "skb direction or layer undefined",
 	[MG_REC_SKB_PAD]	= "skb bytes past its capture length not zero",
+	[MG_REC_SWITCH_FIELD]	= "switch preempt not 0 or 1, or reserved bytes not zero",
 };
 
 const char *mg_record_strerror(int err)
@@ -130,6 +131,23 @@ static int check_skb(const struct magnet_record *r)
 	return 0;
 }
 
+/* "switch": exactly struct magnet_switch. */
+static bool switch_fields_ok(const struct magnet_switch *sw)
+{
+	return sw->preempt <= 1 && !sw->reserved[0] && !sw->reserved[1] && !sw->reserved[2];
+}
+
+static int check_switch(const struct magnet_record *r)
+{
+	if ((r->flags & ~MAGNET_REC_INTR) != MAGNET_HANDLER_SWITCH << MAGNET_REC_HANDLER_SHIFT)
+		return -MG_REC_FLAGS;
+	if (r->size != MG_RECORD_SWITCH_SIZE)
+		return -MG_REC_LAYOUT;
+	if (!switch_fields_ok((const struct magnet_switch *)r->payload))
+		return -MG_REC_SWITCH_FIELD;
+	return 0;
+}
+
 const char *mg_record_type(const struct magnet_record *r)
 {
 	if (mg_record_is_lost(r))
@@ -208,6 +226,8 @@ int mg_record_check(const void *buf, size_t len, size_t off)
 		return check_raw(r);
 	case MAGNET_HANDLER_SKB:
 		return check_skb(r);
+	case MAGNET_HANDLER_SWITCH:
+		return check_switch(r);
 	default:
 		return -MG_REC_HANDLER;
 	}
@@ -400,6 +420,22 @@ ssize_t mg_record_encode_skb(void *buf, size_t len,
 	if (skb->caplen)
 		memcpy(p->data, data, skb->caplen);
 	return size;
+}
+
+ssize_t mg_record_encode_switch(void *buf, size_t len,
+				const struct mg_record_hdr *h,
+				const struct magnet_switch *sw)
+{
+	struct magnet_record *r = buf;
+
+	if (h->event_id < MAGNET_EVENT_FIRST_DYNAMIC || !switch_fields_ok(sw))
+		return -EINVAL;
+	if (len < MG_RECORD_SWITCH_SIZE)
+		return -ENOSPC;
+	fill_header(r, h, MG_RECORD_SWITCH_SIZE, h->event_id,
+		    MAGNET_HANDLER_SWITCH << MAGNET_REC_HANDLER_SHIFT);
+	memcpy(r->payload, sw, sizeof(*sw));
+	return MG_RECORD_SWITCH_SIZE;
 }
 
 ssize_t mg_record_encode_task(void *buf, size_t len,

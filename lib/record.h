@@ -29,7 +29,7 @@ enum mg_rec_err {
 	MG_REC_CAPTURE_ARG,	/* capture arg > 5: no such argument register */
 	MG_REC_CAPTURE_PAD,	/* capture bytes past len (alignment, or all of an
 				 * unreadable capture) not zero */
-	MG_REC_HANDLER,		/* handler (flags bits 8..11) not 0..3 */
+	MG_REC_HANDLER,		/* handler (flags bits 8..11) not 0..4 */
 	MG_REC_SOCK_FAMILY,	/* sock: family neither 0, AF_INET nor AF_INET6 */
 	MG_REC_RAW_LEN,		/* raw: len does not match the record size */
 	MG_REC_RAW_RESERVED,	/* raw: reserved field not zero */
@@ -37,6 +37,7 @@ enum mg_rec_err {
 	MG_REC_SKB_LEN,		/* skb: caplen past the data the record holds */
 	MG_REC_SKB_FIELD,	/* skb: direction or layer undefined */
 	MG_REC_SKB_PAD,		/* skb: bytes past caplen not zero */
+	MG_REC_SWITCH_FIELD,	/* switch: preempt not 0 or 1, or reserved not zero */
 	MG_REC_NERR
 };
 
@@ -94,6 +95,10 @@ static inline size_t mg_record_capture_size(bool ret, unsigned int nargs,
 /* Size of a "sock" handler record: header and struct magnet_sock. */
 #define MG_RECORD_SOCK_SIZE \
 	(MAGNET_RECORD_HEADER + sizeof(struct magnet_sock))
+
+/* Size of a "switch" handler record: header and struct magnet_switch. */
+#define MG_RECORD_SWITCH_SIZE \
+	(MAGNET_RECORD_HEADER + sizeof(struct magnet_switch))
 
 /*
  * Size of a "raw" record holding len data bytes: header, struct magnet_raw
@@ -192,6 +197,13 @@ ssize_t mg_record_encode_skb(void *buf, size_t len,
 			     const struct mg_record_hdr *h,
 			     const struct magnet_skb *skb, const void *data,
 			     size_t cap_len);
+/*
+ * A "switch" record (sched:sched_switch): sw copied whole. -EINVAL also
+ * for preempt other than 0 or 1, or reserved bytes that are not zero.
+ */
+ssize_t mg_record_encode_switch(void *buf, size_t len,
+				const struct mg_record_hdr *h,
+				const struct magnet_switch *sw);
 /*
  * A TASK record naming h->pid: comm is copied up to 16 bytes, NUL-padded.
  * h->event_id and h->intr are ignored.
@@ -296,8 +308,8 @@ static inline bool mg_record_is_intr(const struct magnet_record *r)
 /*
  * The record's handler, enum magnet_handler: MAGNET_HANDLER_GENERIC for
  * LOST and kprobe/kretprobe layouts (the accessors below), _SOCK for
- * mg_record_sock(), _RAW for mg_record_raw(), _SKB for mg_record_skb().
- * Those three have no args,
+ * mg_record_sock(), _RAW for mg_record_raw(), _SKB for mg_record_skb(),
+ * _SWITCH for mg_record_switch(). Those have no args,
  * return value or capture: mg_record_nargs() is 0, the rest false/NULL.
  */
 static inline unsigned int mg_record_handler(const struct magnet_record *r)
@@ -329,6 +341,15 @@ mg_record_skb(const struct magnet_record *r)
 	if (mg_record_handler(r) != MAGNET_HANDLER_SKB)
 		return NULL;
 	return (const struct magnet_skb *)r->payload;
+}
+
+/* The payload of a switch record (one task switch), or NULL. */
+static inline const struct magnet_switch *
+mg_record_switch(const struct magnet_record *r)
+{
+	if (mg_record_handler(r) != MAGNET_HANDLER_SWITCH)
+		return NULL;
+	return (const struct magnet_switch *)r->payload;
 }
 
 /*

@@ -20,6 +20,8 @@ const char *ctl_probe_type_name(__u8 type)
 		return "custom";
 	case MAGNET_PROBE_FENTRY:
 		return "fentry";
+	case MAGNET_PROBE_TRACEPOINT:
+		return "tracepoint";
 	}
 	return "unknown";
 }
@@ -59,9 +61,15 @@ static int parse_add_set(struct ctl_args *a)
 
 static int parse_add(struct ctl_args *a)
 {
-	static const char *const types[] = { "kprobe", "kretprobe", "fentry", "set", NULL };
+	static const char *const types[] = {
+		"kprobe", "kretprobe", "fentry", "tracepoint", "set", NULL
+	};
 	static const __u8 type_of[] = {
-		MAGNET_PROBE_KPROBE, MAGNET_PROBE_KRETPROBE, MAGNET_PROBE_FENTRY
+		MAGNET_PROBE_KPROBE, MAGNET_PROBE_KRETPROBE, MAGNET_PROBE_FENTRY,
+		MAGNET_PROBE_TRACEPOINT
+	};
+	static const char *const type_article[] = {
+		"a kprobe", "a kretprobe", "an fentry probe", "a tracepoint probe"
 	};
 	static const char *const keys[] = {
 		"args", "capture", "name", "handler", "notify", "disabled", NULL
@@ -73,20 +81,27 @@ static int parse_add(struct ctl_args *a)
 	int k, ret;
 
 	r->genl_cmd = MAGNET_CMD_PROBE_ADD;
-	w = ctl_next(a, "kprobe|kretprobe|fentry|set");
+	w = ctl_next(a, "kprobe|kretprobe|fentry|tracepoint|set");
 	if (!w)
 		return -1;
 	k = ctl_keyword(a, w, types, "probe type");
 	if (k < 0)
 		return -1;
-	if (k == 3)
+	if (k == 4)
 		return parse_add_set(a);
 	r->type = type_of[k];
 	r->probe_attrs |= CTL_BIT(MAGNET_PROBE_A_TYPE);
 
-	target = ctl_next(a, "SYMBOL");
+	target = ctl_next(a, r->type == MAGNET_PROBE_TRACEPOINT ? "SUBSYSTEM:EVENT" : "SYMBOL");
 	if (!target)
 		return -1;
+	if (r->type == MAGNET_PROBE_TRACEPOINT) {
+		const char *colon = strchr(target, ':');
+
+		if (!colon || colon == target || !colon[1] || strchr(colon + 1, ':'))
+			return ctl_usage_error(a, "bad tracepoint '%s' (expected SUBSYSTEM:EVENT, as in tracefs events/, e.g. sched:sched_switch)",
+					       target);
+	}
 	ret = ctl_parse_target(target, r->sym_buf, sizeof(r->sym_buf),
 			       &r->offset, &has_off);
 	if (ret == -ERANGE && !strchr(target, '+'))
@@ -98,8 +113,7 @@ static int parse_add(struct ctl_args *a)
 		return ctl_usage_error(a, "bad target '%s' (expected SYMBOL[+OFFSET])",
 				       target);
 	if (has_off && r->type != MAGNET_PROBE_KPROBE)
-		return ctl_usage_error(a, "%s takes no +OFFSET ('%s')",
-				       k == 1 ? "a kretprobe" : "an fentry probe", target);
+		return ctl_usage_error(a, "%s takes no +OFFSET ('%s')", type_article[k], target);
 	r->symbol = r->sym_buf;
 	r->probe_attrs |= CTL_BIT(MAGNET_PROBE_A_SYMBOL);
 	if (has_off)
@@ -177,8 +191,12 @@ static int parse_add(struct ctl_args *a)
 	 */
 	if (r->capture_len && (cap_arg || !r->handler || !strcmp(r->handler, "generic")))
 		r->probe_attrs |= CTL_BIT(MAGNET_PROBE_A_CAPTURE_ARG);
-	/* The generic layout must fit one record (PAYLOADS). */
+	/*
+	 * The generic layout must fit one record (PAYLOADS). A tracepoint's
+	 * default argument count is the kernel's to know.
+	 */
 	if (r->capture_len && (!r->handler || !strcmp(r->handler, "generic")) &&
+	    (r->type != MAGNET_PROBE_TRACEPOINT || (r->probe_attrs & CTL_BIT(MAGNET_PROBE_A_NARGS))) &&
 	    r->capture_len > ctl_capture_max(r->type, r->nargs))
 		return ctl_usage_error(a, "capture %u with args %u: at most %u bytes fit one record",
 				       r->capture_len, r->nargs,
@@ -653,6 +671,8 @@ static int run_flags(struct ctl_nl *nl, struct ctl_req *r)
 static const struct ctl_cmd probe_cmds[] = {
 	{ "add", "kprobe|kretprobe|fentry SYMBOL[+OFFSET] [args N] [capture LEN[@ARG]]\n"
 		 "                            [name NAME] [handler generic|sock|skb] [notify] [disabled]\n"
+		 "                  tracepoint SUBSYSTEM:EVENT [args N] [capture LEN[@ARG]]\n"
+		 "                            [name NAME] [handler generic|skb|switch] [notify] [disabled]\n"
 		 "                  set SET [capture LEN]",
 	  parse_add, run_add },
 	{ "del", "ID|NAME | set SET", parse_del, run_simple },
@@ -667,19 +687,25 @@ static const struct ctl_cmd probe_cmds[] = {
 
 const struct ctl_object ctl_probe_object = {
 	.name = "probe",
-	.summary = "kprobes, kretprobes, fentry probes: add, del, list, show, enable, disable, notify",
+	.summary = "kprobes, kretprobes, fentry and tracepoint probes: add, del, list, show, enable, disable, notify",
 	.cmds = probe_cmds,
 	.dflt = "list",
 	.notes =
 "A probe is named by its id (a number) or its name. \"probe add\" prints the\n"
 "new probe's id and name; the default name is SYMBOL[+OFFSET] for a kprobe,\n"
-"SYMBOL%return for a kretprobe, SYMBOL for an fentry probe. fentry: at\n"
-"function entry through ftrace (a kprobe's record, at less cost per hit;\n"
-"functions in tracefs available_filter_functions only, no +OFFSET).\n"
+"SYMBOL%return for a kretprobe, SYMBOL for an fentry probe, SUBSYSTEM:EVENT\n"
+"for a tracepoint. fentry: at function entry through ftrace (a kprobe's\n"
+"record, at less cost per hit; functions in tracefs\n"
+"available_filter_functions only, no +OFFSET). tracepoint: the kernel's\n"
+"stable events (tracefs events/SUBSYSTEM/EVENT), whatever a kernel version\n"
+"renames or inlines; records the tracepoint's arguments (all, up to 6).\n"
 "args N: record the first N (0..6) arguments.\n"
 "capture LEN[@ARG]: copy LEN bytes from the address in argument ARG (0..5,\n"
 "default 0); args and capture must fit one record (4096 bytes of payload).\n"
-"handler skb: capture LEN (no @ARG) bytes of the packet in the sk_buff *.\n"
+"handler skb: capture LEN (no @ARG) bytes of the packet in the sk_buff *\n"
+"(functions, and tracepoints such as net:net_dev_queue, net:netif_receive_skb).\n"
+"handler switch: tracepoint sched:sched_switch, one record per task switch\n"
+"(prev and next task, prev's state, next's job).\n"
 "notify: send an alarm for each recorded hit (see monitor). disabled: add\n"
 "the probe disarmed. \"probe\" alone is \"probe list\".\n"
 "set SET: add a named set of probes (udp-journey, tcp-traffic, net-rx; see\n"

@@ -6,7 +6,8 @@
  * make check-kernels (tests/vm/t-24-skb.sh, t-25-sets.sh); a member that
  * moved goes by its older name on older kernels. On a real NIC, GRO hands
  * packets up through ip_list_rcv, which takes no skb, hence
- * ip_local_deliver rather than ip_rcv on the receive side.
+ * ip_local_deliver rather than ip_rcv on the receive side. Sets of
+ * tracepoints (net-dev, sched) are the same on every kernel.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,10 +18,11 @@
 #define SET_CAPTURE_DEFAULT	128	/* skb members: IP + TCP/UDP headers and more */
 
 struct set_member {
-	const char *symbol;
-	const char *handler;	/* "sock" or "skb" */
+	const char *symbol;	/* a function, or a tracepoint's SUBSYSTEM:EVENT */
+	const char *handler;	/* "sock", "skb" or "switch" */
 	const char *what;
 	const char *older;	/* the same place on a kernel without symbol */
+	__u8 type;		/* enum magnet_probe_type */
 };
 
 struct ctl_set {
@@ -30,29 +32,29 @@ struct ctl_set {
 };
 
 static const struct set_member udp_journey[] = {
-	{ "udp_sendmsg", "sock", "socket layer: who sends how much to whom", NULL },
-	{ "ip_send_skb", "skb", "UDP hands the datagram to IP (no device yet)", NULL },
-	{ "ip_finish_output2", "skb", "IP, routed: the device is known", NULL },
-	{ "__dev_queue_xmit", "skb", "the device queue (link header on)", NULL },
-	{ "ip_local_deliver", "skb", "received: IP delivers it locally", NULL },
-	{ "udp_rcv", "skb", "received: UDP", NULL },
+	{ "udp_sendmsg", "sock", "socket layer: who sends how much to whom", NULL, MAGNET_PROBE_KPROBE },
+	{ "ip_send_skb", "skb", "UDP hands the datagram to IP (no device yet)", NULL, MAGNET_PROBE_KPROBE },
+	{ "ip_finish_output2", "skb", "IP, routed: the device is known", NULL, MAGNET_PROBE_KPROBE },
+	{ "__dev_queue_xmit", "skb", "the device queue (link header on)", NULL, MAGNET_PROBE_KPROBE },
+	{ "ip_local_deliver", "skb", "received: IP delivers it locally", NULL, MAGNET_PROBE_KPROBE },
+	{ "udp_rcv", "skb", "received: UDP", NULL, MAGNET_PROBE_KPROBE },
 	{ NULL },
 };
 
 static const struct set_member tcp_traffic[] = {
-	{ "tcp_sendmsg", "sock", "bytes sent per socket", NULL },
-	{ "tcp_recvmsg", "sock", "reads per socket (size: the bytes asked for)", NULL },
-	{ "tcp_v4_connect", "sock", "connects: the host contacted", NULL },
-	{ "inet_csk_accept", "sock", "accepts: the listening socket", NULL },
+	{ "tcp_sendmsg", "sock", "bytes sent per socket", NULL, MAGNET_PROBE_KPROBE },
+	{ "tcp_recvmsg", "sock", "reads per socket (size: the bytes asked for)", NULL, MAGNET_PROBE_KPROBE },
+	{ "tcp_v4_connect", "sock", "connects: the host contacted", NULL, MAGNET_PROBE_KPROBE },
+	{ "inet_csk_accept", "sock", "accepts: the listening socket", NULL, MAGNET_PROBE_KPROBE },
 	{ NULL },
 };
 
 static const struct set_member net_rx[] = {
-	{ "napi_gro_receive", "skb", "a NIC's packets, from the link header", NULL },
-	{ "__netif_rx", "skb", "loopback and virtual devices' packets", "netif_rx" },
-	{ "ip_local_deliver", "skb", "IP packets for this host", NULL },
-	{ "tcp_v4_rcv", "skb", "TCP segments", NULL },
-	{ "udp_rcv", "skb", "UDP datagrams", NULL },
+	{ "napi_gro_receive", "skb", "a NIC's packets, from the link header", NULL, MAGNET_PROBE_KPROBE },
+	{ "__netif_rx", "skb", "loopback and virtual devices' packets", "netif_rx", MAGNET_PROBE_KPROBE },
+	{ "ip_local_deliver", "skb", "IP packets for this host", NULL, MAGNET_PROBE_KPROBE },
+	{ "tcp_v4_rcv", "skb", "TCP segments", NULL, MAGNET_PROBE_KPROBE },
+	{ "udp_rcv", "skb", "UDP datagrams", NULL, MAGNET_PROBE_KPROBE },
 	{ NULL },
 };
 
@@ -63,11 +65,26 @@ static const struct set_member net_rx[] = {
  * UDP's hand-off to the socket that takes it (backlog or not, once).
  */
 static const struct set_member net_jobs[] = {
-	{ "ip_output", "skb", "IPv4 packets sent (the socket's job)", NULL },
-	{ "ip6_output", "skb", "IPv6 packets sent", NULL },
-	{ "tcp_v4_do_rcv", "skb", "TCP over IPv4 received by a socket", NULL },
-	{ "tcp_v6_do_rcv", "skb", "TCP over IPv6 received by a socket", NULL },
-	{ "__udp_enqueue_schedule_skb", "skb", "UDP datagrams queued to a socket", NULL },
+	{ "ip_output", "skb", "IPv4 packets sent (the socket's job)", NULL, MAGNET_PROBE_KPROBE },
+	{ "ip6_output", "skb", "IPv6 packets sent", NULL, MAGNET_PROBE_KPROBE },
+	{ "tcp_v4_do_rcv", "skb", "TCP over IPv4 received by a socket", NULL, MAGNET_PROBE_KPROBE },
+	{ "tcp_v6_do_rcv", "skb", "TCP over IPv6 received by a socket", NULL, MAGNET_PROBE_KPROBE },
+	{ "__udp_enqueue_schedule_skb", "skb", "UDP datagrams queued to a socket", NULL, MAGNET_PROBE_KPROBE },
+	{ NULL },
+};
+
+/* The devices' own events: every packet queued to or taken from one. */
+static const struct set_member net_dev[] = {
+	{ "net:net_dev_queue", "skb", "packets queued to a device (link header on)", NULL,
+	  MAGNET_PROBE_TRACEPOINT },
+	{ "net:netif_receive_skb", "skb", "packets the stack takes from a device", NULL,
+	  MAGNET_PROBE_TRACEPOINT },
+	{ NULL },
+};
+
+static const struct set_member sched[] = {
+	{ "sched:sched_switch", "switch", "task switches: who runs, for which job", NULL,
+	  MAGNET_PROBE_TRACEPOINT },
 	{ NULL },
 };
 
@@ -78,6 +95,8 @@ static const struct ctl_set sets[] = {
 	  tcp_traffic },
 	{ "net-rx", "packets received, from the device up to TCP and UDP", net_rx },
 	{ "net-jobs", "each packet once, by its socket's job and peer (AGG net)", net_jobs },
+	{ "net-dev", "packets at the devices, out and in (tracepoints: every kernel)", net_dev },
+	{ "sched", "task switches on every CPU (tracepoint sched:sched_switch)", sched },
 	{ NULL },
 };
 
@@ -101,7 +120,7 @@ const struct ctl_set *ctl_set_find(const char *name)
 
 const char *ctl_set_names(void)
 {
-	return "udp-journey tcp-traffic net-rx net-jobs";
+	return "udp-journey tcp-traffic net-rx net-jobs net-dev sched";
 }
 
 /* Whether the running kernel has sym (kallsyms names it to anyone). */
@@ -174,7 +193,7 @@ int ctl_set_add(struct ctl_nl *nl, struct ctl_req *r)
 
 		member_name(name, sizeof(name), s, m);
 		member_req(&q, r, MAGNET_CMD_PROBE_ADD, name);
-		q.type = MAGNET_PROBE_KPROBE;
+		q.type = m->type;
 		q.symbol = member_symbol(m);
 		q.handler = m->handler;
 		q.probe_attrs |= CTL_BIT(MAGNET_PROBE_A_TYPE) | CTL_BIT(MAGNET_PROBE_A_SYMBOL) |
@@ -225,8 +244,9 @@ int ctl_set_list(struct ctl_nl *nl, struct ctl_req *r)
 		for (m = s->members; m->symbol; m++) {
 			pr_record_open("set_probe");
 			pr_str("set", NULL, s->name);
-			pr_str("symbol", "    kprobe %-18s", member_symbol(m));
-			pr_str("handler", " handler %-4s", m->handler);
+			pr_str("type", "    %-10s", ctl_probe_type_name(m->type));
+			pr_str("symbol", " %-22s", member_symbol(m));
+			pr_str("handler", " handler %-6s", m->handler);
 			pr_str("what", NULL, m->what);
 			pr_text("  %s\n", m->what);	/* prose: not escaped */
 			pr_record_close();

@@ -447,7 +447,7 @@ START_TEST(probe_set_forms)
 	ck_assert_ptr_nonnull(R.set);
 	parse_ok("probe add set udp capture 4072 -j");
 	usage_error("probe add set", "SET after 'set'");
-	usage_error("probe add set nope", "no probe set 'nope' (sets: udp-journey tcp-traffic net-rx net-jobs)");
+	usage_error("probe add set nope", "no probe set 'nope' (sets: udp-journey tcp-traffic net-rx net-jobs net-dev sched)");
 	usage_error("probe add set udp-journey capture 4081", "out of range");
 	usage_error("probe add set udp-journey capture 0", "capture 0");
 	usage_error("probe add set udp-journey capture 1 capture 2", "given twice");
@@ -830,7 +830,13 @@ static const struct {
 	{ "probe list junk -h", "unexpected 'junk'" },	/* the error first */
 	{ "probe frob", "unknown command 'frob'" },
 	{ "probe d 16", "ambiguous command 'd': del, disable" },
-	{ "probe add", "missing kprobe|kretprobe|fentry|set" },
+	{ "probe add", "missing kprobe|kretprobe|fentry|tracepoint|set" },
+	{ "probe add tracepoint", "missing SUBSYSTEM:EVENT" },
+	{ "probe add tracepoint sched_switch", "bad tracepoint 'sched_switch' (expected SUBSYSTEM:EVENT" },
+	{ "probe add tracepoint sched:", "bad tracepoint 'sched:'" },
+	{ "probe add tracepoint :sched_switch", "bad tracepoint ':sched_switch'" },
+	{ "probe add tracepoint a:b:c", "bad tracepoint 'a:b:c'" },
+	{ "probe add tracepoint sched:sched_switch+4", "a tracepoint probe takes no +OFFSET" },
 	{ "probe add uprobe vfs_read", "unknown probe type 'uprobe'" },
 	{ "probe add k vfs_read", "ambiguous probe type 'k': kprobe, kretprobe" },
 	{ "probe add kprobe", "missing SYMBOL" },

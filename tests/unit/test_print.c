@@ -571,6 +571,34 @@ START_TEST(text_json_skb)
 }
 END_TEST
 
+/* A switch record: text as ftrace's sched_switch reads, JSON whole. */
+START_TEST(text_json_switch)
+{
+	struct magnet_switch sw = {
+		.prev_pid = 4242, .prev_tgid = 4200, .next_pid = 7, .next_tgid = 7,
+		.prev_state = 0x402, .next_cgroup = 9, .prev_comm = "a b",
+		.next_comm = "0123456789abcdef",	/* 16 long: not terminated */
+	};
+	struct mg_print_opts o = { .probes = &probes };
+
+	ck_assert_int_eq(mg_record_encode_switch(buf64, sizeof(buf64), &hdr, &sw), 104);
+	expect(&o, PFX " switch prev=a\\x20b:4242/4200 state=I(1026) next=0123456789abcdef:7/7 next_cgroup=9 comm=? cgroup=4026531841\n");
+	sw.prev_state = 1;
+	sw.preempt = 1;
+	ck_assert_int_eq(mg_record_encode_switch(buf64, sizeof(buf64), &hdr, &sw), 104);
+	o.json = true;
+	{
+		char *got = render(&o);
+
+		ck_assert_ptr_nonnull(strstr(got, ",\"switch\":{\"prev_comm\":\"a b\",\"prev_pid\":4242,"
+					   "\"prev_tgid\":4200,\"prev_state\":1,\"state\":\"R+\",\"preempt\":true,"
+					   "\"next_comm\":\"0123456789abcdef\",\"next_pid\":7,\"next_tgid\":7,"
+					   "\"next_cgroup\":9}"));
+		free(got);
+	}
+}
+END_TEST
+
 START_TEST(text_sock)
 {
 	struct mg_print_opts o = { .probes = &probes };
@@ -871,6 +899,7 @@ int main(void)
 	tcase_add_test(tc, json_capture);
 	tcase_add_test(tc, text_sock);
 	tcase_add_test(tc, text_json_skb);
+	tcase_add_test(tc, text_json_switch);
 	tcase_add_test(tc, json_sock);
 	tcase_add_test(tc, text_raw);
 	tcase_add_test(tc, json_raw);

@@ -661,6 +661,53 @@ START_TEST(skb_record)
 }
 END_TEST
 
+START_TEST(switch_record)
+{
+	struct magnet_switch sw = {
+		.prev_pid = 100, .prev_tgid = 99, .next_pid = 200, .next_tgid = 200,
+		.prev_state = 1, .next_cgroup = 0x1234, .prev_comm = "pinger",
+		.next_comm = "ponger",
+	};
+	struct magnet_record *r = (struct magnet_record *)BUF;
+	const struct magnet_switch *k;
+	ssize_t n;
+
+	memset(buf64, 0xaa, 256);
+	n = mg_record_encode_switch(BUF, sizeof(buf64), &hdr, &sw);
+	ck_assert_int_eq(n, MG_RECORD_SWITCH_SIZE);
+	ck_assert_int_eq(n, 40 + 64);
+	ck_assert_int_eq(check_at(n), 0);
+	k = mg_record_switch(r);
+	ck_assert_ptr_nonnull(k);
+	ck_assert(!mg_record_skb(r) && !mg_record_sock(r) && !mg_record_capture(r));
+	ck_assert_uint_eq(mg_record_nargs(r), 0);
+	ck_assert_uint_eq(k->next_pid, 200);
+	ck_assert_str_eq(k->next_comm, "ponger");
+	/* Undefined fields, flags, a size of another layout. */
+	((struct magnet_switch *)k)->preempt = 2;
+	ck_assert_int_eq(check_at(n), -MG_REC_SWITCH_FIELD);
+	mg_record_encode_switch(BUF, sizeof(buf64), &hdr, &sw);
+	((struct magnet_switch *)k)->reserved[2] = 1;
+	ck_assert_int_eq(check_at(n), -MG_REC_SWITCH_FIELD);
+	mg_record_encode_switch(BUF, sizeof(buf64), &hdr, &sw);
+	r->flags |= MAGNET_REC_CAPTURE;
+	ck_assert_int_eq(check_at(n), -MG_REC_FLAGS);
+	mg_record_encode_switch(BUF, sizeof(buf64), &hdr, &sw);
+	r->size = 96;
+	ck_assert_int_eq(check_at(96), -MG_REC_LAYOUT);
+	/* Handler 5 is undefined. */
+	mg_record_encode_switch(BUF, sizeof(buf64), &hdr, &sw);
+	r->flags = 5 << MAGNET_REC_HANDLER_SHIFT;
+	ck_assert_int_eq(check_at(n), -MG_REC_HANDLER);
+	/* The encoder refuses what the checker would. */
+	sw.preempt = 7;
+	ck_assert_int_eq(mg_record_encode_switch(BUF, sizeof(buf64), &hdr, &sw), -EINVAL);
+	sw.preempt = 1;
+	ck_assert_int_eq(mg_record_encode_switch(BUF, 103, &hdr, &sw), -ENOSPC);
+	ck_assert_int_eq(mg_record_encode_switch(BUF, 104, &hdr, &sw), 104);
+}
+END_TEST
+
 START_TEST(intr_flag)
 {
 	struct mg_record_hdr h = hdr;
@@ -715,9 +762,8 @@ START_TEST(err_flags)
 		if (bit >= MAGNET_REC_NARGS_SHIFT && bit < MAGNET_REC_NARGS_SHIFT + 4)
 			continue;
 		good()->flags |= 1U << bit;
-		/* Bits 8..11: sock or raw with args, else no such handler. */
-		ck_assert_int_eq(check_at(56),
-				 bit == 10 || bit == 11 ? -MG_REC_HANDLER : -MG_REC_FLAGS);
+		/* Bits 8..10: sock, raw or switch with args; 11: no such handler. */
+		ck_assert_int_eq(check_at(56), bit == 11 ? -MG_REC_HANDLER : -MG_REC_FLAGS);
 	}
 	for (n = MAGNET_ARGS_MAX + 1; n < 16; n++) {
 		struct magnet_record *r = good();
@@ -926,8 +972,8 @@ START_TEST(err_handler)
 	unsigned int hd, bit;
 	struct magnet_record *r;
 
-	/* Handlers 4..15 do not exist, whatever the layout around them. */
-	for (hd = MAGNET_HANDLER_SKB + 1; hd < 16; hd++) {
+	/* Handlers 5..15 do not exist, whatever the layout around them. */
+	for (hd = MAGNET_HANDLER_SWITCH + 1; hd < 16; hd++) {
 		good()->flags |= hd << MAGNET_REC_HANDLER_SHIFT;
 		ck_assert_int_eq(check_at(56), -MG_REC_HANDLER);
 		r = good();
@@ -1438,6 +1484,7 @@ int main(void)
 	tcase_add_test(tc, task_record);
 	tcase_add_test(tc, intr_flag);
 	tcase_add_test(tc, skb_record);
+	tcase_add_test(tc, switch_record);
 	tcase_add_test(tc, err_event);
 	tcase_add_test(tc, err_flags);
 	tcase_add_test(tc, err_layout);

@@ -70,3 +70,9 @@ $(BUILD)/tests/vm/asuser: $(BUILD)/tests/vm/asuser.o
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
 USER_BINS += $(BUILD)/tests/vm/asuser
 GUEST_FILES += $(BUILD)/tests/vm/asuser:/magnet/bin/asuser
+
+$(BUILD)/tests/vm/swtest: $(BUILD)/tests/vm/swtest.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
+USER_BINS += $(BUILD)/tests/vm/swtest
+GUEST_FILES += $(BUILD)/tests/vm/swtest:/magnet/bin/swtest

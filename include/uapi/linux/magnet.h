@@ -30,8 +30,9 @@
  *                   "tsc_khz <TSC frequency, 0 if unknown>\n"
  *   magnet/probes   One line per probe, tab-separated:
  *                   id type target nargs hits missed [LEN@ARG]
- *                   (type is kprobe, kretprobe, fentry or custom; target
- *                   is SYMBOL or SYMBOL+OFFSET; missed counts calls the
+ *                   (type is kprobe, kretprobe, fentry, tracepoint or
+ *                   custom; target is SYMBOL, SYMBOL+OFFSET or, for a
+ *                   tracepoint, SUBSYSTEM:EVENT; missed counts calls the
  *                   probe skipped: the kprobes core's count (recursion, too
  *                   many kretprobe instances in flight), and, for every
  *                   type, calls made where RCU is not watching (the idle
@@ -384,6 +385,19 @@
  * initial network namespace only. Every command, dumps included, needs
  * CAP_NET_ADMIN (GENL_ADMIN_PERM) and CAP_SYS_ADMIN (probes see all of the
  * kernel): EPERM otherwise; joining the alarm group needs both too (see
+ * "switch": tracepoint sched:sched_switch only (EINVAL elsewhere; the
+ *   kernel's BTF must describe it, else EOPNOTSUPP): struct
+ *   magnet_switch, MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_SWITCH
+ *   (no other flag but MAGNET_REC_INTR). One record per task switch:
+ *   prev and next (pid, tgid, comm), the state prev leaves in (the
+ *   tracepoint's prev_state argument where the kernel passes one,
+ *   else prev's state when the tracepoint runs), whether prev was
+ *   preempted, and next's job (cgroup v2 id). NARGS and captures are
+ *   refused. Each switch where prev != next is one hit, so a task's
+ *   switches out are its voluntary plus involuntary context switches
+ *   (/proc/PID/status): preempt 0 with a prev_state other than 0 are
+ *   the voluntary ones.
+ *
  * WHO MAY DO WHAT; on kernels older than 6.1.y's multicast-flags backport,
  * only CAP_NET_ADMIN can be asked for). Commands are serialised.
  *
@@ -420,22 +434,23 @@
  * Insert a probe. NLM_F_REQUEST, NLM_F_ACK optional. The request:
  *     MAGNET_A_PROBE: NLA_NESTED
  *         MAGNET_PROBE_A_TYPE: NLA_U8, enum magnet_probe_type, KPROBE,
- *             KRETPROBE or FENTRY (required; see PROBE TYPES)
+ *             KRETPROBE, FENTRY or TRACEPOINT (required; see PROBE TYPES)
  *         MAGNET_PROBE_A_SYMBOL: NLA_NUL_STRING, maxlen KSYM_NAME_LEN - 1,
- *             the function (required)
+ *             the function, or a tracepoint's SUBSYSTEM:EVENT (required)
  *         MAGNET_PROBE_A_OFFSET: NLA_U32, kprobes only, default 0
  *         MAGNET_PROBE_A_NAME: NLA_NUL_STRING, 1 to MAGNET_NAME_MAX bytes,
  *             unique, no control byte (0x00-0x1f, 0x7f); default "SYMBOL[+OFF]" for a kprobe,
  *             "SYMBOL%return" for a kretprobe, "SYMBOL" for an fentry
  *         MAGNET_PROBE_A_NARGS: NLA_U8, 0..MAGNET_ARGS_MAX (6): arguments
- *             to record, default 0
+ *             to record, default 0 (a tracepoint: all it has, at most 6)
  *         MAGNET_PROBE_A_CAPTURE_LEN: NLA_U16, 1..MAGNET_PAYLOAD_MAX: bytes
  *             to copy, default 0 (no capture)
  *         MAGNET_PROBE_A_CAPTURE_ARG: NLA_U8, 0..MAGNET_ARGS_MAX - 1: the
  *             argument holding the address; given with CAPTURE_LEN, and
  *             only with it
  *         MAGNET_PROBE_A_HANDLER: NLA_NUL_STRING, maxlen 15: "generic"
- *             (default) or a named handler, "sock" (see HANDLERS)
+ *             (default) or a named handler, "sock", "skb" or "switch"
+ *             (see HANDLERS)
  *         MAGNET_PROBE_A_FLAGS: NLA_U32, MAGNET_PROBE_F_*, default 0
  *     ID, SAMPLE_EVERY and SAMPLE_INTERVAL_NS are refused (EINVAL): ids
  *     are assigned, sampling is set with SAMPLE_SET.
@@ -488,8 +503,8 @@
  *         MAGNET_PROBE_A_NARGS: NLA_U8
  *         MAGNET_PROBE_A_CAPTURE_LEN: NLA_U16, 0: no capture
  *         MAGNET_PROBE_A_CAPTURE_ARG: NLA_U8
- *         MAGNET_PROBE_A_HANDLER: NLA_NUL_STRING, "generic", "sock" or
- *             "raw"
+ *         MAGNET_PROBE_A_HANDLER: NLA_NUL_STRING, "generic", "sock",
+ *             "skb", "switch" or "raw"
  *         MAGNET_PROBE_A_FLAGS: NLA_U32, MAGNET_PROBE_F_*
  *         MAGNET_PROBE_A_SAMPLE_EVERY: NLA_U32
  *         MAGNET_PROBE_A_SAMPLE_INTERVAL_NS: NLA_U64
@@ -704,6 +719,23 @@
  *   the record path calls (its nofault copies, irq_work_queue) reached
  *   while one of magnet's handlers runs on that CPU at the same interrupt
  *   level; an interrupt or NMI that arrives meanwhile is recorded.
+ * TRACEPOINT: a tracepoint of the kernel or of a loaded module, named
+ *   SUBSYSTEM:EVENT as tracefs lists it (events/sched/sched_switch is
+ *   sched:sched_switch): the kernel's stable event interface, there
+ *   whatever a version renames or inlines. Attached with
+ *   tracepoint_probe_register(), as BPF's raw tracepoints are: the
+ *   record holds the tracepoint's raw arguments (NARGS of them, by
+ *   default all it has up to MAGNET_ARGS_MAX; integers narrower than 64
+ *   bits zero- or sign-extended as their type says), and the abstract id
+ *   is the first. The argument list comes from the kernel's BTF (the
+ *   btf_trace_EVENT types of CONFIG_BPF_EVENTS); without it, NARGS must
+ *   be given and is trusted. ENOENT: no such event; EINVAL: an event
+ *   that is no tracepoint (syscalls:*, events that kprobe_events or
+ *   uprobe_events made); EOPNOTSUPP: a kernel without
+ *   CONFIG_EVENT_TRACING. A module's tracepoint holds that module
+ *   while the probe exists. No offset; handlers "generic", "skb" (the
+ *   first struct sk_buff * argument: net:net_dev_queue,
+ *   net:netif_receive_skb, ...) and "switch" (sched:sched_switch).
  * CUSTOM: an event a kernel module registers (include/magnet/kapi.h); not
  *   created over netlink.
  *
@@ -730,8 +762,8 @@
  *   a smaller object than a socket) gives what it has: family, state,
  *   addresses and ports, protocol 0.
  * "skb": function entry only (a kprobe without offset, or an fentry;
- *   EINVAL for a kretprobe or an offset), for functions that take a
- *   struct sk_buff *: one record per
+ *   EINVAL for a kretprobe or an offset) or a tracepoint, for functions
+ *   and tracepoints that take a struct sk_buff *: one record per
  *   packet as the function sees it, payload struct magnet_skb,
  *   MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_SKB (no other flag but
  *   MAGNET_REC_INTR). PROBE_ADD finds the FIRST parameter whose type is
@@ -879,6 +911,7 @@ enum magnet_handler {
 	MAGNET_HANDLER_SOCK = 1,
 	MAGNET_HANDLER_RAW = 2,		/* events logged by kernel modules */
 	MAGNET_HANDLER_SKB = 3,		/* packets: struct magnet_skb */
+	MAGNET_HANDLER_SWITCH = 4,	/* task switches: struct magnet_switch */
 };
 
 /* Per CPU, the module remembers this many named tasks, by pid modulo it. */
@@ -927,6 +960,27 @@ struct magnet_skb {
 	__u8 layer;		/* enum magnet_skb_layer: where data starts */
 	__u64 sk_cgroup;	/* the socket's cgroup v2 id (the job); 0: none */
 	__u8 data[];
+};
+
+/*
+ * Payload of the "switch" handler (tracepoint sched:sched_switch): one
+ * task switch on the record's CPU. The header's pid, tgid and cgroup are
+ * prev's (the tracepoint runs in prev's context), its abstract id is
+ * next_pid.
+ */
+struct magnet_switch {
+	__u32 prev_pid;
+	__u32 prev_tgid;
+	__u32 next_pid;
+	__u32 next_tgid;
+	__u32 prev_state;	/* the state prev leaves in: 0 runnable, else
+				 * the kernel's TASK_* bits (1 INTERRUPTIBLE,
+				 * 2 UNINTERRUPTIBLE, ...) */
+	__u8 preempt;		/* 1: prev was preempted (runnable, "R+") */
+	__u8 reserved[3];	/* zero */
+	__u64 next_cgroup;	/* next's cgroup v2 id: the job that runs now */
+	char prev_comm[16];	/* NUL-padded; not terminated if 16 long */
+	char next_comm[16];
 };
 
 enum magnet_skb_direction {
@@ -1053,6 +1107,7 @@ enum magnet_probe_type {
 	MAGNET_PROBE_KRETPROBE = 2,
 	MAGNET_PROBE_CUSTOM = 3,	/* registered by a kernel module */
 	MAGNET_PROBE_FENTRY = 4,
+	MAGNET_PROBE_TRACEPOINT = 5,
 };
 
 enum magnet_probe_flag {
