@@ -83,11 +83,11 @@ vm-shell-debug: vm-debug-files
 KERNELS ?=
 # CI's share of it (.ci/run, make check-kernels-core): on the kernels other
 # than 6.1 (which make check and make check-debug run whole), the build, a
-# load, each probe type (kprobe, kretprobe, fentry; the sock and skb
-# handlers and the probe sets), each delivery mode, the control plane and
-# magnetd.
+# load, each probe type (kprobe, kretprobe, fentry, tracepoint; the sock,
+# skb and switch handlers and the probe sets), each delivery mode, the
+# control plane and magnetd.
 KERNELS_CORE ?= 5.10 6.12 6.12-rt
-VM_CORE_TESTS ?= t-00 t-10 t-12 t-20 t-22 t-24 t-25 t-27 t-30
+VM_CORE_TESTS ?= t-00 t-10 t-12 t-20 t-22 t-24 t-25 t-27 t-30 t-41
 
 check-kernels-core:
 	$(Q)tools/bootstrap

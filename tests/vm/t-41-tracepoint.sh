@@ -123,8 +123,10 @@ while read -r name pid vol invol; do
 	[ "$v" = "$vol" ] || fail "$name: $v voluntary switches recorded, the kernel counted $vol"
 	[ "$in_" = "$out" ] || fail "$name: switched in $in_ times, out $out"
 	[ "$badcomm $badhdr" = "0 0" ] || fail "$name: $badcomm wrong comms, $badhdr wrong header pids"
-	# (a read that finds the byte already there does not block)
-	[ "$vol" -ge 250 ] || fail "$name: only $vol voluntary switches for 500 passes"
+	# On one CPU the token moves only while its holder is switched out: at
+	# least once per pass (voluntary or not: preempted by the task it
+	# woke, as on PREEMPT_RT).
+	[ "$out" -ge 500 ] || fail "$name: only $out switches out for 500 passes"
 done </tmp/sw.out
 [ "$(wc -l </tmp/sw.out)" = 2 ] || fail "swtest: $(cat /tmp/sw.out)"
 
