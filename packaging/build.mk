@@ -192,7 +192,7 @@ DEB_QUIET = >../dpkg-buildpackage.log 2>&1 || { tail -n 40 ../dpkg-buildpackage.
 	echo "make deb: failed; see $(DEB_DIR)/dpkg-buildpackage.log" >&2; exit 1; }
 
 deb:
-	@test -d .git || { echo "make deb: needs the git checkout (it copies git's files)" >&2; exit 1; }
+	@test -e .git || { echo "make deb: needs the git checkout (it copies git's files)" >&2; exit 1; }
 	@$(if $(Q),echo "  STAGE   $(DEB_SRC)")
 	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
 	$(Q)git ls-files -z --cached --others --exclude-standard | \

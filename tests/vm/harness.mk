@@ -88,6 +88,13 @@ KERNELS ?=
 # control plane and magnetd.
 KERNELS_CORE ?= 5.10 6.12 6.12-rt
 VM_CORE_TESTS ?= t-00 t-10 t-12 t-20 t-22 t-24 t-25 t-27 t-30 t-41
+# DKMS, in both: magnet-dkms's tree built by `dkms build -k` for each kernel
+# of the run (about 15 s each), and KERNELS_DKMS_TESTS on KERNELS_DKMS_BOOT
+# (default: the first kernel other than 6.1, whose DKMS build make check's
+# package test boots) with the magnet.ko dkms built. KERNELS_DKMS=0: none.
+KERNELS_DKMS ?= 1
+KERNELS_DKMS_BOOT ?=
+KERNELS_DKMS_TESTS ?= t-00 t-10
 
 check-kernels-core:
 	$(Q)tools/bootstrap
@@ -99,6 +106,8 @@ check-kernels:
 
 vm-check-kernels: vm-user-files
 	$(Q)MAGNET_GUEST_FILES='$(strip $(GUEST_FILES))' VM_TESTS='$(VM_TESTS)' \
-		VM_TEST_TIMEOUT=$(VM_TEST_TIMEOUT) tests/vm/kernels $(KERNELS)
+		VM_TEST_TIMEOUT=$(VM_TEST_TIMEOUT) VM_KERNELS_DKMS='$(KERNELS_DKMS)' \
+		VM_KERNELS_DKMS_BOOT='$(KERNELS_DKMS_BOOT)' \
+		VM_KERNELS_DKMS_TESTS='$(KERNELS_DKMS_TESTS)' tests/vm/kernels $(KERNELS)
 
 .PHONY: check-kernels check-kernels-core vm-check-kernels
