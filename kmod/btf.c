@@ -77,7 +77,10 @@ struct mg_btf_fn {
 #define MG_BTF_PAR_KIND(p)	((enum mg_btf_kind)((p) >> 30))
 #define MG_BTF_PAR_TAG(p)	((p) & (BIT(30) - 1))
 /* An integer's "tag": its size, and whether it is signed. */
-#define MG_BTF_INT_TAG(par)	((par)->int_size | (par)->int_signed << 8)
+static inline u32 mg_btf_int_tag(const struct mg_btf_param *par)
+{
+	return par->int_size | par->int_signed << 8;
+}
 
 struct mg_btf_index {
 	struct mg_btf_fn *fns;	/* sorted by mg_btf_order() */
@@ -405,6 +408,20 @@ static u32 mg_btf_tag(struct mg_btf_build *w, struct mg_btf_index *ix, u32 tag,
 }
 
 /*
+ * What the sock and skb handlers go by: kind and struct tag. An integer's
+ * width is for tracepoints, whose names are unique.
+ */
+static bool mg_btf_same(const struct mg_btf_param *a, const struct mg_btf_param *b, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (a[i].kind != b[i].kind || strcmp(a[i].struct_name, b[i].struct_name))
+			return false;
+	return true;
+}
+
+/*
  * One walk over the FUNCs in index order, merging those of one name as
  * mg_btf_func_params() has always answered for them: ambiguous unless
  * they agree in count and in what is reported. The first walk only
@@ -428,7 +445,7 @@ static int mg_btf_walk(struct mg_btf_build *w, struct mg_btf_index *ix, bool fil
 		for (j = i + 1; j < w->nkeys && w->keys[j].hash == key->hash &&
 		     !strcmp(name, mg_btf_func_name(b, w->keys[j].id)); j++) {
 			if (mg_btf_func(b, w->keys[j].id, w->other, w->other_tags) != vlen ||
-			    memcmp(w->first, w->other, n * sizeof(w->other[0])))
+			    !mg_btf_same(w->first, w->other, n))
 				ambiguous = true;
 		}
 		if (fill) {
@@ -445,7 +462,7 @@ static int mg_btf_walk(struct mg_btf_build *w, struct mg_btf_index *ix, bool fil
 			if (w->first[k].kind == MG_BTF_PTR_STRUCT)
 				tag = mg_btf_tag(w, ix, w->tags[k], &names, fill);
 			else if (w->first[k].kind == MG_BTF_INT)
-				tag = MG_BTF_INT_TAG(&w->first[k]);
+				tag = mg_btf_int_tag(&w->first[k]);
 			if (fill)
 				ix->pars[npars] = MG_BTF_PAR(w->first[k].kind, tag);
 		}
@@ -622,8 +639,8 @@ int mg_btf_tracepoint_params(const char *event, struct mg_btf_param *par, unsign
 		return n;
 	if (n < 1)
 		return -ENOENT;	/* not a probe's prototype */
-	memcpy(par, all + 1, min_t(unsigned int, n - 1, min_t(unsigned int, max,
-							     MG_BTF_PARAMS - 1)) * sizeof(*par));
+	max = min3((unsigned int)n - 1, max, MG_BTF_PARAMS - 1U);
+	memcpy(par, all + 1, max * sizeof(*par));
 	return n - 1;
 }
 

@@ -759,12 +759,16 @@ NOKPROBE_SYMBOL(mg_kret_return);
 /*
  * Tracepoints: the kernel calls each registered probe with its own
  * arguments after a void *data, ours being the probe. One stub per argument
- * count takes them as u64s, as BPF's raw tracepoints do (bpf_trace_run1..
- * 12); on x86_64 every argument of a tracepoint is an integer or a pointer
- * in a register (or a stack slot from the seventh on), so a stub with as
- * many parameters reads them all. A narrower integer's upper bits are
- * undefined: mg_tp_hit() extends it as BTF says. The stub is picked from
- * the count BTF gives (tp_nargs): never more parameters than passed.
+ * count takes them as u64s (BPF puts a typed wrapper per event before its
+ * bpf_trace_run1..12, generated where the events are defined; a module
+ * cannot). On x86_64 every argument of the kernel's tracepoints is an
+ * integer or a pointer (BPF's CAST_TO_U64 would not build otherwise), in a
+ * register or, from the sixth on, a stack slot the caller fills, so a stub
+ * with as many parameters reads them all. A narrower integer's upper bits
+ * are undefined: mg_tp_hit() extends it as BTF says. The stub is picked
+ * from the count BTF gives (tp_nargs): never more parameters than passed.
+ * A kernel with kCFI (clang's CONFIG_CFI_CLANG) checks the probe's type at
+ * every call: refused there.
  */
 #define MG_TP_ARG_SIGNED	0x80	/* tp_argw: sign-extend */
 #define MG_TP_ARG_BYTES		0x0f	/* tp_argw: bytes; 0 or 8: the whole word */
@@ -783,8 +787,10 @@ static void mg_tp_hit(struct mg_probe *p, u64 *args)
 
 			if (!bits || bits >= 64)
 				continue;
-			args[i] = p->tp_argw[i] & MG_TP_ARG_SIGNED ? sign_extend64(args[i], bits - 1) :
-				  args[i] & GENMASK_ULL(bits - 1, 0);
+			if (p->tp_argw[i] & MG_TP_ARG_SIGNED)
+				args[i] = sign_extend64(args[i], bits - 1);
+			else
+				args[i] &= GENMASK_ULL(bits - 1, 0);
 		}
 		mg_args_hit(p, args, in_task() ? 0 : MAGNET_REC_INTR);
 		mg_handler_leave(busy);
@@ -817,42 +823,73 @@ static void *const mg_tp_stubs[MAGNET_ARGS_MAX + 1] = {
 	(void *)mg_tp_stub4, (void *)mg_tp_stub5, (void *)mg_tp_stub6,
 };
 
+struct mg_tp_find {
+	struct tracepoint *tp;
+	bool found;
+};
+
+static void mg_tp_match(struct tracepoint *tp, void *priv)
+{
+	struct mg_tp_find *f = priv;
+
+	f->found |= tp == f->tp;
+}
+
 /*
  * SUBSYSTEM:EVENT, as tracefs names it: the event file says which
- * tracepoint that is, and holds the module it lives in while we hold it.
+ * tracepoint that is. Only the kernel's own: their argument lists are in
+ * the kernel's BTF (a module's would be in its own), and they never go
+ * away (a module's event can be found while the module is still coming,
+ * and freed if its init fails, whatever references it has).
  */
 static int mg_tp_lookup(struct mg_probe *p, struct netlink_ext_ack *extack)
 {
 	char system[KSYM_NAME_LEN], *event;
 	struct trace_event_file *file;
+	struct mg_tp_find find = { };
+	bool tracepoint;
+
+	if (IS_ENABLED(CONFIG_CFI_CLANG)) {
+		NL_SET_ERR_MSG(extack,
+			       "this kernel checks tracepoint probes' types (kCFI): not supported");
+		return -EOPNOTSUPP;
+	}
 
 	strscpy(system, p->symbol, sizeof(system));
 	event = strchr(system, ':');
 	if (!event || event == system || !event[1] || strchr(event + 1, ':')) {
-		NL_SET_ERR_MSG(extack, "a tracepoint is named SUBSYSTEM:EVENT (sched:sched_switch)");
+		NL_SET_ERR_MSG(extack,
+			       "a tracepoint is named SUBSYSTEM:EVENT (sched:sched_switch)");
 		return -EINVAL;
 	}
 	*event++ = '\0';
 	file = trace_get_event_file(NULL, system, event);
-	if (IS_ERR(file)) {
+	if (PTR_ERR_OR_ZERO(file) == -EINVAL) {
 		NL_SET_ERR_MSG(extack, "no such event (tracefs: events/SUBSYSTEM/EVENT)");
 		return -ENOENT;
 	}
-	if (!(file->event_call->flags & TRACE_EVENT_FL_TRACEPOINT) || !file->event_call->tp) {
-		trace_put_event_file(file);
+	if (IS_ERR(file)) {
+		NL_SET_ERR_MSG(extack, "the event cannot be had now (its module leaving?)");
+		return PTR_ERR(file);
+	}
+	tracepoint = file->event_call->flags & TRACE_EVENT_FL_TRACEPOINT;
+	if (tracepoint) {
+		find.tp = file->event_call->tp;
+		for_each_kernel_tracepoint(mg_tp_match, &find);
+	}
+	trace_put_event_file(file);
+	if (!tracepoint) {
 		NL_SET_ERR_MSG(extack,
 			       "this event is no tracepoint (syscalls:* are raw_syscalls:sys_enter/sys_exit; kprobe and uprobe events have probes of their own)");
 		return -EINVAL;
 	}
-	p->tpt.file = file;
-	p->tpt.tp = file->event_call->tp;
+	if (!find.found) {
+		NL_SET_ERR_MSG(extack,
+			       "a module's tracepoint: only the kernel's own are supported");
+		return -EOPNOTSUPP;
+	}
+	p->tpt.tp = find.tp;
 	return 0;
-}
-
-static void mg_tp_release(struct mg_probe *p)
-{
-	if (p->type == MAGNET_PROBE_TRACEPOINT && p->tpt.file)
-		trace_put_event_file(p->tpt.file);
 }
 
 static int mg_tp_arm(struct mg_probe *p, bool on)
@@ -880,10 +917,6 @@ static int mg_tp_lookup(struct mg_probe *p, struct netlink_ext_ack *extack)
 {
 	NL_SET_ERR_MSG(extack, "tracepoint probes need a kernel with CONFIG_EVENT_TRACING");
 	return -EOPNOTSUPP;
-}
-
-static void mg_tp_release(struct mg_probe *p)
-{
 }
 
 static int mg_tp_arm(struct mg_probe *p, bool on)
@@ -1068,7 +1101,8 @@ static int mg_tp_prepare(struct mg_probe *p, struct mg_probe_spec *s,
 	} else if (n < 0) {
 		NL_SET_ERR_MSG(extack, "cannot read the kernel's BTF");
 		return n;
-	} else {
+	}
+	if (n >= 0) {
 		p->tp_nargs = min_t(int, n, MAGNET_ARGS_MAX);
 		for (i = 0; i < p->tp_nargs; i++)
 			p->tp_argw[i] = par[i].kind != MG_BTF_INT ? 0 : par[i].int_size |
@@ -1088,7 +1122,8 @@ static int mg_tp_prepare(struct mg_probe *p, struct mg_probe_spec *s,
 	}
 	if (s->capture_len && s->handler == MAGNET_HANDLER_GENERIC &&
 	    s->capture_arg >= p->tp_nargs) {
-		NL_SET_ERR_MSG(extack, "the capture address must come from an argument the tracepoint has");
+		NL_SET_ERR_MSG(extack,
+			       "the capture address must come from an argument the tracepoint has");
 		return -EINVAL;
 	}
 #ifdef CONFIG_EVENT_TRACING
@@ -1099,7 +1134,6 @@ static int mg_tp_prepare(struct mg_probe *p, struct mg_probe_spec *s,
 
 static void mg_probe_free(struct mg_probe *p)
 {
-	mg_tp_release(p);
 	if (p->id)
 		ida_free(&mg_ids, p->id);
 	mg_filter_set_free(rcu_dereference_protected(p->filters, 1));
@@ -1159,7 +1193,7 @@ static const char *mg_register_error(u8 type, int err)
 		case -EINVAL:
 			return "not a tracepoint, or the arguments or capture do not fit it";
 		case -EOPNOTSUPP:
-			return "the kernel cannot describe this tracepoint's arguments (BTF) or has no CONFIG_EVENT_TRACING";
+			return "no CONFIG_EVENT_TRACING, or no BTF of this tracepoint's arguments";
 		default:
 			return "registration failed";
 		}
@@ -1407,7 +1441,8 @@ static int mg_spec_check(const struct mg_probe_spec *s, struct netlink_ext_ack *
 			       __stringify(MG_SKB_CAPTURE_MAX) " bytes (one record)");
 		return -EINVAL;
 	}
-	if (s->type != MAGNET_PROBE_CUSTOM && nargs_known && mg_payload_len(s) > MAGNET_PAYLOAD_MAX) {
+	if (s->type != MAGNET_PROBE_CUSTOM && nargs_known &&
+	    mg_payload_len(s) > MAGNET_PAYLOAD_MAX) {
 		NL_SET_ERR_MSG(extack, "arguments and capture do not fit one record ("
 			       __stringify(MAGNET_PAYLOAD_MAX) " bytes)");
 		return -EINVAL;

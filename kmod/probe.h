@@ -13,7 +13,6 @@
 #include "compat.h"
 
 struct seq_file;
-struct trace_event_file;
 struct tracepoint;
 struct mg_filter_set;
 
@@ -84,8 +83,7 @@ struct mg_probe {
 		struct ftrace_ops fops;
 #endif
 		struct {
-			struct tracepoint *tp;
-			struct trace_event_file *file;	/* holds its module */
+			struct tracepoint *tp;		/* the kernel's own */
 			void *stub;			/* takes tp_nargs */
 		} tpt;
 	};

@@ -385,19 +385,6 @@
  * initial network namespace only. Every command, dumps included, needs
  * CAP_NET_ADMIN (GENL_ADMIN_PERM) and CAP_SYS_ADMIN (probes see all of the
  * kernel): EPERM otherwise; joining the alarm group needs both too (see
- * "switch": tracepoint sched:sched_switch only (EINVAL elsewhere; the
- *   kernel's BTF must describe it, else EOPNOTSUPP): struct
- *   magnet_switch, MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_SWITCH
- *   (no other flag but MAGNET_REC_INTR). One record per task switch:
- *   prev and next (pid, tgid, comm), the state prev leaves in (the
- *   tracepoint's prev_state argument where the kernel passes one,
- *   else prev's state when the tracepoint runs), whether prev was
- *   preempted, and next's job (cgroup v2 id). NARGS and captures are
- *   refused. Each switch where prev != next is one hit, so a task's
- *   switches out are its voluntary plus involuntary context switches
- *   (/proc/PID/status): preempt 0 with a prev_state other than 0 are
- *   the voluntary ones.
- *
  * WHO MAY DO WHAT; on kernels older than 6.1.y's multicast-flags backport,
  * only CAP_NET_ADMIN can be asked for). Commands are serialised.
  *
@@ -719,7 +706,7 @@
  *   the record path calls (its nofault copies, irq_work_queue) reached
  *   while one of magnet's handlers runs on that CPU at the same interrupt
  *   level; an interrupt or NMI that arrives meanwhile is recorded.
- * TRACEPOINT: a tracepoint of the kernel or of a loaded module, named
+ * TRACEPOINT: a tracepoint of the kernel itself (not of a module), named
  *   SUBSYSTEM:EVENT as tracefs lists it (events/sched/sched_switch is
  *   sched:sched_switch): the kernel's stable event interface, there
  *   whatever a version renames or inlines. Attached with
@@ -729,11 +716,13 @@
  *   bits zero- or sign-extended as their type says), and the abstract id
  *   is the first. The argument list comes from the kernel's BTF (the
  *   btf_trace_EVENT types of CONFIG_BPF_EVENTS); without it, NARGS must
- *   be given and is trusted. ENOENT: no such event; EINVAL: an event
- *   that is no tracepoint (syscalls:*, events that kprobe_events or
- *   uprobe_events made); EOPNOTSUPP: a kernel without
- *   CONFIG_EVENT_TRACING. A module's tracepoint holds that module
- *   while the probe exists. No offset; handlers "generic", "skb" (the
+ *   be given and is trusted (too many record whatever the registers and
+ *   the caller's stack slot hold), and narrow integers keep whatever
+ *   their registers' upper bits held. ENOENT: no such event; EINVAL: an
+ *   event that is no tracepoint (syscalls:*, events that kprobe_events
+ *   or uprobe_events made); EOPNOTSUPP: a module's tracepoint, a kernel
+ *   without CONFIG_EVENT_TRACING or with kCFI (CONFIG_CFI_CLANG, which
+ *   type-checks tracepoint probes). No offset; handlers "generic", "skb" (the
  *   first struct sk_buff * argument: net:net_dev_queue,
  *   net:netif_receive_skb, ...) and "switch" (sched:sched_switch).
  * CUSTOM: an event a kernel module registers (include/magnet/kapi.h); not
@@ -816,6 +805,21 @@
  *   context: an skb that cannot be read gives len 0, caplen 0, layer
  *   DATA; a part that cannot be read ends the capture there (caplen
  *   shorter); an skb whose lengths disagree gives its fields but no data.
+ *
+ * "switch": tracepoint sched:sched_switch only (EINVAL elsewhere; the
+ *   kernel's BTF must describe it, else EOPNOTSUPP): struct
+ *   magnet_switch, MAGNET_REC_HANDLER(flags) == MAGNET_HANDLER_SWITCH
+ *   (no other flag but MAGNET_REC_INTR). One record per task switch:
+ *   prev and next (pid, tgid, comm), the state prev leaves in (the
+ *   tracepoint's prev_state argument where the kernel passes one, from
+ *   5.18 on, else prev's state when the tracepoint runs), whether prev
+ *   was preempted, and next's job (cgroup v2 id). NARGS and captures are
+ *   refused. Each switch where prev != next is one hit, so a task's
+ *   switches out are its voluntary plus involuntary context switches
+ *   (/proc/PID/status); from 5.18 on, those with preempt 0 and a
+ *   prev_state other than 0 are exactly the voluntary ones (before,
+ *   a task that had a signal pending is already TASK_RUNNING when the
+ *   tracepoint reads its state, and counted voluntary).
  *
  * WHO MAY DO WHAT
  * ---------------
@@ -973,9 +977,8 @@ struct magnet_switch {
 	__u32 prev_tgid;
 	__u32 next_pid;
 	__u32 next_tgid;
-	__u32 prev_state;	/* the state prev leaves in: 0 runnable, else
-				 * the kernel's TASK_* bits (1 INTERRUPTIBLE,
-				 * 2 UNINTERRUPTIBLE, ...) */
+	/* the state prev leaves in: 0 runnable, else the kernel's TASK_* bits */
+	__u32 prev_state;	/* (1 INTERRUPTIBLE, 2 UNINTERRUPTIBLE, ...) */
 	__u8 preempt;		/* 1: prev was preempted (runnable, "R+") */
 	__u8 reserved[3];	/* zero */
 	__u64 next_cgroup;	/* next's cgroup v2 id: the job that runs now */
