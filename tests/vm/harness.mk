@@ -87,7 +87,7 @@ KERNELS ?=
 # skb and switch handlers and the probe sets), each delivery mode, the
 # control plane and magnetd.
 KERNELS_CORE ?= 5.10 6.12 6.12-rt
-VM_CORE_TESTS ?= t-00 t-10 t-12 t-20 t-22 t-24 t-25 t-27 t-30 t-41
+VM_CORE_TESTS ?= t-00 t-10 t-12 t-20 t-22 t-24 t-25 t-27 t-30 t-42
 # DKMS, in both: magnet-dkms's tree built by `dkms build -k` for each kernel
 # of the run (about 15 s each), and KERNELS_DKMS_TESTS on KERNELS_DKMS_BOOT
 # (default: the first kernel other than 6.1, whose DKMS build make check's

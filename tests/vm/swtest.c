@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * swtest: two tasks that hand a token back and forth on one CPU, and the
- * kernel's own count of their task switches (tests/vm/t-41-tracepoint.sh).
+ * kernel's own count of their task switches (tests/vm/t-42-tracepoint.sh).
  *
  *   swtest N
  *
