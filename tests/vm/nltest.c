@@ -663,7 +663,7 @@ static int cmd_errors(void)
 		   "unknown flag");
 	expect_err(probe_add(MAGNET_PROBE_CUSTOM, "vfs_read", 0, 0, NULL), EINVAL,
 		   "kernel modules", "type custom");
-	expect_err(probe_add(MAGNET_PROBE_FENTRY + 1, "vfs_read", 0, 0, NULL), ERANGE, "range",
+	expect_err(probe_add(MAGNET_PROBE_TRACEPOINT + 1, "vfs_read", 0, 0, NULL), ERANGE, "range",
 		   "unknown type");
 	expect_err(probe_add(MAGNET_PROBE_FENTRY, "vfs_*", 0, 0, NULL), EINVAL, "not a pattern",
 		   "fentry glob");
