@@ -339,9 +339,11 @@ static int attach(struct mg_collect *c, char *err, size_t errlen)
 
 	ret = mg_sensor_version(c->dir, &v);
 	if (ret) {
-		if (ret == -ENOENT)
-			snprintf(err, errlen, "%s: %s/version not found (modprobe magnet; is debugfs mounted?)",
-				 mg_sensor_absent(), c->dir);
+		if (ret == -ENOENT && mg_sensor_loaded())
+			snprintf(err, errlen, "%s/version not found: " MG_SENSOR_NO_DEBUGFS, c->dir);
+		else if (ret == -ENOENT)
+			snprintf(err, errlen, "magnet module not loaded: %s/version not found (modprobe magnet; is debugfs mounted?)",
+				 c->dir);
 		else if (ret == -EACCES || ret == -EPERM)
 			snprintf(err, errlen, "%s: permission denied: run magnetd as root",
 				 c->dir);

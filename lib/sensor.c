@@ -182,11 +182,9 @@ int mg_sensor_open_cpu(const char *dir, unsigned int cpu, int flags, char *path,
 	return -e;
 }
 
-const char *mg_sensor_absent(void)
+bool mg_sensor_loaded(void)
 {
-	if (!access(MG_SENSOR_DEV_DIR, F_OK))
-		return "debugfs is not mounted: magnet is loaded, but its control files are only in debugfs (mount -t debugfs none /sys/kernel/debug)";
-	return "magnet module not loaded";
+	return !access(MG_SENSOR_DEV_DIR, F_OK);
 }
 
 unsigned long mg_sensor_ring_size(const char *buffers, unsigned int cpu)

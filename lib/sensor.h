@@ -14,6 +14,7 @@
 #ifndef MAGNET_LIB_SENSOR_H
 #define MAGNET_LIB_SENSOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 #include <linux/types.h>
@@ -62,11 +63,13 @@ int mg_sensor_open_cpu(const char *dir, unsigned int cpu, int flags, char *path,
 		       size_t size, char *err, size_t errlen);
 
 /*
- * Why the sensor directory's version file is absent: "magnet module not
- * loaded", or, when its devices exist, that debugfs is not mounted (the
- * control files are only there). A static string.
+ * Whether magnet is loaded though its version file was not found: its
+ * devices exist, so debugfs is not mounted (the control files are only
+ * there). MG_SENSOR_NO_DEBUGFS says so.
  */
-const char *mg_sensor_absent(void);
+bool mg_sensor_loaded(void);
+#define MG_SENSOR_NO_DEBUGFS "debugfs is not mounted: magnet is loaded (" MG_SENSOR_DEV_DIR \
+	" exists), but its control files are only in debugfs (mount -t debugfs none /sys/kernel/debug)"
 
 /* Ring size of cpu in the text of dir/buffers, or 0. */
 unsigned long mg_sensor_ring_size(const char *buffers, unsigned int cpu);

@@ -242,8 +242,8 @@ static void check_version(struct reader *rd)
 	if (mg_sensor_version(rd->dir, &rd->version)) {
 		/* The rings came from /dev/magnet (mg_sensor_cpus). */
 		if (access(rd->dir, F_OK))
-			msg("%s/version: %s; reading the rings from " MG_SENSOR_DEV_DIR
-			    ", as clock mono, without probe names", rd->dir, mg_sensor_absent());
+			msg("%s/version not found: " MG_SENSOR_NO_DEBUGFS "; reading the rings from "
+			    MG_SENSOR_DEV_DIR ", as clock mono, without probe names", rd->dir);
 		return;
 	}
 	/* 0: the file names no format, which is not a mismatch. */
