@@ -59,14 +59,20 @@ vm-user-files: user
 # (signed modules only; debugfs opens no file with an ioctl or mmap).
 # tests/vm/lockdown.sh proves it is on (the level, an unsigned module
 # refused, debugfs's cpuN refused with EPERM), then runs these tests of the
-# suite, which must find /dev/magnet/cpuN by themselves. Part of
-# check-debug when VM_TESTS is empty or names "lockdown".
+# suite, which must find /dev/magnet/cpuN by themselves. A second boot with
+# lockdown=confidentiality: what magnet does there and what the kernel
+# refuses (tests/vm/lockdown-confidentiality.sh). Part of check-debug when
+# VM_TESTS is empty or names "lockdown".
 VM_LOCKDOWN_TESTS ?= t-00 t-12 t-30 t-41
 vm_lockdown_selected = $(if $(VM_TESTS),$(call vm_pick,lockdown),all)
 vm_lockdown_run = t0=$$(date +%s); \
 	$(vm_debug_run) --timeout $(VM_DEBUG_TIMEOUT) --append lockdown=integrity -- \
 	sh /magnet/tests/vm/lockdown.sh --timeout $(VM_DEBUG_TEST_TIMEOUT) $(VM_LOCKDOWN_TESTS) || rc=$$?; \
-	echo "check-debug: lockdown=integrity ($(VM_LOCKDOWN_TESTS)) took $$(($$(date +%s) - t0)) s";
+	echo "check-debug: lockdown=integrity ($(VM_LOCKDOWN_TESTS)) took $$(($$(date +%s) - t0)) s"; \
+	t0=$$(date +%s); \
+	$(vm_debug_run) --timeout $(VM_DEBUG_BOOT_TIMEOUT) --append lockdown=confidentiality -- \
+	sh /magnet/tests/vm/lockdown-confidentiality.sh || rc=$$?; \
+	echo "check-debug: lockdown=confidentiality took $$(($$(date +%s) - t0)) s";
 
 vm_debug_suite_runs = $(or $(vm_suite_selected),$(if \
 	$(vm_pcap_selected)$(vm_boots_selected)$(vm_lockdown_selected),,none matched))
