@@ -28,7 +28,8 @@ for f in kprobe_events trace available_filter_functions; do
 	[ -e $TR/$f ] && fail "tracefs has $f under confidentiality"
 done
 echo 'p:mgld __x64_sys_getpid' 2>/tmp/e >$TR/kprobe_events && fail "tracefs took a kprobe event"
-echo "tracefs: $(ls $TR | wc -l) entries; kprobe_events: $(cat /tmp/e)"
+n=$(find $TR -mindepth 1 | wc -l)
+echo "tracefs: $n entries; kprobe_events: $(cat /tmp/e)"
 
 load
 dd if=/sys/kernel/debug/magnet/cpu0 of=/dev/null count=0 2>/tmp/e && fail "debugfs cpu0 opened"

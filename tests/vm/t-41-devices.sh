@@ -16,6 +16,7 @@ cpus=$(awk '$1 == "cpus" { print $2 }' $D/magnet/version)
 n=0
 for f in /dev/magnet/cpu*; do
 	# busybox ls -ln: mode links uid gid major, minor ...
+	# shellcheck disable=SC2046 # split into its fields on purpose
 	set -- $(ls -ln "$f")
 	[ "$1" = cr-------- ] || fail "$f: mode $1, want cr-------- (0400, a character device)"
 	[ "$3:$4" = 0:0 ] || fail "$f: owner $3:$4, want root"
