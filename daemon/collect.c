@@ -339,7 +339,9 @@ static int attach(struct mg_collect *c, char *err, size_t errlen)
 
 	ret = mg_sensor_version(c->dir, &v);
 	if (ret) {
-		if (ret == -ENOENT)
+		if (ret == -ENOENT && mg_sensor_loaded())
+			snprintf(err, errlen, "%s/version not found: " MG_SENSOR_NO_DEBUGFS, c->dir);
+		else if (ret == -ENOENT)
 			snprintf(err, errlen, "magnet module not loaded: %s/version not found (modprobe magnet; is debugfs mounted?)",
 				 c->dir);
 		else if (ret == -EACCES || ret == -EPERM)
@@ -368,20 +370,19 @@ static int attach(struct mg_collect *c, char *err, size_t errlen)
 		struct ring_file *f = &c->files[i];
 		char path[PATH_MAX + 16];
 
-		snprintf(path, sizeof(path), "%s/cpu%u", c->dir, f->cpu);
-		f->fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (f->fd < 0) {
-			ret = -errno;
-			if (errno == EBUSY)
+		ret = mg_sensor_open_cpu(c->dir, f->cpu, O_RDONLY | O_CLOEXEC, path,
+					 sizeof(path), err, errlen);
+		if (ret < 0) {
+			f->fd = -1;
+			if (ret == -EBUSY)
 				snprintf(err, errlen, "%s already has a reader (magnet-read or another magnetd?)",
 					 path);
-			else if (errno == EACCES || errno == EPERM)
+			else if (ret == -EACCES)
 				snprintf(err, errlen, "%s: permission denied: run magnetd as root",
 					 path);
-			else
-				snprintf(err, errlen, "%s: %s", path, strerror(errno));
 			goto err_files;
 		}
+		f->fd = ret;
 		ret = read_attr(c, f, buffers, err, errlen);
 		if (ret)
 			goto err_files;

@@ -437,6 +437,8 @@ int main(int argc, char **argv)
 	if (ret == -EACCES || ret == -EPERM)
 		fail(&d, "%s: permission denied: magnetd must run as root (the rings are root-only debugfs files; probes need CAP_NET_ADMIN and CAP_SYS_ADMIN)",
 		     d.cfg.dir);
+	if (ret == -ENOENT && mg_sensor_loaded())
+		fail(&d, "%s/version not found: " MG_SENSOR_NO_DEBUGFS, d.cfg.dir);
 	if (ret == -ENOENT)
 		fail(&d, "magnet module not loaded: %s/version not found (modprobe magnet, or insmod magnet.ko; debugfs must be mounted on /sys/kernel/debug)",
 		     d.cfg.dir);

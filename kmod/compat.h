@@ -220,6 +220,13 @@ static inline struct file *mg_file_open_root(const struct path *root, const char
 #define MG_NO_LLSEEK	NULL
 #endif
 
+/* The device a struct class's devnode() is given: const since 6.2. */
+#ifdef MG_HAVE_CLASS_DEVNODE_CONST
+#define MG_DEVNODE_CONST	const
+#else
+#define MG_DEVNODE_CONST
+#endif
+
 /* pre_doit's first argument (struct mg_genl_op): the split op since 6.2. */
 #ifdef MG_HAVE_GENL_SPLIT_OPS
 #define mg_genl_op	genl_split_ops

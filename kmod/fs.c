@@ -1,17 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * magnetfs: the debugfs face of the rings.
+ * magnetfs: the files of the rings.
  *
- * magnet/cpuN are the data files (consumed by reading, one reader each);
- * version, probes, stats, buffers and jobs are read-only control files. The
- * read condition, delivery modes and file formats are specified in the UAPI
- * header, include/uapi/linux/magnet.h.
+ * magnet/cpuN in debugfs are the data files (consumed by reading, one
+ * reader each); version, probes, stats, buffers and jobs are read-only
+ * control files. The read condition, delivery modes and file formats are
+ * specified in the UAPI header, include/uapi/linux/magnet.h.
+ *
+ * The data files are also character devices, /dev/magnet/cpuN: under
+ * lockdown (Secure Boot) debugfs refuses to open a file that has an ioctl
+ * or mmap, which the data files have; the control files it still opens.
+ * Both are the same file: one file_operations, one reader slot per CPU,
+ * whichever name opened it. One region of minors (minor = CPU) rather than
+ * misc devices: those have 64 (5.10) or 128 (6.1) dynamic minors for the
+ * whole system, fewer than a big node's CPUs.
  *
  * The data files are created with debugfs_create_file_unsafe(): 6.1's
  * debugfs proxy forwards neither read_iter (needed for real AIO) nor
  * fasync. The open proxy still pins the module (fops->owner) while a file
  * is open, so module exit, which removes the files, never runs while any
  * data-file method can; open() itself is bracketed with debugfs_file_get().
+ * The character devices pin it the same way (chrdev_open() takes the
+ * cdev's owner).
  *
  * Delivery: writers queue the buffer's irq_work (see ring_core.c,
  * WAKE-UPS); it wakes blocked readers and pollers, sends SIGIO, and kicks
@@ -21,7 +31,9 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/aio.h>
+#include <linux/cdev.h>
 #include <linux/debugfs.h>
+#include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
@@ -41,6 +53,9 @@
 #define MG_BOUNCE_SIZE	(64UL << 10)
 
 static struct dentry *mg_dir;
+static dev_t mg_devt;		/* minor = CPU */
+static struct cdev mg_cdev;
+static bool mg_cdev_added;
 /*
  * AIO completions copy into the reader's memory. The wake-up that kicks
  * them runs on the traced CPU (irq_work), and a per-CPU workqueue would
@@ -608,30 +623,38 @@ static long mg_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	}
 }
 
-static int mg_open(struct inode *inode, struct file *filp)
+static int mg_open_buf(struct mg_cpu_buf *buf, struct inode *inode, struct file *filp)
 {
-	struct mg_cpu_buf *buf = inode->i_private;
-	int ret;
-
-	ret = debugfs_file_get(filp->f_path.dentry);
-	if (ret)
-		return ret;
-	if (atomic_cmpxchg(&buf->reader, 0, 1)) {
-		ret = -EBUSY;	/* one reader per ring: reads consume */
-		goto out;
-	}
+	if (atomic_cmpxchg(&buf->reader, 0, 1))
+		return -EBUSY;	/* one reader per ring: reads consume */
 	buf->bounce = vmalloc(MG_BOUNCE_SIZE);
 	if (!buf->bounce) {
 		atomic_set(&buf->reader, 0);
-		ret = -ENOMEM;
-		goto out;
+		return -ENOMEM;
 	}
 	buf->attr = mg_default_attr;
 	mg_buffer_forget_tasks(buf);	/* this reader has seen no TASK record */
 	filp->private_data = buf;
 	filp->f_mode |= FMODE_NOWAIT;	/* reads honour IOCB_NOWAIT: RWF_NOWAIT is accepted */
-	ret = stream_open(inode, filp);
-out:
+	return stream_open(inode, filp);
+}
+
+/* debugfs/magnet/cpuN or /dev/magnet/cpuN: the same ring either way. */
+static int mg_open(struct inode *inode, struct file *filp)
+{
+	unsigned int cpu = iminor(inode);
+	int ret;
+
+	if (S_ISCHR(inode->i_mode)) {
+		/* A node made by hand may name a CPU that has no ring. */
+		if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
+			return -ENXIO;
+		return mg_open_buf(mg_bufs[cpu], inode, filp);
+	}
+	ret = debugfs_file_get(filp->f_path.dentry);
+	if (ret)
+		return ret;
+	ret = mg_open_buf(inode->i_private, inode, filp);
 	debugfs_file_put(filp->f_path.dentry);
 	return ret;
 }
@@ -755,12 +778,25 @@ static const struct file_operations mg_probes_fops = {
 	.release = single_release,
 };
 
+/* /dev/magnet/cpuN, root's and read-only as the debugfs files are. */
+static char *mg_devnode(MG_DEVNODE_CONST struct device *dev, umode_t *mode)
+{
+	if (mode)
+		*mode = 0400;
+	return kasprintf(GFP_KERNEL, KBUILD_MODNAME "/%s", dev_name(dev));
+}
+
+static struct class mg_class = {
+	.name = KBUILD_MODNAME,
+	.devnode = mg_devnode,
+};
+
 /*
- * The directory (and the AIO workqueue) first: this is what fails when
- * debugfs is off, absent, or already has a "magnet". The files come last,
- * from mg_fs_publish(), once nothing else in the module's init can fail: a
- * file opened during a load that then fails would keep the module's text
- * in use after it is freed.
+ * The directory, the device numbers and class (and the AIO workqueue)
+ * first: this is what fails when debugfs is off, absent, or already has a
+ * "magnet". The files come last, from mg_fs_publish(), once nothing else
+ * in the module's init can fail: a file opened during a load that then
+ * fails would keep the module's text in use after it is freed.
  */
 int mg_fs_init(void)
 {
@@ -774,12 +810,29 @@ int mg_fs_init(void)
 		ret = PTR_ERR(mg_dir);
 		pr_err("cannot create /sys/kernel/debug/%s (%d): debugfs is %s\n", KBUILD_MODNAME,
 		       ret, ret == -EEXIST ? "already used by that name" :
-		       ret == -EPERM ? "disabled (debugfs=off or lockdown)" : "not available");
+		       ret == -EPERM ? "disabled (debugfs=off)" : "not available");
 		mg_dir = NULL;
 		goto err_dir;
 	}
+	ret = alloc_chrdev_region(&mg_devt, 0, nr_cpu_ids, KBUILD_MODNAME);
+	if (ret) {
+		pr_err("cannot allocate %u character device numbers (%d)\n", nr_cpu_ids, ret);
+		goto err_chrdev;
+	}
+	ret = class_register(&mg_class);
+	if (ret) {
+		pr_err("cannot register the device class %s (%d)\n", KBUILD_MODNAME, ret);
+		goto err_class;
+	}
+	cdev_init(&mg_cdev, &mg_data_fops);
+	mg_cdev.owner = THIS_MODULE;
 	return 0;
 
+err_class:
+	unregister_chrdev_region(mg_devt, nr_cpu_ids);
+err_chrdev:
+	debugfs_remove(mg_dir);
+	mg_dir = NULL;
 err_dir:
 	destroy_workqueue(mg_aio_wq);
 	mg_aio_wq = NULL;
@@ -803,6 +856,7 @@ void mg_fs_publish(void)
 {
 	char name[16];
 	unsigned int cpu;
+	int ret;
 
 	mg_fs_create("version", NULL, &mg_version_fops, true, NULL);
 	mg_fs_create("probes", NULL, &mg_probes_fops, true, NULL);
@@ -812,6 +866,26 @@ void mg_fs_publish(void)
 	for_each_possible_cpu(cpu) {
 		snprintf(name, sizeof(name), "cpu%u", cpu);
 		mg_fs_create(name, mg_bufs[cpu], &mg_data_fops, false, &mg_bufs[cpu]->dentry);
+	}
+	/*
+	 * The devices, as the debugfs files, for every possible CPU, once:
+	 * a ring outlives its CPU going offline. Only ENOMEM fails here; the
+	 * debugfs files then still serve where lockdown is off.
+	 */
+	ret = cdev_add(&mg_cdev, mg_devt, nr_cpu_ids);
+	if (ret) {
+		pr_warn("cannot add the character devices (%d): no /dev/%s\n", ret,
+			KBUILD_MODNAME);
+		return;
+	}
+	mg_cdev_added = true;
+	for_each_possible_cpu(cpu) {
+		struct device *dev = device_create(&mg_class, NULL, MKDEV(MAJOR(mg_devt), cpu),
+						   NULL, "cpu%u", cpu);
+
+		if (IS_ERR(dev))
+			pr_warn("cannot create /dev/%s/cpu%u (%ld)\n", KBUILD_MODNAME, cpu,
+				PTR_ERR(dev));
 	}
 }
 
@@ -823,6 +897,15 @@ void mg_fs_exit(void)
 {
 	unsigned int cpu;
 
+	if (mg_cdev_added) {
+		/* device_destroy() passes over a device that failed to appear. */
+		for_each_possible_cpu(cpu)
+			device_destroy(&mg_class, MKDEV(MAJOR(mg_devt), cpu));
+		cdev_del(&mg_cdev);
+		mg_cdev_added = false;
+	}
+	class_unregister(&mg_class);
+	unregister_chrdev_region(mg_devt, nr_cpu_ids);
 	debugfs_remove(mg_dir);
 	mg_dir = NULL;
 	for_each_possible_cpu(cpu) {

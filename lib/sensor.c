@@ -107,6 +107,12 @@ int mg_sensor_cpus(const char *dir, unsigned int **cpus, unsigned int *np)
 	struct dirent *de;
 	DIR *d = opendir(dir);
 
+	if (!d && errno == ENOENT) {
+		/* debugfs not mounted: the devices list the same CPUs. */
+		d = opendir(MG_SENSOR_DEV_DIR);
+		if (!d)
+			errno = ENOENT;
+	}
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
@@ -143,6 +149,42 @@ int mg_sensor_cpus(const char *dir, unsigned int **cpus, unsigned int *np)
 	*cpus = v;
 	*np = n;
 	return 0;
+}
+
+int mg_sensor_open_cpu(const char *dir, unsigned int cpu, int flags, char *path,
+		       size_t size, char *err, size_t errlen)
+{
+	char first[PATH_MAX + 16];
+	int fd, e;
+
+	snprintf(path, size, "%s/cpu%u", dir, cpu);
+	fd = open(path, flags);
+	if (fd >= 0)
+		return fd;
+	e = errno;
+	snprintf(err, errlen, "%s: %s", path, strerror(e));
+	if (e != EPERM && e != ENOENT)
+		return -e;
+	snprintf(first, sizeof(first), "%s", path);
+	snprintf(path, size, "%s/cpu%u", MG_SENSOR_DEV_DIR, cpu);
+	fd = open(path, flags);
+	if (fd >= 0)
+		return fd;
+	if (errno != ENOENT) {
+		/* The ring is there: its EBUSY, EACCES... are what counts. */
+		e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	snprintf(err, errlen, "%s: %s%s; %s: %s", first, strerror(e),
+		 e == EPERM ? " (kernel lockdown?)" : "", path, strerror(ENOENT));
+	snprintf(path, size, "%s", first);
+	return -e;
+}
+
+bool mg_sensor_loaded(void)
+{
+	return !access(MG_SENSOR_DEV_DIR, F_OK);
 }
 
 unsigned long mg_sensor_ring_size(const char *buffers, unsigned int cpu)

@@ -1,12 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The sensor directory (/sys/kernel/debug/magnet): what every reader of
- * the rings needs from it besides the cpuN files themselves. Shared by
+ * the rings needs from it, and where the rings are opened. Shared by
  * magnet-read and magnetd.
+ *
+ * Where a ring is opened, the one rule (mg_sensor_open_cpu): DIR/cpuN,
+ * and /dev/magnet/cpuN (the same ring, a character device) when debugfs
+ * refuses DIR/cpuN (EPERM: kernel lockdown, which lets debugfs open no
+ * file with an ioctl or mmap) or DIR/cpuN does not exist (debugfs not
+ * mounted). The control files (version, probes, buffers, stats) are only
+ * in DIR: read-only, lockdown lets debugfs open them.
  */
 #ifndef MAGNET_LIB_SENSOR_H
 #define MAGNET_LIB_SENSOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 #include <linux/types.h>
@@ -14,6 +22,7 @@
 #include "trace.h"
 
 #define MG_SENSOR_DIR	"/sys/kernel/debug/magnet"
+#define MG_SENSOR_DEV_DIR	"/dev/magnet"
 
 /* magnet/version: "magnet R\nformat N\nclock C\ncpus N\ntsc_khz N\n". */
 struct mg_sensor_version {
@@ -37,10 +46,30 @@ char *mg_sensor_read(const char *dir, const char *name, size_t *len);
 int mg_sensor_version(const char *dir, struct mg_sensor_version *v);
 
 /*
- * The cpuN files of dir, N ascending (need not be contiguous): a malloc'd
- * array of *n numbers. 0, -errno of opendir, or -ENOENT for none.
+ * The cpuN files of dir (of MG_SENSOR_DEV_DIR when dir does not exist), N
+ * ascending (need not be contiguous): a malloc'd array of *n numbers. 0,
+ * -errno of opendir (dir's), or -ENOENT for none.
  */
 int mg_sensor_cpus(const char *dir, unsigned int **cpus, unsigned int *n);
+
+/*
+ * Open CPU cpu's ring by the rule above, with open(2)'s flags. The fd,
+ * and in path the path it opened; or -errno (the device's when it exists,
+ * else dir/cpuN's), path naming the file that failed, and err saying why,
+ * for each file tried ("DIR/cpuN: Operation not permitted (kernel
+ * lockdown?); /dev/magnet/cpuN: No such file or directory").
+ */
+int mg_sensor_open_cpu(const char *dir, unsigned int cpu, int flags, char *path,
+		       size_t size, char *err, size_t errlen);
+
+/*
+ * Whether magnet is loaded though its version file was not found: its
+ * devices exist, so debugfs is not mounted (the control files are only
+ * there). MG_SENSOR_NO_DEBUGFS says so.
+ */
+bool mg_sensor_loaded(void);
+#define MG_SENSOR_NO_DEBUGFS "debugfs is not mounted: magnet is loaded (" MG_SENSOR_DEV_DIR \
+	" exists), but its control files are only in debugfs (mount -t debugfs none /sys/kernel/debug)"
 
 /* Ring size of cpu in the text of dir/buffers, or 0. */
 unsigned long mg_sensor_ring_size(const char *buffers, unsigned int cpu);

@@ -239,8 +239,13 @@ static void scan_dir(struct reader *rd)
 static void check_version(struct reader *rd)
 {
 	/* Without a readable version file: clock mono, format unchecked. */
-	if (mg_sensor_version(rd->dir, &rd->version))
+	if (mg_sensor_version(rd->dir, &rd->version)) {
+		/* The rings came from /dev/magnet (mg_sensor_cpus). */
+		if (access(rd->dir, F_OK))
+			msg("%s/version not found: " MG_SENSOR_NO_DEBUGFS "; reading the rings from "
+			    MG_SENSOR_DEV_DIR ", as clock mono, without probe names", rd->dir);
 		return;
+	}
 	/* 0: the file names no format, which is not a mismatch. */
 	if (rd->version.format && rd->version.format != MAGNET_FORMAT_VERSION)
 		die("%s/version: record format %u, this " PROG " supports %d",
@@ -255,18 +260,18 @@ static void open_cpus(struct reader *rd)
 	for (i = 0; i < rd->ncpus; i++) {
 		struct cpu_file *c = &rd->cpus[i];
 		struct magnet_read_attr attr;
-		char path[PATH_MAX];
+		char path[PATH_MAX], why[2 * PATH_MAX + 64];
 		unsigned long size;
 		struct stat st;
 
-		snprintf(path, sizeof(path), "%s/cpu%u", rd->dir, c->cpu);
-		c->fd = open(path, O_RDONLY | O_CLOEXEC);
+		c->fd = mg_sensor_open_cpu(rd->dir, c->cpu, O_RDONLY | O_CLOEXEC, path,
+					   sizeof(path), why, sizeof(why));
 		if (c->fd < 0) {
-			if (errno == EBUSY)
+			if (c->fd == -EBUSY)
 				die("cpu%u already has a reader", c->cpu);
-			if (errno == EACCES || errno == EPERM)
+			if (c->fd == -EACCES)
 				die("%s: permission denied: run as root", path);
-			die("%s: %s", path, strerror(errno));
+			die("%s", why);
 		}
 		if (fstat(c->fd, &st))
 			die("%s: %s", path, strerror(errno));

@@ -8,6 +8,8 @@
 #                          builds it once, about 10 minutes, then reuses it)
 #   make check-debug VM_TESTS=t-10   only some tests (kmemleak still runs)
 #   make check-debug VM_TESTS=pcap   only tests/vm/host-pcap.sh
+#   make check-debug VM_TESTS=lockdown   only the lockdown=integrity run
+#   make vm-check-lockdown the lockdown=integrity run alone
 #   make vm-shell-debug    a shell on the debug kernel
 
 # What a direct tests/vm/run call (no MAGNET_GUEST_FILES) stages.
@@ -53,11 +55,37 @@ vm-debug-files: vm-user-files
 vm-user-files: user
 	$(Q)$(if $(filter-out %.ko,$(vm_guest_hosts)),$(MAKE) -s $(filter-out %.ko,$(vm_guest_hosts)))
 
-# Then the tests with boots of their own (tests/vm/boots) and
-# tests/vm/host-pcap.sh on the debug kernel, selected as in vm-check.
+# Secure Boot's lockdown: the debug kernel booted with lockdown=integrity
+# (signed modules only; debugfs opens no file with an ioctl or mmap).
+# tests/vm/lockdown.sh proves it is on (the level, an unsigned module
+# refused, debugfs's cpuN refused with EPERM), then runs these tests of the
+# suite, which must find /dev/magnet/cpuN by themselves. A second boot with
+# lockdown=confidentiality: what magnet does there and what the kernel
+# refuses (tests/vm/lockdown-confidentiality.sh). Part of check-debug when
+# VM_TESTS is empty or names "lockdown".
+VM_LOCKDOWN_TESTS ?= t-00 t-12 t-30 t-41
+vm_lockdown_selected = $(if $(VM_TESTS),$(call vm_pick,lockdown),all)
+vm_lockdown_run = t0=$$(date +%s); \
+	$(vm_debug_run) --timeout $(VM_DEBUG_TIMEOUT) --append lockdown=integrity -- \
+	sh /magnet/tests/vm/lockdown.sh --timeout $(VM_DEBUG_TEST_TIMEOUT) $(VM_LOCKDOWN_TESTS) || rc=$$?; \
+	echo "check-debug: lockdown=integrity ($(VM_LOCKDOWN_TESTS)) took $$(($$(date +%s) - t0)) s"; \
+	t0=$$(date +%s); \
+	$(vm_debug_run) --timeout $(VM_DEBUG_BOOT_TIMEOUT) --append lockdown=confidentiality -- \
+	sh /magnet/tests/vm/lockdown-confidentiality.sh || rc=$$?; \
+	echo "check-debug: lockdown=confidentiality took $$(($$(date +%s) - t0)) s";
+
+vm_debug_suite_runs = $(or $(vm_suite_selected),$(if \
+	$(vm_pcap_selected)$(vm_boots_selected)$(vm_lockdown_selected),,none matched))
+
+vm-check-lockdown: vm-debug-files
+	$(Q)rc=0; $(vm_lockdown_run) exit $$rc
+
+# Then the tests with boots of their own (tests/vm/boots),
+# tests/vm/host-pcap.sh and the lockdown run on the debug kernel, selected
+# as in vm-check.
 vm-check-debug: vm-debug-files
 	$(Q)t0=$$(date +%s); rc=0; \
-	$(if $(vm_suite_runs),$(vm_debug_run) --timeout $(VM_DEBUG_TIMEOUT) -- /magnet/tests/vm/suite --timeout $(VM_DEBUG_TEST_TIMEOUT) $(VM_TESTS) || rc=$$?; \
+	$(if $(vm_debug_suite_runs),$(vm_debug_run) --timeout $(VM_DEBUG_TIMEOUT) -- /magnet/tests/vm/suite --timeout $(VM_DEBUG_TEST_TIMEOUT) $(VM_TESTS) || rc=$$?; \
 	echo "check-debug: the suite on $$(tools/debug-kernel --release) took $$(($$(date +%s) - t0)) s";) \
 	$(if $(vm_boots_selected),t0=$$(date +%s); \
 	$(vm_debug_env) tests/vm/boots $(vm_debug_opts) --timeout $(VM_DEBUG_BOOT_TIMEOUT) -- $(vm_boots_selected) || rc=1; \
@@ -65,13 +93,14 @@ vm-check-debug: vm-debug-files
 	$(if $(vm_pcap_selected),t0=$$(date +%s); \
 	$(vm_debug_env) tests/vm/host-pcap.sh $(vm_debug_opts) --timeout $(VM_DEBUG_TIMEOUT) || rc=1; \
 	echo "check-debug: host-pcap on $$(tools/debug-kernel --release) took $$(($$(date +%s) - t0)) s";) \
+	$(if $(vm_lockdown_selected),$(vm_lockdown_run)) \
 	exit $$rc
 
 vm-shell-debug: vm-debug-files
 	$(Q)$(vm_debug_run) -i -- sh
 
 .PHONY: print-guest-files check-debug vm-debug-files vm-user-files vm-check-debug \
-	vm-shell-debug
+	vm-check-lockdown vm-shell-debug
 
 # --- the kernel matrix -------------------------------------------------------
 # tools/kernels fetches Debian's other kernels (5.10, 6.12, 6.12-rt; 6.1 is

@@ -112,7 +112,9 @@
 #include <linux/userfaultfd.h>
 #include <linux/magnet.h>
 
-#define DIR_PATH	"/sys/kernel/debug/magnet"
+#include "sensor.h"
+
+#define DIR_PATH	MG_SENSOR_DIR
 #define MAX_CPUS	64
 #define BUF_SIZE	(1 << 20)
 
@@ -132,6 +134,23 @@ static void die(const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	exit(1);
+}
+
+/*
+ * CPU cpu's ring, found as the tools find it (debugfs, else /dev/magnet:
+ * lib/sensor.h); -1 with errno set.
+ */
+static int open_ring(int cpu, int flags)
+{
+	char path[PATH_MAX], why[2 * PATH_MAX + 64];
+	int fd = mg_sensor_open_cpu(DIR_PATH, cpu, O_RDONLY | O_CLOEXEC | flags, path,
+				    sizeof(path), why, sizeof(why));
+
+	if (fd < 0) {
+		errno = -fd;
+		return -1;
+	}
+	return fd;
 }
 
 static uint64_t now_ns(void)
@@ -233,17 +252,14 @@ static void read_stats(struct stats *sum)
 
 static void open_all(int flags)
 {
-	char path[64];
-
 	self = getpid();	/* once, before the workload: it fires the probe */
 	ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	if (ncpus > MAX_CPUS)
 		ncpus = MAX_CPUS;
 	for (int c = 0; c < ncpus; c++) {
-		snprintf(path, sizeof(path), DIR_PATH "/cpu%d", c);
-		fds[c] = open(path, O_RDONLY | flags);
+		fds[c] = open_ring(c, flags);
 		if (fds[c] < 0)
-			die("open %s: %s", path, strerror(errno));
+			die("open cpu%d: %s", c, strerror(errno));
 	}
 }
 
@@ -672,7 +688,7 @@ static int cmd_deliver(const char *mode)
 	pid_t child;
 
 	pin(1 % sysconf(_SC_NPROCESSORS_CONF));	/* the reader sits apart from the writer */
-	fd = open(DIR_PATH "/cpu0", O_RDONLY);
+	fd = open_ring(0, 0);
 	if (fd < 0)
 		die("open cpu0: %s", strerror(errno));
 	/* Start empty. */
@@ -1012,7 +1028,7 @@ static int cmd_mmap(int n)
 static int cmd_mmap_overwrite(void)
 {
 	struct magnet_mmap_pos p;
-	int fd = open(DIR_PATH "/cpu0", O_RDONLY);
+	int fd = open_ring(0, 0);
 	void *a;
 
 	if (fd < 0)
@@ -1027,15 +1043,15 @@ static int cmd_mmap_overwrite(void)
 
 static int cmd_ebusy(void)
 {
-	int a = open(DIR_PATH "/cpu0", O_RDONLY), b;
+	int a = open_ring(0, 0), b;
 
 	if (a < 0)
 		die("first open: %s", strerror(errno));
-	b = open(DIR_PATH "/cpu0", O_RDONLY);
+	b = open_ring(0, 0);
 	if (b >= 0 || errno != EBUSY)
 		die("second open: %d (%s), want EBUSY", b, strerror(errno));
 	close(a);
-	b = open(DIR_PATH "/cpu0", O_RDONLY);
+	b = open_ring(0, 0);
 	if (b < 0)
 		die("open after close: %s", strerror(errno));
 	if (lseek(b, 0, SEEK_SET) != -1 || errno != ESPIPE)
@@ -1068,7 +1084,7 @@ static unsigned long ring_size(void)
 
 static int cmd_hold(const char *mode)
 {
-	int fd = open(DIR_PATH "/cpu0", O_RDONLY);
+	int fd = open_ring(0, 0);
 
 	if (fd < 0)
 		die("open cpu0: %s", strerror(errno));
@@ -1290,7 +1306,7 @@ static int open_cpu0(void)
 	if (ncpus < 2)
 		die("needs 2 CPUs, has %d", ncpus);
 	pin(1);
-	fd = open(DIR_PATH "/cpu0", O_RDONLY);
+	fd = open_ring(0, 0);
 	if (fd < 0)
 		die("open cpu0: %s", strerror(errno));
 	fcntl(fd, F_SETFL, O_NONBLOCK);
@@ -1489,7 +1505,7 @@ static int cmd_attr_limits(void)
 	unsigned long size = ring0(NULL, NULL), half = size / 2;
 	unsigned long maxrec = half / MAGNET_RECORD_HEADER;
 	struct magnet_read_attr got;
-	int fd = open(DIR_PATH "/cpu0", O_RDONLY), e;
+	int fd = open_ring(0, 0), e;
 
 	if (fd < 0)
 		die("open cpu0: %s", strerror(errno));

@@ -1,5 +1,5 @@
 # Guest-side test programs of the VM suite (static: the initramfs has no loader).
-$(BUILD)/tests/vm/mgtest: $(BUILD)/tests/vm/mgtest.o
+$(BUILD)/tests/vm/mgtest: $(BUILD)/tests/vm/mgtest.o $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ -laio
 USER_BINS += $(BUILD)/tests/vm/mgtest

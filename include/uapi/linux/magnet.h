@@ -73,7 +73,10 @@
  * Under kernel lockdown in integrity mode (e.g. Secure Boot), debugfs
  * refuses to open files that have an ioctl or are not read-only: the
  * cpuN files cannot be opened there (EPERM), the control files can, and
- * the netlink control plane works as usual.
+ * the netlink control plane works as usual. The same rings are character
+ * devices, /dev/magnet/cpuN (minor N, mode 0400, root's), at every
+ * lockdown level: one file behind both names, with everything above and
+ * one reader between them.
  *
  * READ CONDITION
  * --------------
