@@ -35,6 +35,7 @@
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
+#include <linux/security.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -864,6 +865,12 @@ static int mg_tp_lookup(struct mg_probe *p, struct netlink_ext_ack *extack)
 	}
 	*event++ = '\0';
 	file = trace_get_event_file(NULL, system, event);
+	/* At that level the kernel sets up no trace array, and no event list. */
+	if (PTR_ERR_OR_ZERO(file) == -ENODEV && security_locked_down(LOCKDOWN_TRACEFS)) {
+		NL_SET_ERR_MSG(extack,
+			       "lockdown=confidentiality: the kernel set up no event list to find tracepoints in");
+		return -EPERM;
+	}
 	if (PTR_ERR_OR_ZERO(file) == -EINVAL) {
 		NL_SET_ERR_MSG(extack, "no such event (tracefs: events/SUBSYSTEM/EVENT)");
 		return -ENOENT;
@@ -1194,6 +1201,8 @@ static const char *mg_register_error(u8 type, int err)
 			return "not a tracepoint, or the arguments or capture do not fit it";
 		case -EOPNOTSUPP:
 			return "no CONFIG_EVENT_TRACING, or no BTF of this tracepoint's arguments";
+		case -EPERM:
+			return "lockdown=confidentiality: the kernel set up no event list";
 		default:
 			return "registration failed";
 		}

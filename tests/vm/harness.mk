@@ -63,7 +63,7 @@ vm-user-files: user
 # lockdown=confidentiality: what magnet does there and what the kernel
 # refuses (tests/vm/lockdown-confidentiality.sh). Part of check-debug when
 # VM_TESTS is empty or names "lockdown".
-VM_LOCKDOWN_TESTS ?= t-00 t-12 t-30 t-41
+VM_LOCKDOWN_TESTS ?= t-00 t-12 t-30 t-41 t-42
 vm_lockdown_selected = $(if $(VM_TESTS),$(call vm_pick,lockdown),all)
 vm_lockdown_run = t0=$$(date +%s); \
 	$(vm_debug_run) --timeout $(VM_DEBUG_TIMEOUT) --append lockdown=integrity -- \

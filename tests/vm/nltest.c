@@ -54,6 +54,8 @@
 #include <linux/netlink.h>
 #include <linux/magnet.h>
 
+#include "sensor.h"
+
 static int fd, family, alarm_group;
 static unsigned int seq = 1;
 static char errmsg[512];
@@ -1271,18 +1273,19 @@ static unsigned char skb_pattern(uint32_t seq, uint32_t k)
 static void skb_read_rings(void (*each)(const struct magnet_record *r, void *ctx), void *ctx)
 {
 	static unsigned char rbuf[1 << 20] __attribute__((aligned(8)));
-	char path[64];
+	char path[64], err[256];
 
 	for (int cpu = 0;; cpu++) {
 		int rfd;
 		ssize_t n;
 
-		snprintf(path, sizeof(path), "/sys/kernel/debug/magnet/cpu%d", cpu);
-		rfd = open(path, O_RDONLY | O_NONBLOCK);
+		/* As the tools open them: debugfs, else /dev/magnet (lockdown). */
+		rfd = mg_sensor_open_cpu("/sys/kernel/debug/magnet", cpu, O_RDONLY | O_NONBLOCK,
+					 path, sizeof(path), err, sizeof(err));
 		if (rfd < 0) {
-			if (errno == ENOENT)
+			if (rfd == -ENOENT)
 				return;
-			die("open %s: %s", path, strerror(errno));
+			die("open %s", err);
 		}
 		while ((n = read(rfd, rbuf, sizeof(rbuf))) > 0) {
 			for (ssize_t off = 0; off < n;) {

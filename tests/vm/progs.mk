@@ -5,7 +5,7 @@ $(BUILD)/tests/vm/mgtest: $(BUILD)/tests/vm/mgtest.o $(LIBMAGNET)
 USER_BINS += $(BUILD)/tests/vm/mgtest
 GUEST_FILES += $(BUILD)/tests/vm/mgtest:/magnet/bin/mgtest
 
-$(BUILD)/tests/vm/nltest: $(BUILD)/tests/vm/nltest.o
+$(BUILD)/tests/vm/nltest: $(BUILD)/tests/vm/nltest.o $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^
 USER_BINS += $(BUILD)/tests/vm/nltest
