@@ -11,6 +11,7 @@
 #   make check-debug VM_TESTS=lockdown   only the lockdown=integrity run
 #   make vm-check-lockdown the lockdown=integrity run alone
 #   make vm-shell-debug    a shell on the debug kernel
+#   make check-debug-rt    the suite on a PREEMPT_RT debug kernel (below)
 
 # What a direct tests/vm/run call (no MAGNET_GUEST_FILES) stages.
 print-guest-files:
@@ -101,6 +102,55 @@ vm-shell-debug: vm-debug-files
 
 .PHONY: print-guest-files check-debug vm-debug-files vm-user-files vm-check-debug \
 	vm-check-lockdown vm-shell-debug
+
+# --- the PREEMPT_RT debug kernel ---------------------------------------------
+# tools/debug-kernel --rt builds Debian's linux-source-6.12 (the version of
+# the matrix's 6.12-rt) with tests/vm/debug-rt.config: PREEMPT_RT, lockdep
+# with PROVE_RAW_LOCK_NESTING, DEBUG_ATOMIC_SLEEP, DEBUG_PREEMPT, PROVE_RCU
+# (no KASAN, kmemleak or UBSAN: check-debug has them). On RT a spinlock_t
+# sleeps: a probe handler that takes one, or sleeps, fails here at once
+# ("BUG: Invalid wait context", "BUG: sleeping function called from invalid
+# context") where Debian's 6.12-rt fails only when contended. The modules
+# are built in $(DEBUG_RT_SRC). Not in CI (.ci/run): run it before resolving
+# kernel work.
+#   make check-debug-rt                 the whole suite, the tests with
+#                                       boots of their own and host-pcap
+#   make check-debug-rt VM_TESTS=t-10   only some (as in check-debug)
+#   make vm-shell-debug-rt              a shell on it
+# VM_DEBUG_RT_TESTS: what runs when VM_TESTS is empty (empty: everything).
+DEBUG_RT_SRC := $(BUILD)/debug-rt/src
+VM_DEBUG_RT_TESTS ?=
+VM_DEBUG_RT_MEM ?= 1536
+vm_debug_rt_guest_files = $(foreach p,$(GUEST_FILES),$(if $(filter %.ko,$(firstword \
+	$(subst :, ,$(p)))),$(DEBUG_RT_SRC)/$(p),$(p)))
+vm_debug_rt_env = MAGNET_GUEST_FILES='$(strip $(vm_debug_rt_guest_files))'
+vm_debug_rt_opts = --kernel "$$(tools/debug-kernel --rt --image)" \
+	--module $(DEBUG_RT_SRC)/kmod/magnet.ko --mem $(VM_DEBUG_RT_MEM)
+vm_debug_rt_run = $(vm_debug_rt_env) $(VM_RUN) $(vm_debug_rt_opts)
+
+check-debug-rt:
+	$(Q)tools/bootstrap
+	$(Q)$(MAKE) vm-check-debug-rt VM_TESTS="$(or $(VM_TESTS),$(VM_DEBUG_RT_TESTS))"
+
+vm-debug-rt-files: vm-user-files
+	$(Q)V=$(V) tools/debug-kernel --rt module >/dev/null
+
+vm-check-debug-rt: vm-debug-rt-files
+	$(Q)t0=$$(date +%s); rc=0; rel=$$(tools/debug-kernel --rt --release); \
+	$(if $(vm_suite_runs),$(vm_debug_rt_run) --timeout $(VM_DEBUG_TIMEOUT) -- /magnet/tests/vm/suite --timeout $(VM_DEBUG_TEST_TIMEOUT) $(VM_TESTS) || rc=$$?; \
+	echo "check-debug-rt: the suite on $$rel took $$(($$(date +%s) - t0)) s";) \
+	$(if $(vm_boots_selected),t0=$$(date +%s); \
+	$(vm_debug_rt_env) tests/vm/boots $(vm_debug_rt_opts) --timeout $(VM_DEBUG_BOOT_TIMEOUT) -- $(vm_boots_selected) || rc=1; \
+	echo "check-debug-rt: the tests with boots of their own took $$(($$(date +%s) - t0)) s";) \
+	$(if $(vm_pcap_selected),t0=$$(date +%s); \
+	$(vm_debug_rt_env) tests/vm/host-pcap.sh $(vm_debug_rt_opts) --timeout $(VM_DEBUG_TIMEOUT) || rc=1; \
+	echo "check-debug-rt: host-pcap on $$rel took $$(($$(date +%s) - t0)) s";) \
+	exit $$rc
+
+vm-shell-debug-rt: vm-debug-rt-files
+	$(Q)$(vm_debug_rt_run) -i -- sh
+
+.PHONY: check-debug-rt vm-debug-rt-files vm-check-debug-rt vm-shell-debug-rt
 
 # --- the kernel matrix -------------------------------------------------------
 # tools/kernels fetches Debian's other kernels (5.10, 6.12, 6.12-rt; 6.1 is

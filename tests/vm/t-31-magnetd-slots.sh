@@ -185,6 +185,10 @@ done
 reconfigure "max_clients = 24" "max_clients_per_user = 16" \
 	"root_reserve = 4" "client_queue = 256K" "client_timeout = 2s" \
 	"idle_timeout = 3s" "$monitors"
+# Counted from here: on a slow kernel (the PREEMPT_RT debug kernel) the
+# held Prometheus connections above can outlive request_timeout (10 s)
+# before they are killed, and are cut off too.
+c0=$(stat_of cut_off)
 MDTEST_UID=65534 mdtest hog 12 idle agg sub >/tmp/hog3 &
 h3=$!
 pids="$pids $h3"
@@ -195,12 +199,12 @@ asuser 65534 mgtest fire 5 >/dev/null &
 pids="$pids $!"
 t=$(mdtest wait-stat idle_closed 4 60) || fail "the idle clients were not closed"
 echo "4 idle clients (idle_timeout 3s) closed: $t"
-t=$(mdtest wait-stat cut_off 28 120) || fail "the non-reading streams were not cut off"
+t=$(mdtest wait-stat cut_off $((c0 + 8)) 120) || fail "the non-reading streams were not cut off"
 echo "4 AGG and 4 SUBSCRIBE clients reading nothing (client_timeout 2s) cut off: $t"
 [ "$(grep -c 'uid 65534: closed: idle' $log)" = 4 ] || fail "idle closes in the log"
 [ "$(grep -c 'uid 65534: cut off' $log)" = 8 ] || fail "cut-offs in the log"
 [ "$(stat_of idle_closed)" = 4 ] || fail "idle_closed: $(mdtest cmd STATS | head -n 1)"
-[ "$(stat_of cut_off)" = 28 ] || fail "cut_off: $(mdtest cmd STATS | head -n 1)"
+[ "$(stat_of cut_off)" = $((c0 + 8)) ] || fail "cut_off: $(mdtest cmd STATS | head -n 1)"
 # An AGG that read nothing was told what it missed, in STATS.
 [ "$(stat_of client_dropped)" -gt 0 ] || fail "client_dropped: $(mdtest cmd STATS | head -n 1)"
 kill $h3
