@@ -726,9 +726,10 @@
  *   or uprobe_events made); EOPNOTSUPP: a module's tracepoint, a kernel
  *   without CONFIG_EVENT_TRACING or with kCFI (CONFIG_CFI_CLANG, which
  *   type-checks tracepoint probes); EPERM: lockdown=confidentiality,
- *   where the kernel sets up no tracing and no event list. No offset; handlers "generic", "skb" (the
- *   first struct sk_buff * argument: net:net_dev_queue,
- *   net:netif_receive_skb, ...) and "switch" (sched:sched_switch).
+ *   where the kernel sets up no tracing and no event list. No offset;
+ *   handlers "generic", "skb" (the first struct sk_buff * argument:
+ *   net:net_dev_queue, net:netif_receive_skb, ...) and "switch"
+ *   (sched:sched_switch).
  * CUSTOM: an event a kernel module registers (include/magnet/kapi.h); not
  *   created over netlink.
  *
