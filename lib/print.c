@@ -404,10 +404,8 @@ static void print_probe(FILE *f, const struct mg_print_opts *o,
 		mg_json_string(f, name);
 		fputs(",\"symbol\":", f);
 		mg_json_string(f, probe ? probe->target : "unknown");
-		/* The probe's type where the table has it (fentry, tracepoint). */
 		fprintf(f, ",\"type\":\"%s\",\"abstract\":\"0x%llx\"",
-			probe && probe->type ? probe->type : mg_record_type(r),
-			(unsigned long long)r->abstract_id);
+			mg_record_type(r), (unsigned long long)r->abstract_id);
 	} else {
 		/* The name is the trace's or the daemon's: escaped. */
 		fprintf(f, " %u %u/%u ", r->cpu, r->pid, r->tgid);
