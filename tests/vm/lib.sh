@@ -17,8 +17,16 @@ load() { # module parameters...
 	insmod /magnet/magnet.ko "$@" || fail "insmod magnet.ko $*"
 }
 
+# An exited reader's io_uring or AIO context may still hold its file for
+# a moment (their teardown runs from a workqueue): give the module's
+# references up to 5 s to go before rmmod judges.
 unload() {
-	rmmod magnet || fail "rmmod magnet"
+	i=0
+	while [ "$(cat /sys/module/magnet/refcnt 2>/dev/null || echo 0)" != 0 ] && [ $i -lt 50 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+	rmmod magnet || fail "rmmod magnet (refcnt $(cat /sys/module/magnet/refcnt 2>/dev/null))"
 }
 
 # One counter of probe $1 (hits, recorded, missed, ...), from the text of
