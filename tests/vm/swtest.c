@@ -7,10 +7,11 @@
  *
  * Two children, named swping and swpong, pinned to CPU 0, pass a byte
  * over two pipes N times each way: every pass blocks the passer in read()
- * until the other answers. Once both have exited, and before they are
- * reaped, their switch counts are read from /proc/PID/status (the kernel
- * counts every switch out of a task, where prev != next, in nvcsw or
- * nivcsw, as sched_switch fires), and one line per child is printed:
+ * until the other answers. Once both have exited and switched out for the
+ * last time, and before they are reaped, their switch counts are read from
+ * /proc/PID/status (the kernel counts every switch out of a task, where
+ * prev != next, in nvcsw or nivcsw, as sched_switch fires), and one line
+ * per child is printed:
  *   NAME PID VOLUNTARY NONVOLUNTARY
  * Every switch of theirs happens between their fork and their death, so a
  * tracer that was on before swtest started has seen exactly that many.
@@ -53,6 +54,35 @@ static void child(const char *name, int in, int out, long n, int first)
 			die("write");
 	}
 	_exit(0);
+}
+
+/*
+ * waitid() returns at exit_notify(), before the child's last switch out
+ * (do_task_dead()), which is counted too. finish_task_switch() drops a dead
+ * task's stack right after that switch, and /proc/PID/syscall reads
+ * "-1 0x0 0x0" for a task without a stack: wait for that.
+ */
+static void wait_switched_out(pid_t pid)
+{
+	char path[64], line[128];
+	int tries;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
+	for (tries = 0; tries < 10000; tries++) {
+		FILE *f = fopen(path, "r");
+
+		if (!f)
+			die(path);
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+		if (!strcmp(line, "-1 0x0 0x0\n"))
+			return;
+		usleep(1000);
+	}
+	fprintf(stderr, "swtest: %s still reads \"%.*s\" after 10 s: not switched out\n", path,
+		(int)strcspn(line, "\n"), line);
+	exit(1);
 }
 
 static void counts(pid_t pid, long *vol, long *invol)
@@ -104,7 +134,7 @@ int main(int argc, char **argv)
 		siginfo_t si = { 0 };
 		long vol, invol;
 
-		/* Dead but not reaped: its counts are final and still there. */
+		/* Dead but not reaped: its counts are still there. */
 		if (waitid(P_PID, pid[i], &si, WEXITED | WNOWAIT))
 			die("waitid");
 		if (si.si_code != CLD_EXITED || si.si_status) {
@@ -112,6 +142,7 @@ int main(int argc, char **argv)
 				si.si_code, si.si_status);
 			return 1;
 		}
+		wait_switched_out(pid[i]);
 		counts(pid[i], &vol, &invol);
 		printf("%s %d %ld %ld\n", names[i], pid[i], vol, invol);
 	}
