@@ -11,6 +11,7 @@
 #   make vm-shell          interactive busybox shell in the VM (^A x quits)
 #   make vm-shell-host     interactive bash among the host's programs (--root host)
 #   make vm-check-hostroot tests/vm/hostroot.sh: --root host in one boot
+#   make vm-check-net2     tests/vm/net2.sh: two --root host nodes on one LAN
 #   make check-debug       the suite on the debug kernel (tests/vm/harness.mk)
 #
 # GUEST_FILES: other fragments append "HOST:GUEST" pairs (HOST relative to
@@ -81,16 +82,21 @@ vm-shell: vm-guest-files
 	$(Q)$(VM_RUN) -i -- sh
 
 # Nodes that run the host's own Debian programs (tests/vm/run --root host),
-# proven in one boot (about 11 s). Not in vm-check: the kernel suite keeps
-# the initramfs.
+# proven in one boot (about 11 s); two such nodes at once on one LAN of
+# their own (--node, --lan), reaching each other and reached from the host
+# through their forwards (about 20 s). Not in vm-check: the kernel suite
+# keeps the initramfs.
 vm-check-hostroot: vm-guest-files
 	$(Q)tests/vm/hostroot.sh
+
+vm-check-net2: vm-guest-files
+	$(Q)tests/vm/net2.sh
 
 # A shell among the host's programs (bash; ^A x quits).
 vm-shell-host: vm-guest-files
 	$(Q)$(VM_RUN) --root host -i -- bash
 
-.PHONY: vm-guest-files vm-check vm-shell vm-check-hostroot vm-shell-host
+.PHONY: vm-guest-files vm-check vm-shell vm-check-hostroot vm-check-net2 vm-shell-host
 
 # The harness's own tests, make check-debug (the debug kernel).
 include tests/vm/harness.mk
