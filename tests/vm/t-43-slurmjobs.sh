@@ -15,7 +15,7 @@ log=/tmp/magnetd-slurm.log
 cg=/sys/fs/cgroup
 scope=$cg/system.slice/slurmstepd.scope
 job=$scope/job_42
-user=$cg/u65534
+user=$cg/t43u65534
 prom=127.0.0.1:8653 mon=127.0.0.1:2709
 
 load
@@ -80,7 +80,7 @@ want "job $s0 /system.slice/slurmstepd.scope/job_42/step_0 events=1500 sock_byte
 want "job $sd /system.slice/slurmstepd.scope/job_42/step_0/slurm events=30 sock_bytes=0 exported=1 intr=0 lost_fair=0 slurm_job_id=42 slurm_step=0 slurm_stepd=1 uid=65534"
 want "job $sb /system.slice/slurmstepd.scope/job_42/step_batch events=70 sock_bytes=0 exported=1 intr=0 lost_fair=0 slurm_job_id=42 slurm_step=batch uid=65534"
 # The lookalike: its path, as any cgroup.
-want "job $lk /u65534/job_99/step_0/user/task_0 events=40 sock_bytes=0 exported=1 intr=0 lost_fair=0"
+want "job $lk /t43u65534/job_99/step_0/user/task_0 events=40 sock_bytes=0 exported=1 intr=0 lost_fair=0"
 totals | grep -q "slurmstepd.scope/.*/task_" && fail "a task's cgroup has a job line of its own: $(totals | grep '^job')"
 echo "TOTALS: $(totals | grep -c 'slurm_job_id=42') series of job 42"
 
@@ -96,7 +96,7 @@ for l in \
 	'magnet_job_events_total{cgroup="/system.slice/slurmstepd.scope/job_42/step_0",slurm_job_id="42",slurm_step="0",uid="65534"} 1500' \
 	'magnet_job_events_total{cgroup="/system.slice/slurmstepd.scope/job_42/step_0/slurm",slurm_job_id="42",slurm_step="0",slurm_stepd="1",uid="65534"} 30' \
 	'magnet_job_events_total{cgroup="/system.slice/slurmstepd.scope/job_42/step_batch",slurm_job_id="42",slurm_step="batch",uid="65534"} 70' \
-	'magnet_job_events_total{cgroup="/u65534/job_99/step_0/user/task_0"} 40'; do
+	'magnet_job_events_total{cgroup="/t43u65534/job_99/step_0/user/task_0"} 40'; do
 	tr -d '\r' </tmp/scrape | grep -qxF "$l" ||
 		fail "no '$l' in /metrics: $(grep '^magnet_job_events' /tmp/scrape)"
 done
