@@ -53,7 +53,8 @@ $(filter-out %/test_supermon,$(DAEMON_UNIT_TESTS)): %: %.o \
 $(BUILD)/tests/unit/test_supermon: %: %.o $(BUILD)/tests/unit/testutil.o \
 		$(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ -lsexp $(CHECK_LIBS)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(filter-out $(LIBMAGNET),$^) $(LIBMAGNET) \
+		-lsexp $(CHECK_LIBS)
 
 # The server on the host, collect.h stubbed in the test (no module here).
 $(BUILD)/tests/unit/test_server: $(BUILD)/tests/unit/test_server.o \

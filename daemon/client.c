@@ -581,22 +581,33 @@ static void cmd_agg(struct mg_server *s, struct client *c,
 
 /*
  * Whose jobs c sees in TOTALS: TOTALS and ALL every job (and "other",
- * which holds everyone's); OWN its own (owners.h); NONE none.
+ * which holds everyone's); OWN its own (owners.h; a Slurm step's user's,
+ * docs/slurm.md); NONE none.
  */
-static bool job_visible(const struct mg_server *s, const struct client *c,
-			const struct mg_totals_job *j, bool other)
+static bool job_visible(const struct client *c, const struct mg_totals_job *j,
+			bool other)
 {
 	if (c->access >= MG_ACCESS_TOTALS)
 		return true;
-	return !other && c->uid_known &&
-	       mg_owners_of(s->owners, (__u32)j->cgroup) == c->uid;
+	return !other && c->uid_known && j->has_owner && j->owner == c->uid;
+}
+
+/* A job line's words after its path: a Slurm job's (slurm.h), or none. */
+static const char *job_words(const struct mg_totals_job *j, char *buf,
+			     size_t size)
+{
+	buf[0] = '\0';
+	if (j->is_slurm)
+		mg_slurm_words(&j->slurm, j->slurm_node,
+			       j->has_owner ? j->owner : MG_SLURM_NONE, buf, size);
+	return buf;
 }
 
 static void cmd_totals(struct mg_server *s, struct client *c)
 {
 	struct mg_totals_view v;
 	char name[3 * MG_TOTALS_PATH_MAX + 1], type[3 * 16 + 1];
-	char sym[3 * MG_TOTALS_NAME_MAX + 1];
+	char sym[3 * MG_TOTALS_NAME_MAX + 1], words[MG_SLURM_WORDS_MAX];
 	size_t i, shown = 0;
 
 	if (mg_fanout_totals_view(s, &v)) {
@@ -604,7 +615,7 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 		return;
 	}
 	for (i = 0; i <= v.njobs; i++)
-		shown += job_visible(s, c, i < v.njobs ? &v.jobs[i] : &v.other,
+		shown += job_visible(c, i < v.njobs ? &v.jobs[i] : &v.other,
 				     i == v.njobs);
 	mg_client_reply(c, "OK %zu totals node=%s ts=%llu uptime=%llu module=%s cpus=%u records=%llu bytes=%llu kernel_lost=%llu daemon_dropped=%llu probes=%u jobs=%u",
 			v.nprobes + shown, v.node.node,
@@ -630,15 +641,16 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 	for (i = 0; i <= v.njobs; i++) {
 		const struct mg_totals_job *j = i < v.njobs ? &v.jobs[i] : &v.other;
 
-		if (!job_visible(s, c, j, i == v.njobs))
+		if (!job_visible(c, j, i == v.njobs))
 			continue;
 		mg_escape_word(name, sizeof(name), j->path);
-		mg_client_reply(c, "job %llu %s events=%llu sock_bytes=%llu exported=%d intr=%llu lost_fair=%llu",
+		mg_client_reply(c, "job %llu %s events=%llu sock_bytes=%llu exported=%d intr=%llu lost_fair=%llu%s",
 				(unsigned long long)j->cgroup, name,
 				(unsigned long long)j->events,
 				(unsigned long long)j->sock_bytes, j->exported,
 				(unsigned long long)j->intr_events,
-				(unsigned long long)j->lost_fair);
+				(unsigned long long)j->lost_fair,
+				job_words(j, words, sizeof(words)));
 	}
 	mg_totals_view_free(&v);
 }

@@ -77,16 +77,98 @@ static bool check_jobs(struct mg_server *s, const struct mg_totals_view *v)
 		return false;
 	s->jobs_checked_ns = s->now;
 	mg_cgmap_poll(s->cgmap);
-	for (i = 0; i < v->njobs; i++) {
-		__u32 id = v->jobs[i].cgroup;
+	/* The cgroups counted in a series too: a user may churn them. */
+	for (i = 0; i < v->njobs + v->nmembers; i++) {
+		__u32 id = i < v->njobs ? v->jobs[i].cgroup :
+			   v->members[i - v->njobs].cgroup;
 
 		if (!mg_cgmap_path(s->cgmap, id, s->now) ||
 		    !mg_cgmap_alive(s->cgmap, id)) {
-			mg_totals_job_gone(s->totals, v->jobs[i].cgroup);
+			mg_totals_job_gone(s->totals, id);
 			gone = true;
 		}
 	}
 	return gone;
+}
+
+/*
+ * Jobs met since the last view count in their series from now on: a
+ * Slurm task's cgroup in its step's (docs/slurm.md), any other in its
+ * own; a cgroup the map cannot name in its own. Once per cgroup, before
+ * any view shows it. True if one joined another's series.
+ */
+static bool name_series(struct mg_server *s, const struct mg_totals_view *v)
+{
+	struct mg_cgmap_job j;
+	bool moved = false;
+	size_t i;
+
+	for (i = 0; i < v->njobs; i++) {
+		__u32 id = v->jobs[i].cgroup, series = id;
+
+		if (v->jobs[i].named)
+			continue;
+		if (mg_cgmap_job(s->cgmap, id, s->now, &j))
+			series = j.series;
+		mg_totals_job_series(s->totals, id, series);
+		moved |= series != id;
+	}
+	return moved;
+}
+
+/*
+ * Whose job is: a Slurm step's user, from its path (v1's uid_U) or the
+ * threads seen in the step's cgroups (its tasks', slurmstepd's); any
+ * other cgroup's own (owners.h). MG_OWNER_NONE, MG_OWNER_MIXED or a uid.
+ */
+static __u32 owner_of(const struct mg_server *s, __u32 id,
+		      const struct mg_cgmap_job *j)
+{
+	if (j && j->slurm && j->slurm->uid != MG_SLURM_NONE)
+		return j->slurm->uid;
+	if (j && j->slurm && j->step)
+		return mg_owners_of(s->owners, j->step);
+	return mg_owners_of(s->owners, id);
+}
+
+/* One line's Slurm words for job id, a series' cgroup; "" for others. */
+static const char *slurm_words(struct mg_server *s, __u32 id, __u64 now,
+			       char *buf, size_t size)
+{
+	char node[MG_SLURM_NODE_MAX];
+	struct mg_cgmap_job j;
+	__u32 owner;
+
+	buf[0] = '\0';
+	if (!id || !mg_cgmap_job(s->cgmap, id, now, &j) || !j.slurm)
+		return buf;
+	owner = owner_of(s, id, &j);
+	return mg_slurm_words(j.slurm, mg_slurm_node(j.slurm, j.path, node),
+			      owner == MG_OWNER_MIXED ? MG_SLURM_NONE : owner,
+			      buf, size);
+}
+
+/* A series' name, its Slurm job if it is one's, and its owner. */
+static void describe_job(struct mg_server *s, struct mg_totals_job *o)
+{
+	char buf[MG_CGMAP_NAME_MIN];
+	struct mg_cgmap_job j;
+	bool known = mg_cgmap_job(s->cgmap, (__u32)o->cgroup, s->now, &j);
+	__u32 owner = owner_of(s, (__u32)o->cgroup, known ? &j : NULL);
+
+	snprintf(o->path, sizeof(o->path), "%s", known ? j.path :
+		 mg_cgmap_name(s->cgmap, o->cgroup, s->now, buf, sizeof(buf)));
+	if (known && j.slurm) {
+		o->is_slurm = true;
+		o->slurm = *j.slurm;
+		mg_slurm_node(j.slurm, j.path, o->slurm_node);
+	}
+	/* The ranking's shares of places per user (totals.h). */
+	if (owner != MG_OWNER_NONE && owner != MG_OWNER_MIXED &&
+	    (!o->has_owner || o->owner != owner))
+		mg_totals_job_owner(s->totals, o->cgroup, owner);
+	o->has_owner = owner != MG_OWNER_NONE && owner != MG_OWNER_MIXED;
+	o->owner = o->has_owner ? owner : 0;
 }
 
 static int by_id(const void *a, const void *b)
@@ -144,9 +226,14 @@ int mg_fanout_totals_view(struct mg_server *s, struct mg_totals_view *v)
 	note_queue_drops(s);
 	mg_totals_rank(s->totals, s->now);
 	ret = mg_totals_view(s->totals, v);
-	if (!ret && check_jobs(s, v)) {
-		mg_totals_view_free(v);
-		ret = mg_totals_view(s->totals, v);
+	if (!ret) {
+		bool again = check_jobs(s, v);
+
+		again |= name_series(s, v);
+		if (again) {
+			mg_totals_view_free(v);
+			ret = mg_totals_view(s->totals, v);
+		}
 	}
 	if (ret)
 		return ret;
@@ -163,13 +250,8 @@ int mg_fanout_totals_view(struct mg_server *s, struct mg_totals_view *v)
 	v->node.module_up = up;
 	v->node.cpus = mg_collect_ncpus(s->env.collect);
 	v->node.probes = up ? s->probes.n : 0;
-	for (i = 0; i < v->njobs; i++) {
-		char buf[MG_CGMAP_NAME_MIN];
-
-		snprintf(v->jobs[i].path, sizeof(v->jobs[i].path), "%s",
-			 mg_cgmap_name(s->cgmap, v->jobs[i].cgroup, s->now,
-				       buf, sizeof(buf)));
-	}
+	for (i = 0; i < v->njobs; i++)
+		describe_job(s, &v->jobs[i]);
 	return 0;
 }
 
@@ -196,7 +278,7 @@ int mg_fanout_agg_key(void *arg, enum mg_agg_key kind,
 	case MG_AGG_CGROUP:
 		if (!r->cgroup)
 			return -ESRCH;	/* no job known: unkeyed */
-		*key = r->cgroup;
+		*key = mg_cgmap_series(s->cgmap, r->cgroup);
 		return 0;
 	default:
 		return -EINVAL;
@@ -276,10 +358,20 @@ static const struct magnet_record *scrubbed(struct mg_server *s, size_t i)
 	return r;
 }
 
+/* A packet's job: its socket's cgroup's series (netview.h). */
+static __u32 series_of(void *arg, __u32 cgroup)
+{
+	const struct mg_server *s = arg;
+
+	return mg_cgmap_series(s->cgmap, cgroup);
+}
+
 static void feed_agg(struct mg_server *s, struct client *c)
 {
 	size_t i;
 
+	if (c->net)
+		mg_netview_set_series(c->net, series_of, s);
 	for (i = 0; i < s->nrecs; i++) {
 		const struct magnet_record *r = s->recs[i];
 
@@ -467,12 +559,16 @@ static void reset_tasks(struct mg_server *s)
 /* A TASK record: the thread's name, and its job's owner (owners.h). */
 static void feed_task(struct mg_server *s, const struct magnet_record *r)
 {
-	__u32 uid, euid;
+	__u32 uid, euid, step;
 
 	mg_tasks_feed(s->tasks, r);	/* ENOMEM: unnamed */
 	mg_record_task_uids(r, &uid, &euid);
 	/* A set-uid thread is not its user's doing: counted as root's. */
 	mg_owners_note(s->owners, r->cgroup, uid == euid ? uid : 0);
+	/* A Slurm step's user: of all its cgroups (docs/slurm.md). */
+	step = mg_cgmap_step(s->cgmap, r->cgroup);
+	if (step && step != r->cgroup)
+		mg_owners_note(s->owners, step, uid == euid ? uid : 0);
 }
 
 /*
@@ -570,6 +666,11 @@ static void handle_chunk(struct mg_server *s, const void *data, size_t len)
 	note_queue_drops(s);
 	reset_tasks(s);
 	s->now = mg_now_ns(CLOCK_MONOTONIC);
+	/*
+	 * Cgroups made before these records were written: mapped first, so
+	 * that a new Slurm task's records and TASK records find its step.
+	 */
+	mg_cgmap_poll(s->cgmap);
 	if (!s->nsubs && !s->naggs) {
 		feed_tasks(s, data, len);
 		return;
@@ -669,7 +770,7 @@ static void net_report(struct mg_server *s, struct client *c, __u64 now)
 	for (i = 0; i < nj + np; i++) {
 		const struct mg_netview_entry *x = i < nj ? &e[i] : &e[top + i - nj];
 		char proto[16], peer[MG_FLOW_PEER_MAX], cg[MG_CGMAP_NAME_MIN];
-		char label[3 * MG_TOTALS_PATH_MAX + 1];
+		char label[3 * MG_TOTALS_PATH_MAX + 1], words[MG_SLURM_WORDS_MAX];
 		struct mg_flow f = { .family = x->family, .dir = MAGNET_SKB_DIR_OUT,
 				     .dport = x->port };
 
@@ -678,11 +779,12 @@ static void net_report(struct mg_server *s, struct client *c, __u64 now)
 		if (i < nj) {
 			mg_escape_word(label, sizeof(label), x->job ?
 				       mg_cgmap_name(s->cgmap, x->job, now, cg, sizeof(cg)) : "-");
-			mg_client_reply(&fake, "J %u %s %llu %llu %llu %llu %s", x->job, pn,
+			mg_client_reply(&fake, "J %u %s %llu %llu %llu %llu %s%s", x->job, pn,
 					(unsigned long long)x->tx_packets,
 					(unsigned long long)x->tx_bytes,
 					(unsigned long long)x->rx_packets,
-					(unsigned long long)x->rx_bytes, label);
+					(unsigned long long)x->rx_bytes, label,
+					slurm_words(s, x->job, now, words, sizeof(words)));
 			continue;
 		}
 		memcpy(f.daddr, x->addr, sizeof(f.daddr));
@@ -729,7 +831,7 @@ void mg_fanout_agg_report(struct mg_server *s, struct client *c, __u64 now)
 			(unsigned long long)c->agg_skipped);
 	for (i = 0; i < n; i++) {
 		char value[64], label[3 * MG_TOTALS_PATH_MAX + 1];
-		char cg[MG_CGMAP_NAME_MIN];
+		char cg[MG_CGMAP_NAME_MIN], words[MG_SLURM_WORDS_MAX] = "";
 		const char *name = e[i].label;
 
 		if (c->agg_key == MG_AGG_COMM &&
@@ -756,10 +858,12 @@ void mg_fanout_agg_report(struct mg_server *s, struct client *c, __u64 now)
 					     sizeof(cg));
 		}
 		mg_escape_word(label, sizeof(label), name);
-		mg_client_reply(&fake, "E %s %llu %llu %.1f %s", value,
+		if (c->agg_key == MG_AGG_CGROUP)
+			slurm_words(s, (__u32)e[i].key, now, words, sizeof(words));
+		mg_client_reply(&fake, "E %s %llu %llu %.1f %s%s", value,
 				(unsigned long long)e[i].events,
 				(unsigned long long)e[i].bytes,
-				mg_agg_rate(e[i].events, interval), label);
+				mg_agg_rate(e[i].events, interval), label, words);
 	}
 	free(e);
 	mg_agg_reset(c->agg);

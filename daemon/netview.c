@@ -36,6 +36,8 @@ struct table {
 struct mg_netview {
 	struct mg_netview_stats st;
 	struct table jobs, peers;
+	__u32 (*series)(void *arg, __u32 cgroup);	/* NULL: the cgroup */
+	void *series_arg;
 };
 
 static bool used(const struct table *t, const struct slot *s)
@@ -215,12 +217,21 @@ void mg_netview_add_record(struct mg_netview *v, const struct magnet_record *r)
 	v->st.bytes += f.payload;
 	memset(&key, 0, sizeof(key));
 	key.job = (__u32)k->sk_cgroup;
+	if (v->series && key.job)
+		key.job = v->series(v->series_arg, key.job);
 	key.proto = f.proto;
 	count(&v->jobs, &key, tx, f.payload);
 	key.family = f.family;
 	key.port = tx ? f.dport : f.sport;
 	memcpy(key.addr, tx ? f.daddr : f.saddr, 16);
 	count(&v->peers, &key, tx, f.payload);
+}
+
+void mg_netview_set_series(struct mg_netview *v,
+			   __u32 (*series)(void *arg, __u32 cgroup), void *arg)
+{
+	v->series = series;
+	v->series_arg = arg;
 }
 
 void mg_netview_stats(const struct mg_netview *v, struct mg_netview_stats *st)

@@ -4,7 +4,8 @@
  * protocol, and per job, protocol and peer, in two fixed-size tables
  * allocated once. A packet's job is its socket's cgroup (the record's
  * sk_cgroup, low 32 bits as every job key), its peer the remote end
- * (lib/flow.h); bytes are transport payload.
+ * (lib/flow.h), or the series a function makes of that cgroup (magnetd:
+ * a Slurm task's step, docs/slurm.md); bytes are transport payload.
  *
  * Each table holds at most `capacity` entries; a new key in a full table
  * evicts, among the MG_NETVIEW_EVICT_SAMPLE entries met first from its
@@ -51,6 +52,10 @@ struct mg_netview_stats {
 /* capacity: entries per table, a power of two up to 1 << 24. */
 int mg_netview_create(unsigned int capacity, struct mg_netview **out);
 void mg_netview_free(struct mg_netview *v);
+
+/* Count each packet under series(arg, its socket's cgroup) from now on. */
+void mg_netview_set_series(struct mg_netview *v,
+			   __u32 (*series)(void *arg, __u32 cgroup), void *arg);
 
 /*
  * Count record r: an skb record's packet, a LOST record's losses; other

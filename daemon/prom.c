@@ -9,7 +9,9 @@
  *
  * A job's label is "cgroup", its cgroup v2 path: "job" is the label
  * Prometheus itself gives every target (the scrape job), and a sample's
- * own "job" would be renamed exported_job.
+ * own "job" would be renamed exported_job. A Slurm job's series (a step's
+ * tasks, or its slurmstepd) also has slurm_job_id, slurm_step, and uid
+ * when its user is known (docs/slurm.md); the path keeps series apart.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -88,9 +90,25 @@ static void probe_sample(FILE *out, const char *name,
 static void job_sample(FILE *out, const char *name,
 		       const struct mg_totals_job *j, unsigned long long v)
 {
+	char step[24];
+
 	fprintf(out, "%s{cgroup=\"", name);
 	label(out, j->path);
-	fprintf(out, "\"} %llu\n", v);
+	fputc('"', out);
+	if (j->is_slurm) {
+		/* Numbers, step names and node names: nothing to escape. */
+		fprintf(out, ",slurm_job_id=\"%u\"", j->slurm.job);
+		if (j->slurm.step != MG_SLURM_NONE)
+			fprintf(out, ",slurm_step=\"%s\"",
+				mg_slurm_step(&j->slurm, step, sizeof(step)));
+		if (j->slurm.part == MG_SLURM_STEPD)
+			fputs(",slurm_stepd=\"1\"", out);
+		if (j->slurm_node[0])
+			fprintf(out, ",slurm_node=\"%s\"", j->slurm_node);
+		if (j->has_owner)
+			fprintf(out, ",uid=\"%u\"", (unsigned int)j->owner);
+	}
+	fprintf(out, "} %llu\n", v);
 }
 
 int mg_prom_render(FILE *out, const struct mg_totals_view *v)
@@ -143,7 +161,7 @@ int mg_prom_render(FILE *out, const struct mg_totals_view *v)
 				     &v->probes[i], v->probes[i].sock_bytes);
 
 	family(out, "magnet_job_events_total", "counter",
-	       "Records of each exported job (the cgroup in the record) since it was last exported, by its cgroup v2 path (cgroup:<id> for a cgroup removed before magnetd saw it); records of the jobs not exported then (the export_jobs most active are), and of cgroup 0, as cgroup=\"other\".");
+	       "Records of each exported job (the cgroup in the record) since it was last exported, by its cgroup v2 path (cgroup:<id> for a cgroup removed before magnetd saw it; a Slurm step's tasks count as one series, its step's, with slurm_job_id, slurm_step and uid); records of the jobs not exported then (the export_jobs most active are), and of cgroup 0, as cgroup=\"other\".");
 	for (i = 0; i < v->njobs; i++)
 		if (v->jobs[i].exported)
 			job_sample(out, "magnet_job_events_total", &v->jobs[i],

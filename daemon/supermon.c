@@ -52,6 +52,12 @@ static const struct var job_vars[] = {
 	{ "path", "string", "label", "its cgroup v2 path (cgroup:<id>: removed before magnetd saw it); \"other\": the jobs not exported (the export_jobs most active are) and records of cgroup 0" },
 	{ "events", "u64", "counter", "records of the job (the cgroup each record carries) since it was last exported" },
 	{ "sock_bytes", "u64", "counter", "sum of the size argument of the job's sock-handler records" },
+	/* A Slurm job's series only (docs/slurm.md). */
+	{ "slurm_job_id", "u32", "label", "a Slurm job's series only: its job id (the series of a step's tasks, or of its slurmstepd)" },
+	{ "slurm_step", "string", "label", "a Slurm job's series only, but the job's own cgroup's: its step (0, batch, extern, interactive; N+C for a heterogeneous step's component)" },
+	{ "slurm_stepd", "u32", "label", "1 on the series of a step's slurmstepd only" },
+	{ "slurm_node", "string", "label", "a Slurm job's series only, when its slurmd's scope names its node (several slurmd on one host)" },
+	{ "uid", "u32", "label", "a Slurm job's series only, when known: its user's uid" },
 };
 
 static const struct {
@@ -151,11 +157,31 @@ static void describe(FILE *out, const struct mg_totals_view *v)
 
 static void job(FILE *out, const struct mg_totals_job *j)
 {
+	char step[24];
+
 	fprintf(out, " (job (cgroup %llu) (path ", (unsigned long long)j->cgroup);
 	cstr(out, j->path);
-	fprintf(out, ") (events %llu) (sock_bytes %llu))",
+	fprintf(out, ") (events %llu) (sock_bytes %llu)",
 		(unsigned long long)j->series.events,
 		(unsigned long long)j->series.sock_bytes);
+	if (j->is_slurm) {
+		fprintf(out, " (slurm_job_id %u)", j->slurm.job);
+		if (j->slurm.step != MG_SLURM_NONE) {
+			fputs(" (slurm_step ", out);
+			cstr(out, mg_slurm_step(&j->slurm, step, sizeof(step)));
+			fputc(')', out);
+		}
+		if (j->slurm.part == MG_SLURM_STEPD)
+			fputs(" (slurm_stepd 1)", out);
+		if (j->slurm_node[0]) {
+			fputs(" (slurm_node ", out);
+			cstr(out, j->slurm_node);
+			fputc(')', out);
+		}
+		if (j->has_owner)
+			fprintf(out, " (uid %u)", (unsigned int)j->owner);
+	}
+	fputc(')', out);
 }
 
 static void sample(FILE *out, unsigned int mask, const struct mg_totals_view *v)

@@ -12,6 +12,11 @@
  * The collection thread counts (a read at a time, under the lock once);
  * the server thread takes views, ranks and removes jobs.
  *
+ * A cgroup counted in another job's series (a member) keeps only the
+ * series' key: the collection thread finds the series by it (a second
+ * lookup, once per run of records), and the series counts how many
+ * members point at it, so that it takes them along when it goes.
+ *
  * Ranking sorts every job (at most MG_TOTALS_JOBS, once a second, in
  * arrays allocated once): the places go greedily by score, an exported
  * job's rate counting ENTER_MARGIN times plus ENTER_FLOOR (hysteresis),
@@ -38,6 +43,9 @@ struct probe_count {
 
 struct job_slot {
 	__u64 cgroup;		/* 0: empty */
+	__u64 series;		/* a member's: the job it counts in; else 0 */
+	unsigned int members;	/* cgroups that count in this one */
+	bool named;		/* mg_totals_job_series was told */
 	bool exported, has_owner;
 	uid_t owner;
 	struct mg_totals_series n;	/* since first met */
@@ -60,6 +68,7 @@ struct mg_totals {
 	uid_t *owners;
 	unsigned int *taken;
 	bool *want;
+	__u64 *gone;		/* a series' members, as it goes */
 };
 
 int mg_totals_create(unsigned int exported_max, struct mg_totals **out)
@@ -73,7 +82,9 @@ int mg_totals_create(unsigned int exported_max, struct mg_totals **out)
 	t->owners = calloc(MG_TOTALS_JOBS, sizeof(*t->owners));
 	t->taken = calloc(MG_TOTALS_JOBS, sizeof(*t->taken));
 	t->want = calloc(MG_TOTALS_JOBS, sizeof(*t->want));
-	if (!t->jobs || !t->order || !t->owners || !t->taken || !t->want) {
+	t->gone = calloc(MG_TOTALS_JOBS, sizeof(*t->gone));
+	if (!t->jobs || !t->order || !t->owners || !t->taken || !t->want ||
+	    !t->gone) {
 		mg_totals_free(t);
 		return -ENOMEM;
 	}
@@ -96,6 +107,7 @@ void mg_totals_free(struct mg_totals *t)
 	free(t->owners);
 	free(t->taken);
 	free(t->want);
+	free(t->gone);
 	free(t);
 }
 
@@ -160,11 +172,22 @@ static struct job_slot *job_of(struct mg_totals *t, __u64 cgroup)
 	return j;
 }
 
+/* The slot whose series cgroup's records count in (as job_of). */
+static struct job_slot *series_of(struct mg_totals *t, __u64 cgroup)
+{
+	struct job_slot *j = job_of(t, cgroup), *s;
+
+	if (!j || !j->series)
+		return j;
+	s = job_find(t, j->series);
+	return s->cgroup ? s : j;	/* a series takes its members when it goes */
+}
+
 /* A JOB_LOST record: n records of its job dropped by the fairness rule. */
 static void count_job_lost(struct mg_totals *t, const struct magnet_record *r)
 {
 	__u64 n = mg_record_job_lost(r);
-	struct job_slot *j = job_of(t, r->cgroup);
+	struct job_slot *j = series_of(t, r->cgroup);
 
 	t->kernel_lost += n;
 	if (j)
@@ -204,7 +227,7 @@ static void count_run(struct mg_totals *t, const struct run *u)
 		}
 	}
 
-	j = job_of(t, u->cgroup);
+	j = series_of(t, u->cgroup);
 	if (j) {
 		j->n.events += u->events;
 		j->n.sock_bytes += u->sock;
@@ -276,13 +299,11 @@ void mg_totals_dropped(struct mg_totals *t, __u64 records)
 	pthread_mutex_unlock(&t->lock);
 }
 
-static void job_gone(struct mg_totals *t, __u64 cgroup)
+/* Remove the slot of cgroup (it must be there); slots move. */
+static void remove_slot(struct mg_totals *t, struct job_slot *j)
 {
-	struct job_slot *j = job_find(t, cgroup);
 	size_t hole, i;
 
-	if (!cgroup || !j->cgroup)
-		return;
 	t->nexported -= j->exported;
 	t->njobs--;
 	/* Backward shift: move up every later entry the hole would strand. */
@@ -302,10 +323,94 @@ static void job_gone(struct mg_totals *t, __u64 cgroup)
 	}
 }
 
+static void job_gone(struct mg_totals *t, __u64 cgroup)
+{
+	struct job_slot *j = job_find(t, cgroup), *s;
+	unsigned int n = 0, k;
+	size_t i;
+
+	if (!cgroup || !j->cgroup)
+		return;
+	if (j->series) {
+		s = job_find(t, j->series);
+		if (s->cgroup && s->members)
+			s->members--;
+	}
+	/* A series goes with its members (their cgroups are gone too: below it). */
+	for (i = 0; j->members && i < JOB_SLOTS && n < MG_TOTALS_JOBS; i++)
+		if (t->jobs[i].cgroup && t->jobs[i].series == cgroup)
+			t->gone[n++] = t->jobs[i].cgroup;
+	remove_slot(t, j);
+	for (k = 0; k < n; k++)
+		remove_slot(t, job_find(t, t->gone[k]));
+}
+
 void mg_totals_job_gone(struct mg_totals *t, __u64 cgroup)
 {
 	pthread_mutex_lock(&t->lock);
 	job_gone(t, cgroup);
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void series_add(struct mg_totals_series *a, const struct mg_totals_series *b)
+{
+	a->events += b->events;
+	a->sock_bytes += b->sock_bytes;
+	a->intr_events += b->intr_events;
+	a->lost_fair += b->lost_fair;
+}
+
+/*
+ * Member m's counts join series s. Each event stays in exactly one of
+ * the monitors' series: what m counted while exported goes on in s's
+ * series (s takes m's place if it had none); what m counted in "other"
+ * stays there. (m is told before any view shows it, in the view that
+ * meets it first: its own series never showed.)
+ */
+static void join(struct mg_totals *t, struct job_slot *m, struct job_slot *s)
+{
+	if (m->exported && !s->exported) {
+		/* s takes m's place; its own counts so far stay in "other". */
+		s->exported = true;
+		t->nexported++;
+		s->base = s->n;
+	}
+	if (s->exported)
+		series_add(&s->base, m->exported ? &m->base : &m->n);
+	series_add(&s->n, &m->n);
+	s->ranked_events += m->ranked_events;
+	s->rate += m->rate;
+	s->members++;
+	t->nexported -= m->exported;
+	m->exported = false;
+	m->n = (struct mg_totals_series){ 0 };
+	m->base = m->n;
+	m->ranked_events = 0;
+	m->rate = 0;
+	m->series = s->cgroup;
+}
+
+void mg_totals_job_series(struct mg_totals *t, __u64 cgroup, __u64 series)
+{
+	struct job_slot *m, *s;
+
+	pthread_mutex_lock(&t->lock);
+	m = cgroup ? job_find(t, cgroup) : NULL;
+	if (!m || !m->cgroup || m->named)
+		goto out;
+	if (series && series != cgroup) {
+		/* Made in an empty slot: m does not move. */
+		s = job_of(t, series);
+		if (!s)
+			goto out;	/* no room: told again later */
+		if (s->series)
+			goto named;	/* a member itself: m counts alone */
+		s->named = true;
+		join(t, m, s);
+	}
+named:
+	m->named = true;
+out:
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -369,10 +474,10 @@ static void enter(struct job_slot *j)
 	j->base = j->n;		/* its series starts at 0 */
 }
 
-/* Choose the exported jobs: t->order holds the njobs jobs. */
-static void choose(struct mg_totals *t)
+/* Choose the exported jobs: t->order holds the n series. */
+static void choose(struct mg_totals *t, size_t n)
 {
-	size_t i, k, n = t->njobs, nowners = 0, share, left = t->exported_max;
+	size_t i, k, nowners = 0, share, left = t->exported_max;
 	bool *want = t->want;
 
 	qsort(t->order, n, sizeof(*t->order), by_score);
@@ -441,7 +546,7 @@ void mg_totals_rank(struct mg_totals *t, __u64 now_ns)
 		struct job_slot *j = &t->jobs[i];
 		__u64 d;
 
-		if (!j->cgroup)
+		if (!j->cgroup || j->series)
 			continue;
 		d = j->n.events - j->ranked_events;
 		j->ranked_events = j->n.events;
@@ -457,7 +562,7 @@ void mg_totals_rank(struct mg_totals *t, __u64 now_ns)
 	/* Ranked only when it matters: more jobs than places. */
 	if (n > t->exported_max || t->nexported < (n < t->exported_max ?
 						    n : t->exported_max))
-		choose(t);
+		choose(t, n);
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -501,7 +606,8 @@ int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 		n += t->probes[i].seen;
 	v->probes = calloc(n ? n : 1, sizeof(*v->probes));
 	v->jobs = calloc(t->njobs ? t->njobs : 1, sizeof(*v->jobs));
-	if (!v->probes || !v->jobs) {
+	v->members = calloc(t->njobs ? t->njobs : 1, sizeof(*v->members));
+	if (!v->probes || !v->jobs || !v->members) {
 		pthread_mutex_unlock(&t->lock);
 		mg_totals_view_free(v);
 		return -ENOMEM;
@@ -524,9 +630,15 @@ int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 
 		if (!j->cgroup)
 			continue;
+		if (j->series) {
+			v->members[v->nmembers++] = (struct mg_totals_member){
+				.cgroup = j->cgroup, .series = j->series };
+			continue;
+		}
 		o = &v->jobs[v->njobs++];
 		o->cgroup = j->cgroup;
 		o->exported = j->exported;
+		o->named = j->named;
 		o->has_owner = j->has_owner;
 		o->owner = j->owner;
 		o->events = j->n.events;
@@ -546,7 +658,9 @@ void mg_totals_view_free(struct mg_totals_view *v)
 {
 	free(v->probes);
 	free(v->jobs);
+	free(v->members);
 	v->probes = NULL;
 	v->jobs = NULL;
-	v->nprobes = v->njobs = 0;
+	v->members = NULL;
+	v->nprobes = v->njobs = v->nmembers = 0;
 }

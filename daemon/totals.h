@@ -21,6 +21,15 @@
  *
  * TASK records are not events: not counted anywhere here.
  *
+ * Series. A job is a cgroup, and its records count in its own series,
+ * unless the server says they count in another job's
+ * (mg_totals_job_series): a Slurm task's cgroup in its step's, so that a
+ * step of many tasks is one series, one place among the exported ones
+ * (docs/slurm.md). Its counts so far join that series, which then counts
+ * all of them, TOTALS included; the cgroup stays in the table only so
+ * that its records find their series, and leaves it when its cgroup is
+ * removed, or with its series.
+ *
  * Thread-safe: magnetd's collection thread counts each read as it hands
  * it on, so the totals count every record read whether or not the server
  * thread ever sees it; the server thread takes the views.
@@ -63,6 +72,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include <linux/types.h>
+
+#include "slurm.h"
 
 #define MG_TOTALS_JOBS		4096
 #define MG_TOTALS_NAME_MAX	128	/* probe names are cut to this */
@@ -110,8 +121,13 @@ struct mg_totals_job {
 	__u64 cgroup;			/* cgroup id (0: "other") */
 	char path[MG_TOTALS_PATH_MAX];	/* under the cgroup root; "other" */
 	bool exported;			/* its own series (else in "other") */
+	bool named;			/* mg_totals_job_series said where it counts */
 	bool has_owner;			/* owner known (mg_totals_job_owner) */
 	uid_t owner;
+	/* Set by the server, not here: a Slurm job's series (slurm.h). */
+	bool is_slurm;
+	struct mg_slurm slurm;
+	char slurm_node[MG_SLURM_NODE_MAX];	/* "" unless its scope names one */
 	/* Since the job was first met (TOTALS). */
 	__u64 events;
 	__u64 sock_bytes;
@@ -125,13 +141,20 @@ struct mg_totals_job {
 	double rate;			/* events per second, recently */
 };
 
+/* A cgroup whose records count in another job's series. */
+struct mg_totals_member {
+	__u64 cgroup, series;
+};
+
 /* A copy of the counters at one moment, for a renderer. */
 struct mg_totals_view {
 	struct mg_totals_node node;
 	size_t nprobes;
 	struct mg_totals_probe *probes;	/* by id */
 	size_t njobs;
-	struct mg_totals_job *jobs;	/* busiest first */
+	struct mg_totals_job *jobs;	/* the series, busiest first */
+	size_t nmembers;
+	struct mg_totals_member *members;	/* cgroups counted in another's */
 	struct mg_totals_job other;	/* the jobs not exported, summed, and
 					 * records of no known job */
 };
@@ -154,6 +177,15 @@ void mg_totals_dropped(struct mg_totals *t, __u64 records);
 
 /* A cgroup is gone: it stops being exported (see above). */
 void mg_totals_job_gone(struct mg_totals *t, __u64 cgroup);
+
+/*
+ * The records of cgroup count in the series of job `series` from now on,
+ * and its counts so far join it (see Series above); series == cgroup: in
+ * its own. Once per cgroup met: a cgroup told is named, and never moves
+ * again. A cgroup not in the table, or a series the table has no room
+ * for, is left as it was (not named: told again later).
+ */
+void mg_totals_job_series(struct mg_totals *t, __u64 cgroup, __u64 series);
 
 /*
  * The uid that owns the job's cgroup (its tasks' user), for the share of

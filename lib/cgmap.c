@@ -35,9 +35,12 @@ struct node {
 	struct node *prev, *next;	/* in live or gone */
 	__u32 id;
 	__u32 hash;		/* of path; in the paths table while live */
+	__u32 series;		/* the cgroup its records count in */
+	__u32 step;		/* its Slurm step's directory, or 0 */
 	int wd;			/* its watch, -1 none */
 	bool gone;
 	bool seen;		/* found by the latest walk */
+	struct mg_slurm *slurm;	/* after path, for a Slurm job's; or NULL */
 	size_t len;		/* strlen(path) */
 	char path[];
 };
@@ -315,13 +318,39 @@ static void enforce(struct mg_cgmap *m, const struct node *keep)
 	}
 }
 
+static void full_path(const struct mg_cgmap *m, const char *rel, char *buf,
+		      size_t size);
+
+/*
+ * The id of the cgroup at the first len bytes of rel (a Slurm series'):
+ * mapped (a walk maps a directory before those below it), else by a stat;
+ * 0 if it is gone.
+ */
+static __u32 id_at(struct mg_cgmap *m, const char *rel, size_t len)
+{
+	char sub[PATH_MAX], full[2 * PATH_MAX];
+	struct node *n = live_at(m, rel, len, hash_of(m, rel, len));
+	struct stat st;
+
+	if (n)
+		return n->id;
+	if (len >= sizeof(sub))
+		return 0;
+	memcpy(sub, rel, len);
+	sub[len] = '\0';
+	full_path(m, sub, full, sizeof(full));
+	return stat(full, &st) ? 0 : (__u32)st.st_ino;
+}
+
 /* Map id to rel: its live node, or NULL (out of memory). */
 static struct node *map(struct mg_cgmap *m, __u32 id, const char *rel)
 {
-	size_t len = strlen(rel);
+	size_t len = strlen(rel), size;
 	__u32 hash = hash_of(m, rel, len);
 	struct slot *s = t_find(&m->ids, id, NULL);
 	struct node *n = s ? s->n : NULL, *other;
+	struct mg_slurm slurm;
+	bool is_slurm;
 
 	if (n && !n->gone && n->len == len && !memcmp(n->path, rel, len)) {
 		n->seen = true;
@@ -333,12 +362,29 @@ static struct node *map(struct mg_cgmap *m, __u32 id, const char *rel)
 		set_gone(m, other);
 	if (n)
 		drop(m, n);	/* seen removed by mistake: afresh */
-	n = malloc(sizeof(*n) + len + 1);
+	/* Parsed once, here; a Slurm job's after the path, aligned. */
+	is_slurm = mg_slurm_parse(rel, len, &slurm);
+	size = sizeof(*n) + len + 1;
+	if (is_slurm)
+		size = (size + __alignof__(slurm) - 1) / __alignof__(slurm) *
+		       __alignof__(slurm) + sizeof(slurm);
+	n = malloc(size);
 	if (!n)
 		return NULL;
-	*n = (struct node){ .id = id, .hash = hash, .wd = -1, .seen = true,
-			    .len = len };
+	*n = (struct node){ .id = id, .hash = hash, .series = id, .wd = -1,
+			    .seen = true, .len = len };
 	memcpy(n->path, rel, len + 1);
+	if (is_slurm) {
+		n->slurm = (struct mg_slurm *)((char *)n + size - sizeof(slurm));
+		*n->slurm = slurm;
+		if (slurm.series_len < len)
+			n->series = id_at(m, rel, slurm.series_len);
+		if (!n->series)
+			n->series = id;	/* its step is gone: a series alone */
+		if (slurm.step_len)
+			n->step = slurm.step_len == slurm.series_len ? n->series :
+				  id_at(m, rel, slurm.step_len);
+	}
 	if (t_add(&m->ids, id, n)) {
 		free(n);
 		return NULL;
@@ -648,6 +694,35 @@ const char *mg_cgmap_name(struct mg_cgmap *m, __u32 id, __u64 now_ns,
 		return path;
 	snprintf(buf, size, "cgroup:%u", id);
 	return buf;
+}
+
+bool mg_cgmap_job(struct mg_cgmap *m, __u32 id, __u64 now_ns,
+		  struct mg_cgmap_job *out)
+{
+	struct slot *s;
+
+	out->path = mg_cgmap_path(m, id, now_ns);
+	if (!out->path)
+		return false;
+	s = t_find(&m->ids, id, NULL);
+	out->slurm = s->n->slurm;
+	out->series = s->n->series;
+	out->step = s->n->step;
+	return true;
+}
+
+__u32 mg_cgmap_series(const struct mg_cgmap *m, __u32 id)
+{
+	const struct slot *s = t_find(&m->ids, id, NULL);
+
+	return s ? s->n->series : id;
+}
+
+__u32 mg_cgmap_step(const struct mg_cgmap *m, __u32 id)
+{
+	const struct slot *s = t_find(&m->ids, id, NULL);
+
+	return s ? s->n->step : 0;
 }
 
 bool mg_cgmap_alive(struct mg_cgmap *m, __u32 id)

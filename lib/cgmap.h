@@ -38,6 +38,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "slurm.h"
+
 #define MG_CGMAP_RESCAN_NS	100000000ULL	/* 100 ms */
 /* Entries kept at most, removed cgroups included. */
 #define MG_CGMAP_MAX		16384
@@ -79,6 +81,38 @@ const char *mg_cgmap_path(struct mg_cgmap *m, __u32 id, __u64 now_ns);
 /* The path, or "cgroup:<id>" written into buf (size >= MG_CGMAP_NAME_MIN). */
 const char *mg_cgmap_name(struct mg_cgmap *m, __u32 id, __u64 now_ns,
 			  char *buf, size_t size);
+
+/*
+ * Slurm's jobs (lib/slurm.h). A path is parsed once, when the map learns
+ * it, and a Slurm job's cgroup is given the id of its series' cgroup
+ * then: a task's step (its directory, looked up in the map or by a stat),
+ * any other cgroup itself. The series is kept with the path: it is there
+ * whenever the path is, removed cgroups included.
+ */
+struct mg_cgmap_job {
+	const char *path;		/* as mg_cgmap_path() */
+	const struct mg_slurm *slurm;	/* NULL: not a Slurm job's cgroup */
+	__u32 series;			/* the cgroup its records count in */
+	__u32 step;			/* a Slurm step's cgroup: its directory's id; 0 */
+};
+
+/*
+ * What the map knows of id, looked up as mg_cgmap_path() does: false
+ * when it has no path. Valid until the next call on the map.
+ */
+bool mg_cgmap_job(struct mg_cgmap *m, __u32 id, __u64 now_ns,
+		  struct mg_cgmap_job *out);
+
+/*
+ * The series id's records count in, from what the map holds now, without
+ * a lookup or a change (cheap enough for every record): id itself unless
+ * the map knows id as a Slurm task's (or other cgroup counted in a
+ * series not its own).
+ */
+__u32 mg_cgmap_series(const struct mg_cgmap *m, __u32 id);
+
+/* Likewise, the id of its Slurm step's directory (slurmstepd's too), or 0. */
+__u32 mg_cgmap_step(const struct mg_cgmap *m, __u32 id);
 
 /*
  * Whether cgroup id exists now, by a stat of its path (false for one the

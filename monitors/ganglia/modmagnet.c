@@ -112,7 +112,7 @@ static void rank_jobs(void)
 
 		if (!strcmp(c->name, "other"))
 			continue;
-		all[n].name = c->name;
+		all[n].name = mgg_job_name(c);
 		all[n].rate = mgg_rate(&mm.prev, &mm.cur, p ? p->events : 0,
 				       c->events);
 		if (!isnan(all[n].rate))

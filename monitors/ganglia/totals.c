@@ -200,6 +200,68 @@ static int unescape(const char *w, size_t len, char **name)
 	return 0;
 }
 
+/* The value of key=VALUE among the words, if all of it is in chars (or a number). */
+static int word_value(const char *line, const char *end, const char *key,
+		      const char *chars, char *out, size_t size)
+{
+	size_t kl = strlen(key), len, i;
+	const char *p = line, *w;
+
+	while (next_word(&p, end, &w, &len)) {
+		if (len <= kl || memcmp(w, key, kl) || w[kl] != '=')
+			continue;
+		w += kl + 1;
+		len -= kl + 1;
+		if (!len || len >= size)
+			return -1;
+		for (i = 0; i < len; i++)
+			if (!w[i] || !strchr(chars, w[i]))
+				return -1;
+		memcpy(out, w, len);
+		out[len] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+#define DIGITS		"0123456789"
+#define ALNUM		DIGITS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+/*
+ * A job line's Slurm words (docs/protocol.md, TOTALS) as a gmond string,
+ * into c->slurm: 0 (none, or made), -1 malformed, -ENOMEM.
+ */
+static int slurm_of(const char *line, const char *end, struct mgg_counter *c)
+{
+	char job[24], step[32] = "", stepd[4], node[68] = "", uid[24] = "";
+	char s[MGG_SLURM_MAX * 2];
+	int has_step, has_node, has_uid, has_stepd;
+
+	switch (word_value(line, end, "slurm_job_id", DIGITS, job, sizeof(job))) {
+	case 0:
+		return 0;
+	case -1:
+		return -1;
+	}
+	has_step = word_value(line, end, "slurm_step", ALNUM "+", step, sizeof(step));
+	has_stepd = word_value(line, end, "slurm_stepd", "1", stepd, sizeof(stepd));
+	has_node = word_value(line, end, "slurm_node", ALNUM "._-", node, sizeof(node));
+	has_uid = word_value(line, end, "uid", DIGITS, uid, sizeof(uid));
+	if (has_step < 0 || has_stepd < 0 || has_node < 0 || has_uid < 0 ||
+	    strlen(job) > 10 || strlen(uid) > 10 || strlen(step) > 22)
+		return -1;
+	snprintf(s, sizeof(s), "%s%s%s%s", job, has_step ? "." : "",
+		 has_step ? step : "", has_stepd ? "/slurmstepd" : "");
+	/* The node only where it fits: the job and its user come first. */
+	if (has_node && strlen(s) + 6 + strlen(node) + (has_uid ? 5 + strlen(uid) : 0) <
+	    MGG_SLURM_MAX)
+		snprintf(s + strlen(s), sizeof(s) - strlen(s), " node=%s", node);
+	if (has_uid)
+		snprintf(s + strlen(s), sizeof(s) - strlen(s), " uid=%s", uid);
+	c->slurm = strdup(s);
+	return c->slurm ? 0 : -ENOMEM;
+}
+
 static int add(struct mgg_counter **v, size_t *n, const char *line,
 	       const char *end, int name_word, char *why)
 {
@@ -221,9 +283,17 @@ static int add(struct mgg_counter **v, size_t *n, const char *line,
 	if (ret)
 		return ret;
 	c.sock = sock != 0;
+	ret = slurm_of(line, end, &c);
+	if (ret) {
+		free(c.name);
+		if (ret == -1)
+			goto bad_line;
+		return ret;
+	}
 	nv = realloc(*v, (*n + 1) * sizeof(**v));
 	if (!nv) {
 		free(c.name);
+		free(c.slurm);
 		return -ENOMEM;
 	}
 	*v = nv;
@@ -305,8 +375,10 @@ void mgg_free(struct mgg_snapshot *s)
 
 	for (i = 0; i < s->nprobes; i++)
 		free(s->probes_v[i].name);
-	for (i = 0; i < s->njobs; i++)
+	for (i = 0; i < s->njobs; i++) {
 		free(s->jobs_v[i].name);
+		free(s->jobs_v[i].slurm);
+	}
 	free(s->probes_v);
 	free(s->jobs_v);
 	s->probes_v = s->jobs_v = NULL;
@@ -549,6 +621,11 @@ int mgg_link_fetch(struct mgg_link *l, struct mgg_snapshot *s, char *why,
 		(l->failures < RETRY_SHIFT_MAX ? l->failures : RETRY_SHIFT_MAX));
 	l->failures++;
 	return ret;
+}
+
+const char *mgg_job_name(const struct mgg_counter *c)
+{
+	return c->slurm ? c->slurm : c->name;
 }
 
 const struct mgg_counter *mgg_find(const struct mgg_counter *v, size_t n,

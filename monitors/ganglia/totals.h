@@ -18,9 +18,19 @@
 
 struct mgg_counter {
 	char *name;			/* probe name or job path, unescaped */
+	char *slurm;			/* a Slurm job's: "42.0 uid=1000"; or NULL */
 	double events, sock_bytes;	/* counters: exact below 2^53 */
 	bool sock;
 };
+
+/*
+ * A Slurm job as a gmond string shows it: Slurm's step id ("42.0",
+ * "42.batch", "42" for the job's own cgroup, "/slurmstepd" after it for
+ * slurmstepd's), " node=NODE" when magnetd names one and it fits, and
+ * " uid=UID" when known: 59 bytes at most without the node, within a
+ * gmond string's 63 (docs/ganglia.md).
+ */
+#define MGG_SLURM_MAX	64
 
 struct mgg_snapshot {
 	double ts;			/* seconds, the node's CLOCK_REALTIME */
@@ -103,6 +113,9 @@ const struct mgg_counter *mgg_find(const struct mgg_counter *v, size_t n,
  */
 double mgg_rate(const struct mgg_snapshot *prev, const struct mgg_snapshot *cur,
 		double before, double now);
+
+/* A job's name for people: its Slurm job (c->slurm), or its path. */
+const char *mgg_job_name(const struct mgg_counter *c);
 
 /* "tcp_sendmsg" -> "tcp_sendmsg", "/slurm/job 7" -> "slurm_job_7". */
 void mgg_metric_word(char *dst, size_t size, const char *name);

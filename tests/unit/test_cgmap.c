@@ -129,6 +129,72 @@ START_TEST(paths)
 }
 END_TEST
 
+/*
+ * Slurm's layout: a task's cgroup counts in its step's series, slurmstepd's
+ * and the step's in their own; a path parsed once, when it is learnt (at
+ * the walk, and through inotify for a task made later); a user's own
+ * subtree named like a job is no job.
+ */
+#define SCOPE "/system.slice/slurmstepd.scope"
+#define STEP SCOPE "/job_42/step_0"
+
+START_TEST(slurm_series)
+{
+	static const char *const dirs[] = {
+		"/system.slice", SCOPE, SCOPE "/job_42", STEP, STEP "/user",
+		STEP "/user/task_0", STEP "/slurm", "/u", "/u/job_42", "/u/job_42/step_0",
+		"/u/job_42/step_0/user", "/u/job_42/step_0/user/task_0",
+	};
+	struct mg_cgmap_job j;
+	struct mg_cgmap *m;
+	char name[MG_SLURM_NAME_MAX];
+	__u32 step;
+	size_t i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		mk(dirs[i]);
+	ck_assert_int_eq(mg_cgmap_open(root, MG_CGMAP_INOTIFY, &m), 0);
+	step = ino_of(STEP);
+	ck_assert(mg_cgmap_job(m, ino_of(STEP "/user/task_0"), 1, &j));
+	ck_assert_str_eq(j.path, STEP "/user/task_0");
+	ck_assert_ptr_nonnull(j.slurm);
+	ck_assert_uint_eq(j.slurm->part, MG_SLURM_TASK);
+	ck_assert_str_eq(mg_slurm_name(j.slurm, name, sizeof(name)), "42.0");
+	ck_assert_uint_eq(j.series, step);
+	ck_assert_uint_eq(mg_cgmap_series(m, ino_of(STEP "/user/task_0")), step);
+	ck_assert_uint_eq(mg_cgmap_series(m, ino_of(STEP "/user")), step);
+	ck_assert(mg_cgmap_job(m, step, 1, &j));
+	ck_assert_uint_eq(j.series, step);
+	ck_assert_uint_eq(j.slurm->part, MG_SLURM_STEP);
+	ck_assert(mg_cgmap_job(m, ino_of(STEP "/slurm"), 1, &j));
+	ck_assert_uint_eq(j.series, ino_of(STEP "/slurm"));
+	ck_assert_uint_eq(j.step, step);
+	ck_assert_uint_eq(mg_cgmap_step(m, ino_of(STEP "/user/task_0")), step);
+	ck_assert_uint_eq(mg_cgmap_step(m, ino_of(SCOPE "/job_42")), 0);
+	ck_assert_str_eq(mg_slurm_name(j.slurm, name, sizeof(name)), "42.0/slurmstepd");
+	/* Not Slurm's: themselves. */
+	ck_assert(mg_cgmap_job(m, ino_of("/u/job_42/step_0/user/task_0"), 1, &j));
+	ck_assert_ptr_null(j.slurm);
+	ck_assert_uint_eq(j.series, ino_of("/u/job_42/step_0/user/task_0"));
+	ck_assert_uint_eq(j.step, 0);
+	ck_assert(mg_cgmap_job(m, ino_of(SCOPE), 1, &j));
+	ck_assert_ptr_null(j.slurm);
+	ck_assert_uint_eq(mg_cgmap_series(m, 4000000000U), 4000000000U);
+
+	/* A task made later: learnt through inotify, in its step's series. */
+	mk(STEP "/user/task_1");
+	mg_cgmap_poll(m);
+	ck_assert_uint_eq(mg_cgmap_series(m, ino_of(STEP "/user/task_1")), step);
+	/* Removed, it keeps its series (its late records still count there). */
+	i = ino_of(STEP "/user/task_1");
+	rm(STEP "/user/task_1");
+	mg_cgmap_poll(m);
+	ck_assert(!mg_cgmap_alive(m, i));
+	ck_assert_uint_eq(mg_cgmap_series(m, i), step);
+	mg_cgmap_free(m);
+}
+END_TEST
+
 START_TEST(rescan_rate)
 {
 	const __u64 t0 = 10 * MG_CGMAP_RESCAN_NS;
@@ -623,6 +689,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, paths);
+	tcase_add_test(tc, slurm_series);
 	tcase_add_test(tc, rescan_rate);
 	tcase_add_test(tc, inotify_names_short_lived);
 	tcase_add_test(tc, without_inotify_missed);

@@ -2103,9 +2103,9 @@ START_TEST(top_machine)
 		"report\tnet\t1\t1700000000000000000\t1000000000\t31\t70100\t2\t2\t0\t0\t0\t0\t0\t0\t0\t0\n"
 		"process\t100\talpha\t5000\t5000.0\n"
 		"process\t200\tbeta\t10\t10.0\n"
-		"job\t4242\t/system.slice/a\\x20b.service\t5010\t5010.0\n"
-		"net_job\t4242\ttcp\t/system.slice/a\\x20b.service\t10\t64000\t20\t6000\n"
-		"net_job\t0\tudp\t-\t0\t0\t1\t100\n"
+		"job\t4242\t/system.slice/a\\x20b.service\t5010\t5010.0\t-\t-\t-\n"
+		"net_job\t4242\ttcp\t/system.slice/a\\x20b.service\t10\t64000\t20\t6000\t-\t-\t-\n"
+		"net_job\t0\tudp\t-\t0\t0\t1\t100\t-\t-\t-\n"
 		"net_peer\t4242\ttcp\t10.0.0.2:443\t10\t64000\t20\t6000\n"
 		"net_peer\t0\tudp\t[fe80::1]:53\t0\t0\t1\t100\n"
 		"probe\t17\ttcp_sendmsg\tkretprobe\t99\t5010\t5010.0\n"
@@ -2176,12 +2176,68 @@ START_TEST(top_net_machine)
 	assert_has(b2, "report\tprobe\t1\t1700000000000000000\t1000000000\t7020\t0\t2\t0\t0\t0\t0\t0\n"
 		       "report\tnet\t1\t1700000001000000000\t500000000\t50\t1500000\t1\t1\t2\t3\t500000\t4\t700000\t5\t6\t1\n"
 		       "process\t");
-	assert_has(b2, "job\t4343\t/job42\t7020\t7020.0\n"
-		       "net_job\t4343\ttcp\t/job%42\t40\t1000000\t0\t0\n"
+	assert_has(b2, "job\t4343\t/job42\t7020\t7020.0\t-\t-\t-\n"
+		       "net_job\t4343\ttcp\t/job%42\t40\t1000000\t0\t0\t-\t-\t-\n"
 		       "net_peer\t4343\ttcp\t10.1.2.3:5201\t30\t800000\t0\t0\n"
 		       "probe\t16\t");
 	/* 14 header, 4 report, 2 process, job, net_job, net_peer, 2 probe, blank */
 	ck_assert_uint_eq(count_lines(b2), 26);
+	run_free(&r);
+}
+END_TEST
+
+/*
+ * Slurm jobs' series (docs/slurm.md): named by Slurm's job and step and
+ * their user in the jobs, network and peer rows; their fields in -m.
+ */
+#define SLURM_PATH	"/system.slice/slurmstepd.scope/job_42/step_0"
+static void top_slurm_script(struct fake *f)
+{
+	top_script(f);
+	f->reports[1][0] = REP("cgroup", 3, 5010)
+		"E 4242 5000 0 5000.0 " SLURM_PATH " slurm_job_id=42 slurm_step=0 uid=1000\n"
+		"E 4244 9 0 9.0 " SLURM_PATH "/slurm slurm_job_id=42 slurm_step=0 slurm_stepd=1 slurm_node=n1\n"
+		"E 77 1 0 1.0 /u/job_1 future=1\n";
+	f->reports[3][0] = "A net 2 ts=1700000000000000000 interval=1000000000 "
+		"packets=30 bytes=64000 jobs=1 peers=1 lost=0 evicted_jobs=0 "
+		"evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=0 "
+		"dropped=0 skipped=0\n"
+		"J 4242 tcp 10 64000 20 6000 " SLURM_PATH " slurm_job_id=42 slurm_step=0 uid=1000\n"
+		"P 4242 tcp 10.0.0.2:443 10 64000 20 6000\n";
+}
+
+START_TEST(top_slurm)
+{
+	const char *args[] = { "-b", "-n", "1", "-d", "0.05", "-s", NULL, NULL };
+	const char *margs[] = { "-m", "-n", "1", "-d", "0.05", "-s", NULL, NULL };
+	struct fake f;
+	struct run r;
+
+	top_slurm_script(&f);
+	run_fake(&r, &f, "magnet-top", args, 6);
+	assert_status(&r, 0);
+	assert_has(r.out, "      4242       5000     5000.0  slurm=42.0,uid=1000\n");
+	assert_has(r.out, "      4244          9        9.0  slurm=42.0/slurmstepd,node=n1\n");
+	assert_has(r.out, "        77          1        1.0  /u/job_1\n");
+	assert_has(r.out, "      4242 tcp         64.0k       6.0k       10.0       20.0  slurm=42.0,uid=1000\n");
+	assert_has(r.out, "      4242 tcp         64.0k       6.0k  10.0.0.2:443            slurm=42.0,uid=1000\n");
+	run_free(&r);
+
+	top_slurm_script(&f);
+	run_fake(&r, &f, "magnet-top", margs, 6);
+	assert_status(&r, 0);
+	assert_has(r.out, "job\t4242\t" SLURM_PATH "\t5000\t5000.0\t42\t0\t1000\n");
+	assert_has(r.out, "job\t4244\t" SLURM_PATH "/slurm\t9\t9.0\t42\t0/slurmstepd\t-\n");
+	assert_has(r.out, "job\t77\t/u/job_1\t1\t1.0\t-\t-\t-\n");
+	assert_has(r.out, "net_job\t4242\ttcp\t" SLURM_PATH "\t10\t64000\t20\t6000\t42\t0\t1000\n");
+	run_free(&r);
+
+	/* A malformed Slurm word: the report is refused, as any bad line. */
+	top_script(&f);
+	f.reports[1][0] = REP("cgroup", 1, 5010)
+		"E 4242 5000 0 5000.0 " SLURM_PATH " slurm_job_id=x\n";
+	run_fake(&r, &f, "magnet-top", args, 6);
+	ck_assert_msg(strstr(r.err, "bad Slurm word"), "%s", r.err);
 	run_free(&r);
 }
 END_TEST
@@ -2698,6 +2754,7 @@ int main(void)
 	tcase_add_test(te, top_machine);
 	tcase_add_test(te, top_net_batch);
 	tcase_add_test(te, top_net_machine);
+	tcase_add_test(te, top_slurm);
 	tcase_add_test(te, top_net_empty);
 	tcase_add_test(te, top_net_off);
 	tcase_add_test(te, top_stale);

@@ -172,6 +172,64 @@ START_TEST(parse_errors)
 }
 END_TEST
 
+/*
+ * A Slurm job's words on its job line (magnetd's TOTALS): named for gmond
+ * as Slurm names it, within a gmond string's bytes whatever the ids;
+ * malformed words refuse the reply as any bad line does.
+ */
+START_TEST(slurm_names)
+{
+	static const char head[] =
+		"OK 1 totals node=n1 ts=1 uptime=1 module=up records=1 bytes=1 kernel_lost=0 daemon_dropped=0 probes=0\n";
+	static const struct { const char *words, *want; } good[] = {
+		{ " slurm_job_id=42 slurm_step=0 uid=1000", "42.0 uid=1000" },
+		{ " slurm_job_id=42 slurm_step=batch", "42.batch" },
+		{ " slurm_job_id=42", "42" },
+		{ " slurm_job_id=42 slurm_step=3+1 slurm_stepd=1 slurm_node=n-1.x_y uid=0",
+		  "42.3+1/slurmstepd node=n-1.x_y uid=0" },
+		/* The longest: the node left out, the job and its user kept. */
+		{ " slurm_job_id=4294967295 slurm_step=interactive+4294967293 slurm_stepd=1"
+		  " slurm_node=nodenamenodenamenodenamenodenamenodenamenodenamenodenam uid=4294967295",
+		  "4294967295.interactive+4294967293/slurmstepd uid=4294967295" },
+		{ " future=1", NULL },
+	};
+	static const char *const bad[] = {
+		" slurm_job_id=x", " slurm_job_id=", " slurm_job_id=42 slurm_step=0%20",
+		" slurm_job_id=42 uid=-1", " slurm_job_id=42 uid=99999999999",
+		" slurm_job_id=42 slurm_node=a<b", " slurm_job_id=42 slurm_stepd=2",
+		" slurm_job_id=12345678901",
+	};
+	struct mgg_snapshot sn;
+	char text[512], why[128], out[GMOND_STRING_MAX];
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(text, sizeof(text), "%sjob 7 /system.slice/slurmstepd.scope/job_42/step_0 events=5 sock_bytes=9 exported=1%s\n",
+			 head, good[i].words);
+		ck_assert_msg(!parse_exact(text, strlen(text), &sn, why), "%s: %s", text, why);
+		ck_assert_uint_eq(sn.njobs, 1);
+		ck_assert_str_eq(sn.jobs_v[0].name, "/system.slice/slurmstepd.scope/job_42/step_0");
+		if (good[i].want) {
+			ck_assert_str_eq(sn.jobs_v[0].slurm, good[i].want);
+			ck_assert_str_eq(mgg_job_name(&sn.jobs_v[0]), good[i].want);
+			mgg_safe_name(out, sizeof(out), mgg_job_name(&sn.jobs_v[0]));
+			ck_assert_str_eq(out, good[i].want);	/* never cut */
+		} else {
+			ck_assert_ptr_null(sn.jobs_v[0].slurm);
+			ck_assert_str_eq(mgg_job_name(&sn.jobs_v[0]), sn.jobs_v[0].name);
+		}
+		mgg_free(&sn);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "%sjob 7 /s events=5 sock_bytes=9 exported=1%s\n",
+			 head, bad[i]);
+		ck_assert_msg(parse_exact(text, strlen(text), &sn, why) == -EINVAL,
+			      "accepted: %s", text);
+		ck_assert_msg(!strncmp(why, "bad TOTALS line: job 7 /s", 25), "%s", why);
+	}
+}
+END_TEST
+
 /* Counters up to 2^64 - 1 are taken (as doubles). */
 START_TEST(parse_big_counters)
 {
@@ -624,6 +682,7 @@ int main(void)
 	tcase_add_test(tc, parse);
 	tcase_add_test(tc, parse_unterminated);
 	tcase_add_test(tc, parse_errors);
+	tcase_add_test(tc, slurm_names);
 	tcase_add_test(tc, parse_big_counters);
 	tcase_add_test(tc, rx);
 	tcase_add_test(tc, rates);

@@ -5,7 +5,8 @@
  * protocols, fragments, every refusal); the per-job and per-peer tables
  * exact under capacity, against a reference over random traffic, and at
  * capacity with evictions counted so that bytes always add up; LOST
- * records folded, other records ignored, unreadable packets unkeyed.
+ * records folded, other records ignored, unreadable packets unkeyed; a
+ * series function's jobs (a Slurm step for its tasks' sockets).
  */
 #include <check.h>
 #include <errno.h>
@@ -367,6 +368,44 @@ START_TEST(exact)
 }
 END_TEST
 
+/* Tasks 0x501 and 0x502 of step 0x500: their packets counted as the step's. */
+static __u32 step_of(void *arg, __u32 cgroup)
+{
+	++*(unsigned int *)arg;
+	return cgroup == 0x501 || cgroup == 0x502 ? 0x500 : cgroup;
+}
+
+START_TEST(series)
+{
+	struct mg_netview *v = create(16);
+	struct pkt a = mk(AF_INET, IPPROTO_TCP, "10.0.0.1", "10.0.0.2", 40000, 5001, 1000);
+	struct pkt b = mk(AF_INET, IPPROTO_TCP, "10.0.0.1", "10.0.0.3", 40001, 5001, 300);
+	struct mg_netview_entry e[8];
+	unsigned int calls = 0, n;
+
+	mg_netview_set_series(v, step_of, &calls);
+	add(v, &a, MAGNET_SKB_DIR_OUT, 0x501);
+	add(v, &b, MAGNET_SKB_DIR_OUT, 0x502);
+	add(v, &a, MAGNET_SKB_DIR_OUT, 0x7);
+	add(v, &a, MAGNET_SKB_DIR_OUT, 0);	/* no socket: job 0, not asked */
+	ck_assert_uint_eq(calls, 3);
+	n = mg_netview_top_jobs(v, 8, e);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(e[0].job, 0x500);
+	ck_assert_uint_eq(e[0].tx_packets, 2);
+	ck_assert_uint_eq(e[0].tx_bytes, 1300);
+	n = mg_netview_top_peers(v, 8, e);
+	ck_assert_uint_eq(n, 4);
+	/* Its two peers under the step, each with its own bytes. */
+	for (calls = 0; n--; )
+		if (e[n].job == 0x500)
+			calls += e[n].tx_bytes;
+	ck_assert_uint_eq(calls, 1300);
+	check_sums(v);
+	mg_netview_free(v);
+}
+END_TEST
+
 /*
  * Random traffic: exact against a reference under capacity, sums over it;
  * again in the same tables after a reset (nothing of the last interval
@@ -450,6 +489,7 @@ int main(void)
 	tcase_add_test(tc, exact);
 	tcase_add_test(tc, random_traffic);
 	tcase_add_test(tc, other_records);
+	tcase_add_test(tc, series);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

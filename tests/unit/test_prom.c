@@ -3,8 +3,10 @@
  * daemon/prom.c: the exposition of a made-up view, line by line (every
  * family with HELP and TYPE, probes and exported jobs labelled, "other"
  * always there), label escaping (quotes, backslashes, newlines, bytes
- * that are not UTF-8), the HTTP answers (200 with Content-Length, HEAD,
- * 404, 405, 400), and Debian's promtool accepting the page.
+ * that are not UTF-8), a Slurm job's series with its labels (job id,
+ * step, slurmstepd's, node, uid), the HTTP answers (200 with
+ * Content-Length, HEAD, 404, 405, 400), and Debian's promtool accepting
+ * the page.
  */
 #include <check.h>
 #include <stdio.h>
@@ -16,7 +18,22 @@
 #include "testutil.h"
 
 static struct mg_totals_probe probes[3];
-static struct mg_totals_job jobs[3];
+static struct mg_totals_job jobs[6];
+
+/* A Slurm job's series as magnetd's server describes it (fanout.c). */
+static struct mg_totals_job slurm_job(__u64 cgroup, const char *path,
+				      __u64 events, bool has_owner, uid_t owner)
+{
+	struct mg_totals_job j = { .cgroup = cgroup, .exported = true,
+				   .events = events, .series.events = events,
+				   .has_owner = has_owner, .owner = owner,
+				   .is_slurm = true };
+
+	snprintf(j.path, sizeof(j.path), "%s", path);
+	ck_assert(mg_slurm_parse(path, strlen(path), &j.slurm));
+	mg_slurm_node(&j.slurm, path, j.slurm_node);
+	return j;
+}
 
 static struct mg_totals_view view(void)
 {
@@ -52,8 +69,13 @@ static struct mg_totals_view view(void)
 		.events = 40, .series.events = 30 };	/* 10 before its entry */
 	jobs[2] = (struct mg_totals_job){ .cgroup = 102, .path = "/late",
 		.events = 9 };
+	jobs[3] = slurm_job(103, "/system.slice/slurmstepd.scope/job_42/step_0", 77,
+			    true, 1000);
+	jobs[4] = slurm_job(104, "/system.slice/n1_slurmstepd.scope/job_42/step_batch/slurm",
+			    5, true, 1000);
+	jobs[5] = slurm_job(105, "/system.slice/slurmstepd.scope/job_43", 2, false, 0);
 	v.jobs = jobs;
-	v.njobs = 3;
+	v.njobs = 6;
 	v.other = (struct mg_totals_job){ .path = "other", .exported = true,
 		.events = 12, .sock_bytes = 40,
 		.series = { .events = 12, .sock_bytes = 40 } };
@@ -117,6 +139,16 @@ START_TEST(page)
 	has_line(p, "magnet_job_events_total{cgroup=\"other\"} 12");
 	has_line(p, "magnet_job_sock_bytes_total{cgroup=\"/a\"} 100000");
 	has_line(p, "magnet_job_sock_bytes_total{cgroup=\"other\"} 40");
+	/* Slurm's: a step's tasks, a slurmstepd on a named node, a job's own. */
+	has_line(p, "magnet_job_events_total{cgroup=\"/system.slice/slurmstepd.scope/job_42/step_0\",slurm_job_id=\"42\",slurm_step=\"0\",uid=\"1000\"} 77");
+	has_line(p, "magnet_job_events_total{cgroup=\"/system.slice/n1_slurmstepd.scope/job_42/step_batch/slurm\",slurm_job_id=\"42\",slurm_step=\"batch\",slurm_stepd=\"1\",slurm_node=\"n1\",uid=\"1000\"} 5");
+	has_line(p, "magnet_job_events_total{cgroup=\"/system.slice/slurmstepd.scope/job_43\",slurm_job_id=\"43\"} 2");
+	has_line(p, "magnet_job_sock_bytes_total{cgroup=\"/system.slice/slurmstepd.scope/job_42/step_0\",slurm_job_id=\"42\",slurm_step=\"0\",uid=\"1000\"} 0");
+	/* The uid is a Slurm job's only: other jobs keep their one label. */
+	jobs[0].has_owner = true;
+	free(p);
+	p = render(&v, NULL, NULL);
+	has_line(p, "magnet_job_events_total{cgroup=\"/a\"} 1000");
 	free(p);
 
 	/* Empty tables: the families are still there, "other" too. */

@@ -3,7 +3,8 @@
  * daemon/supermon.c: every reply parsed by sfsexp (Debian's libsexp, the
  * parser that came out of Supermon): the description's categories, bits
  * and variables; samples with their values, whole and under each mask;
- * only exported jobs and "other"; strings with quotes, backslashes,
+ * only exported jobs and "other"; a Slurm job's series with its job id,
+ * step, slurmstepd's mark, node and uid; strings with quotes, backslashes,
  * control and non-ASCII bytes arriving intact (as %XX where the grammar
  * says); malformed requests answered with an error that changes nothing;
  * Q closes.
@@ -18,7 +19,7 @@
 #include "testutil.h"
 
 static struct mg_totals_probe probes[2];
-static struct mg_totals_job jobs[3];
+static struct mg_totals_job jobs[5];
 static struct mg_totals_view v;
 
 static void setup(void)
@@ -223,6 +224,65 @@ START_TEST(sample_whole_and_masked)
 }
 END_TEST
 
+/* A Slurm job's series as magnetd's server describes it (fanout.c). */
+static void slurm_job(struct mg_totals_job *j, __u64 cgroup, const char *path,
+		      __u64 events, bool has_owner, uid_t owner)
+{
+	*j = (struct mg_totals_job){ .cgroup = cgroup, .exported = true,
+				     .events = events, .series.events = events,
+				     .has_owner = has_owner, .owner = owner,
+				     .is_slurm = true };
+	snprintf(j->path, sizeof(j->path), "%s", path);
+	ck_assert(mg_slurm_parse(path, strlen(path), &j->slurm));
+	mg_slurm_node(&j->slurm, path, j->slurm_node);
+}
+
+START_TEST(slurm_jobs)
+{
+	struct mg_supermon_client c;
+	const sexp_t *jb, *x;
+	char *text;
+	sexp_t *e;
+	int rc;
+
+	slurm_job(&jobs[3], 103, "/system.slice/slurmstepd.scope/job_42/step_0", 77,
+		  true, 1000);
+	slurm_job(&jobs[4], 104, "/system.slice/n1_slurmstepd.scope/job_42/step_3+1/slurm",
+		  5, false, 0);
+	v.njobs = 5;
+	mg_supermon_client_init(&c);
+	e = ask(&c, "#", &rc, &text);
+	ck_assert_ptr_nonnull(strstr(text, " (slurm_job_id u32 label \""));
+	ck_assert_ptr_nonnull(strstr(text, " (uid u32 label \""));
+	destroy_sexp(e);
+	free(text);
+
+	e = ask(&c, "S", &rc, &text);
+	jb = find(e, "jobs");
+	x = jb->list->next;
+	ck_assert_str_eq(val(x, "path"), "/a");
+	ck_assert_ptr_null(find(x, "slurm_job_id"));	/* not Slurm's: as it was */
+	ck_assert_ptr_null(find(x, "uid"));
+	x = x->next->next;
+	ck_assert_str_eq(val(x, "path"), "/system.slice/slurmstepd.scope/job_42/step_0");
+	ck_assert_str_eq(val(x, "events"), "77");
+	ck_assert_str_eq(val(x, "slurm_job_id"), "42");
+	ck_assert_str_eq(val(x, "slurm_step"), "0");
+	ck_assert_int_eq(find(x, "slurm_step")->list->next->aty, SEXP_DQUOTE);
+	ck_assert_str_eq(val(x, "uid"), "1000");
+	ck_assert_ptr_null(find(x, "slurm_stepd"));
+	ck_assert_ptr_null(find(x, "slurm_node"));
+	x = x->next;
+	ck_assert_str_eq(val(x, "slurm_step"), "3+1");
+	ck_assert_str_eq(val(x, "slurm_stepd"), "1");
+	ck_assert_str_eq(val(x, "slurm_node"), "n1");
+	ck_assert_ptr_null(find(x, "uid"));		/* not known */
+	ck_assert_str_eq(val(x->next, "path"), "other");
+	destroy_sexp(e);
+	free(text);
+}
+END_TEST
+
 START_TEST(bad_requests)
 {
 	static const char *const bad[] = {
@@ -296,6 +356,7 @@ int main(void)
 	tcase_add_test(tc, description);
 	tcase_add_test(tc, sample_whole_and_masked);
 	tcase_add_test(tc, bad_requests);
+	tcase_add_test(tc, slurm_jobs);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -7,6 +7,10 @@
  * the places; every record in exactly one series across entries and
  * exits), a full job table, and removal of gone jobs against a reference
  * under random churn (the backward-shift deletion must lose no job).
+ * Series: a Slurm step's tasks counted as one job (their counts so far
+ * and after), one exported place for any number of tasks, a series gone
+ * with its members, and every record in exactly one series while cgroups
+ * join series, enter, leave and go at random.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -565,6 +569,181 @@ START_TEST(read_as_records)
 }
 END_TEST
 
+/* Tasks 501 and 502 of step 500 (a Slurm step's cgroups: docs/slurm.md). */
+START_TEST(series_join)
+{
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	const struct mg_totals_job *j;
+
+	ck_assert_int_eq(mg_totals_create(2, &t), 0);
+	add_n(t, 501, 5);
+	mg_totals_add(t, sock(17, 1000, 502));
+	mg_totals_add(t, kprobe_in(16, 1, 502, true));
+	mg_totals_add(t, job_lost(502, 4));
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_uint_eq(v.njobs, 2);
+	ck_assert(!job(&v, 501)->named);
+	mg_totals_view_free(&v);
+
+	/* Told once per cgroup; the step is made, exported in 501's place. */
+	mg_totals_job_series(t, 501, 500);
+	mg_totals_job_series(t, 502, 500);
+	mg_totals_job_series(t, 7, 7);		/* not in the table: nothing */
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_uint_eq(v.njobs, 1);
+	ck_assert_uint_eq(v.nmembers, 2);
+	ck_assert_uint_eq(v.node.jobs, 3);	/* cgroups in the table */
+	j = job(&v, 500);
+	ck_assert_ptr_nonnull(j);
+	ck_assert(j->named && j->exported);
+	ck_assert_uint_eq(j->events, 7);
+	ck_assert_uint_eq(j->sock_bytes, 1000);
+	ck_assert_uint_eq(j->intr_events, 1);
+	ck_assert_uint_eq(j->lost_fair, 4);
+	/* The tasks were exported: their series goes on as the step's. */
+	ck_assert_uint_eq(j->series.events, 7);
+	ck_assert_uint_eq(v.other.events, 0);
+	ck_assert_ptr_null(job(&v, 501));
+	mg_totals_view_free(&v);
+
+	/* Later records of a task, and a task met later, count in the step. */
+	add_n(t, 501, 2);
+	add_n(t, 503, 3);
+	mg_totals_job_series(t, 503, 500);
+	mg_totals_job_series(t, 503, 9);	/* named: never moves again */
+	add_n(t, 503, 1);
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_uint_eq(v.njobs, 1);
+	ck_assert_uint_eq(job(&v, 500)->events, 13);
+	ck_assert_uint_eq(job(&v, 500)->series.events, 13);
+	ck_assert_uint_eq(v.node.records, 13);
+	mg_totals_view_free(&v);
+
+	/* A task's cgroup goes: the step stays, counts and all. */
+	mg_totals_job_gone(t, 502);
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_uint_eq(v.nmembers, 2);
+	ck_assert_uint_eq(job(&v, 500)->events, 13);
+	mg_totals_view_free(&v);
+	/* The step goes: its tasks with it. */
+	mg_totals_job_gone(t, 500);
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_uint_eq(v.njobs, 0);
+	ck_assert_uint_eq(v.nmembers, 0);
+	ck_assert_uint_eq(v.node.jobs, 0);
+	mg_totals_view_free(&v);
+	/* A late record of a task gone: the task alone again, until told. */
+	add_n(t, 501, 1);
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_uint_eq(job(&v, 501)->events, 1);
+	ck_assert(!job(&v, 501)->named);
+	mg_totals_view_free(&v);
+	mg_totals_free(t);
+}
+END_TEST
+
+/*
+ * A step of 64 tasks takes one place of 2: another job keeps the other.
+ * One cgroup per task, one series per step, is what makes the places
+ * enough for the steps a node runs.
+ */
+START_TEST(series_one_place)
+{
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	__u32 k;
+
+	ck_assert_int_eq(mg_totals_create(2, &t), 0);
+	for (k = 0; k < 64; k++) {
+		add_n(t, 1000 + k, 10);
+		mg_totals_job_series(t, 1000 + k, 999);
+	}
+	add_n(t, 5, 1);
+	mg_totals_job_series(t, 5, 5);
+	for (k = 1; k <= 3; k++)
+		mg_totals_rank(t, k * SEC);
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_uint_eq(v.njobs, 2);
+	ck_assert(job(&v, 999)->exported);
+	ck_assert(job(&v, 5)->exported);
+	ck_assert_uint_eq(job(&v, 999)->events, 640);
+	ck_assert_uint_eq(job(&v, 999)->series.events + job(&v, 5)->series.events +
+			  v.other.events, 641);
+	mg_totals_view_free(&v);
+	mg_totals_free(t);
+}
+END_TEST
+
+/*
+ * Every record in exactly one series, across joins: cgroups met between
+ * two views are told their series before the second (as magnetd names
+ * them before it shows a view), tasks of 5 steps and jobs alone, places
+ * taken and left by ranking, series and tasks gone.
+ */
+START_TEST(series_exact)
+{
+	enum { IDS = 60, STEPS = 5 };
+	struct mg_totals *t;
+	struct mg_totals_view a, b;
+	unsigned int step, joined = 0;
+
+	tu_seed(0x5e71e5 + _i);
+	ck_assert_int_eq(mg_totals_create(3, &t), 0);
+	for (step = 0; step < 400; step++) {
+		unsigned int k;
+		__u64 sum = 0;
+		size_t i;
+
+		ck_assert_int_eq(mg_totals_view(t, &a), 0);
+		for (k = 0; k < 40; k++) {
+			/* 1..IDS: tasks of steps 10001..10005 when even. */
+			__u32 cg = 1 + tu_rand() % IDS;
+
+			if (tu_rand() % 6 == 0)
+				mg_totals_add(t, sock(16, tu_rand() % 100, cg));
+			else
+				mg_totals_add(t, kprobe(16, 1, cg));
+		}
+		ck_assert_int_eq(mg_totals_view(t, &b), 0);
+		for (i = 0; i < b.njobs; i++) {
+			__u64 c = b.jobs[i].cgroup;
+
+			if (b.jobs[i].named)
+				continue;
+			mg_totals_job_series(t, c, c % 2 ? c : 10001 + c % STEPS);
+			joined += !(c % 2);
+		}
+		mg_totals_view_free(&b);
+		ck_assert_int_eq(mg_totals_view(t, &b), 0);
+		for (i = 0; i < b.njobs; i++) {
+			const struct mg_totals_job *o = job(&a, b.jobs[i].cgroup);
+
+			tu_assert(b.jobs[i].named);
+			if (!b.jobs[i].exported)
+				continue;
+			if (o && o->exported) {
+				tu_assert_op(b.jobs[i].series.events, >=, o->series.events);
+				sum += b.jobs[i].series.events - o->series.events;
+			} else {
+				sum += b.jobs[i].series.events;
+			}
+		}
+		tu_assert_op(b.other.events, >=, a.other.events);
+		tu_assert_op(sum + b.other.events - a.other.events, ==,
+			     b.node.records - a.node.records);
+		mg_totals_view_free(&a);
+		mg_totals_view_free(&b);
+		mg_totals_rank(t, (__u64)(step + 1) * SEC);
+		if (tu_rand() % 8 == 0)
+			mg_totals_job_gone(t, tu_rand() % 2 ? 10001 + tu_rand() % STEPS :
+						     1 + tu_rand() % IDS);
+	}
+	ck_assert_uint_gt(joined, 100);
+	mg_totals_free(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("totals");
@@ -581,6 +760,9 @@ int main(void)
 	tcase_add_loop_test(tc, rank_exact, 0, 3);
 	tcase_add_loop_test(tc, random_churn, 0, 3);
 	tcase_add_loop_test(tc, read_as_records, 0, 3);
+	tcase_add_test(tc, series_join);
+	tcase_add_test(tc, series_one_place);
+	tcase_add_loop_test(tc, series_exact, 0, 3);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

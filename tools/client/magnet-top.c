@@ -447,21 +447,56 @@ static const char *fmt_rate(char *buf, size_t len, double v)
 }
 
 /*
- * A job's path for a peer row: the net report's J lines name the jobs
- * they show, the cgroup report most others; "-" if neither does.
+ * A job as people read it, escaped into buf: a Slurm job's series by its
+ * Slurm job ("slurm=42.0,uid=1000": docs/slurm.md), any other by its path.
  */
-static const char *job_label(const struct top *t, __u32 job)
+static const char *job_shown(char *buf, size_t size, const char *label,
+			     const struct mgc_slurm *s)
+{
+	char name[LABEL_MAX];
+
+	if (s && s->is)
+		return mgc_escape(buf, size, mgc_slurm_name(s, name, sizeof(name)));
+	return mgc_escape(buf, size, label);
+}
+
+/*
+ * A job for a peer row, as job_shown(): the net report's J lines name the
+ * jobs they show, the cgroup report most others; "-" if neither does.
+ */
+static const char *job_label(char *buf, size_t size, const struct top *t,
+			     __u32 job)
 {
 	const struct table *nt = &t->t[T_NET], *jt = &t->t[T_JOB];
 	size_t i;
 
 	for (i = 0; i < nt->net.njobs; i++)
 		if (nt->net.job[i].job == job)
-			return nt->net.job[i].label;
+			return job_shown(buf, size, nt->net.job[i].label,
+					 &nt->net.job[i].slurm);
 	for (i = 0; jt->have && i < jt->rep.n; i++)
 		if (jt->rep.v[i].id == job)
-			return jt->rep.v[i].label;
+			return job_shown(buf, size, jt->rep.v[i].label,
+					 &jt->rep.v[i].slurm);
 	return "-";
+}
+
+/* -m's Slurm fields of a job: job id, step, uid; "-" for what is not. */
+static void slurm_fields(FILE *f, const struct mgc_slurm *s)
+{
+	char step[40];
+
+	if (!s->is) {
+		fputs("\t-\t-\t-", f);
+		return;
+	}
+	snprintf(step, sizeof(step), "%s%s", s->step[0] ? s->step : "-",
+		 s->stepd ? "/slurmstepd" : "");
+	fprintf(f, "\t%u\t%s\t", s->job, step);
+	if (s->has_uid)
+		fprintf(f, "%u", s->uid);
+	else
+		fputc('-', f);
 }
 
 /* The net report's lack of packets, said, not left to guess. */
@@ -513,7 +548,7 @@ static void render_net(FILE *f, const struct top *t, const size_t *max)
 			fmt_rate(rx, sizeof(rx), per_s(e->rx_bytes, a->interval)),
 			per_s(e->tx_packets, a->interval),
 			per_s(e->rx_packets, a->interval),
-			mgc_escape(lbl, sizeof(lbl), e->label));
+			job_shown(lbl, sizeof(lbl), e->label, &e->slurm));
 	}
 	if (net_empty(tb))
 		fprintf(f, "%10s no packets (no skb probes? magnet-ctl probe add set net-jobs)\n", "");
@@ -538,7 +573,7 @@ static void render_net(FILE *f, const struct top *t, const size_t *max)
 			fmt_rate(tx, sizeof(tx), per_s(e->tx_bytes, a->interval)),
 			fmt_rate(rx, sizeof(rx), per_s(e->rx_bytes, a->interval)),
 			mgc_escape(peer, sizeof(peer), e->peer),
-			mgc_escape(lbl, sizeof(lbl), job_label(t, e->job)));
+			job_label(lbl, sizeof(lbl), t, e->job));
 	}
 }
 
@@ -587,7 +622,8 @@ static void render_text(FILE *f, const struct top *t, const size_t *max)
 			fprintf(f, "%10s %10llu %10.1f  %s\n",
 				mgc_escape(lbl2, sizeof(lbl2), e->value),
 				(unsigned long long)e->events, e->rate,
-				mgc_escape(lbl, sizeof(lbl), e->label));
+				job_shown(lbl, sizeof(lbl), e->label,
+					  k == T_JOB ? &e->slurm : NULL));
 		}
 	}
 
@@ -622,13 +658,15 @@ static void render_net_machine(FILE *f, const struct top *t)
 	for (i = 0; tb->have && i < tb->net.njobs; i++) {
 		const struct mgc_net_job *e = &tb->net.job[i];
 
-		fprintf(f, "net_job\t%u\t%s\t%s\t%llu\t%llu\t%llu\t%llu\n",
+		fprintf(f, "net_job\t%u\t%s\t%s\t%llu\t%llu\t%llu\t%llu",
 			e->job, mgc_escape(proto, sizeof(proto), e->proto),
 			mgc_escape(lbl, sizeof(lbl), e->label),
 			(unsigned long long)e->tx_packets,
 			(unsigned long long)e->tx_bytes,
 			(unsigned long long)e->rx_packets,
 			(unsigned long long)e->rx_bytes);
+		slurm_fields(f, &e->slurm);
+		fputc('\n', f);
 	}
 	for (i = 0; tb->have && i < tb->net.npeers; i++) {
 		const struct mgc_net_peer *e = &tb->net.peer[i];
@@ -729,10 +767,13 @@ static void render_machine(FILE *f, const struct top *t)
 		for (i = 0; tb->have && i < tb->rep.n; i++) {
 			const struct mgc_agg_entry *e = &tb->rep.v[i];
 
-			fprintf(f, "%s\t%s\t%s\t%llu\t%.1f\n", tables[k].tag,
+			fprintf(f, "%s\t%s\t%s\t%llu\t%.1f", tables[k].tag,
 				mgc_escape(lbl2, sizeof(lbl2), e->value),
 				mgc_escape(lbl, sizeof(lbl), e->label),
 				(unsigned long long)e->events, e->rate);
+			if (k == T_JOB)
+				slurm_fields(f, &e->slurm);
+			fputc('\n', f);
 		}
 	}
 	render_net_machine(f, t);

@@ -245,6 +245,23 @@ int mgc_parse_stats(const char *text, size_t len, struct mgc_stats *s,
 		    char *why, size_t whylen);
 void mgc_stats_free(struct mgc_stats *s);
 
+/*
+ * A Slurm job's series, from the words after a job's label (AGG cgroup's
+ * E lines, AGG net's J lines, TOTALS' job lines; docs/slurm.md).
+ */
+struct mgc_slurm {
+	bool is;		/* the job is a Slurm job's series */
+	__u32 job;		/* slurm_job_id */
+	char step[24];		/* slurm_step: "0", "batch", "3+1"; "" none */
+	bool stepd;		/* slurm_stepd=1: its slurmstepd's */
+	char node[64];		/* slurm_node, "" none */
+	bool has_uid;
+	__u32 uid;
+};
+
+/* One word for people: "slurm=42.0,uid=1000" ("42.0/slurmstepd", ",node=N"). */
+const char *mgc_slurm_name(const struct mgc_slurm *s, char *buf, size_t size);
+
 struct mgc_agg_entry {
 	char *value;		/* unescaped key value */
 	__u64 id;		/* value as a number, keys other than comm */
@@ -252,6 +269,7 @@ struct mgc_agg_entry {
 	__u64 bytes;
 	double rate;		/* events per second */
 	char *label;		/* unescaped; "-" for none */
+	struct mgc_slurm slurm;	/* cgroup's: a Slurm job's series */
 };
 
 /* An AGG report. */
@@ -281,6 +299,7 @@ struct mgc_net_job {
 	char *proto;		/* unescaped: "tcp", "udp", "ipprotoN" */
 	__u64 tx_packets, tx_bytes, rx_packets, rx_bytes;
 	char *label;		/* unescaped cgroup path; "-" for job 0 */
+	struct mgc_slurm slurm;	/* a Slurm job's series */
 };
 
 /* A job's traffic with one peer over one protocol ("P" line). */

@@ -525,6 +525,72 @@ static char *agg_string(char **store, const char *w, size_t wl)
 	return s;
 }
 
+/* Slurm's key=value words in [p, end), each once (docs/protocol.md). */
+static int slurm_words(const char *p, const char *end, struct mgc_slurm *s)
+{
+	static const char step_chars[] = "0123456789abcdefghijklmnopqrstuvwxyz+";
+	static const char node_chars[] = "0123456789abcdefghijklmnopqrstuvwxyz"
+					 "ABCDEFGHIJKLMNOPQRSTUVWXYZ-._";
+	const char *w;
+	size_t wl, k;
+	__u64 v;
+
+	memset(s, 0, sizeof(*s));
+	while (next_word(&p, end, &w, &wl)) {
+		const char *eq = memchr(w, '=', wl), *val;
+		size_t kl, vl;
+
+		if (!eq)
+			continue;
+		kl = eq - w;
+		val = eq + 1;
+		vl = w + wl - val;
+		if (word_eq(w, kl, "slurm_job_id")) {
+			if (mgc_parse_u64(val, vl, &v) || !v || v > UINT32_MAX)
+				return -EINVAL;
+			s->is = true;
+			s->job = (__u32)v;
+		} else if (word_eq(w, kl, "uid")) {
+			if (mgc_parse_u64(val, vl, &v) || v > UINT32_MAX)
+				return -EINVAL;
+			s->has_uid = true;
+			s->uid = (__u32)v;
+		} else if (word_eq(w, kl, "slurm_stepd")) {
+			if (!word_eq(val, vl, "1"))
+				return -EINVAL;
+			s->stepd = true;
+		} else if (word_eq(w, kl, "slurm_step") || word_eq(w, kl, "slurm_node")) {
+			bool step = word_eq(w, kl, "slurm_step");
+			char *out = step ? s->step : s->node;
+			size_t size = step ? sizeof(s->step) : sizeof(s->node);
+
+			if (!vl || vl >= size)
+				return -EINVAL;
+			for (k = 0; k < vl; k++)
+				if (!val[k] || !strchr(step ? step_chars : node_chars, val[k]))
+					return -EINVAL;
+			memcpy(out, val, vl);
+			out[vl] = '\0';
+		}
+	}
+	/* The other words are nothing without the job. */
+	if (!s->is)
+		memset(s, 0, sizeof(*s));
+	return 0;
+}
+
+const char *mgc_slurm_name(const struct mgc_slurm *s, char *buf, size_t size)
+{
+	char uid[24] = "";
+
+	if (s->has_uid)
+		snprintf(uid, sizeof(uid), ",uid=%u", s->uid);
+	snprintf(buf, size, "slurm=%u%s%s%s%s%s%s", s->job, s->step[0] ? "." : "",
+		 s->step, s->stepd ? "/slurmstepd" : "", s->node[0] ? ",node=" : "",
+		 s->node, uid);
+	return buf;
+}
+
 static int agg_entry(struct mgc_agg *a, struct mgc_agg_entry *e, char **store,
 		     const char *l, size_t ll, size_t i, char *why,
 		     size_t whylen)
@@ -560,6 +626,8 @@ static int agg_entry(struct mgc_agg *a, struct mgc_agg_entry *e, char **store,
 	if (!e->label)
 		return fail(why, whylen, "AGG entry %zu: bad %%XX escape in the label of '%s'",
 			    i + 1, ex);
+	if (slurm_words(p, end, &e->slurm))
+		return fail(why, whylen, "AGG entry %zu: bad Slurm word in '%s'", i + 1, ex);
 	return 0;
 }
 
@@ -721,6 +789,9 @@ static int net_line(struct mgc_net *a, char **store, const char *l, size_t ll,
 		e->tx_bytes = c[1];
 		e->rx_packets = c[2];
 		e->rx_bytes = c[3];
+		if (slurm_words(p, end, &e->slurm))
+			return fail(why, whylen, "AGG net line %zu: bad Slurm word in '%s'",
+				    i + 1, ex);
 	}
 	*proto = agg_string(store, w[2], wl[2]);
 	if (!*proto)
