@@ -68,6 +68,7 @@ include bench/build.mk
 include daemon/build.mk
 include tests/fuzz/build.mk
 include tests/monitors/build.mk
+include tests/cluster/build.mk
 include monitors/ganglia/build.mk
 # Packaging (make install, uninstall, deb), man pages, static checks.
 -include packaging/build.mk
