@@ -559,16 +559,20 @@ static void reset_tasks(struct mg_server *s)
 /* A TASK record: the thread's name, and its job's owner (owners.h). */
 static void feed_task(struct mg_server *s, const struct magnet_record *r)
 {
-	__u32 uid, euid, step;
+	struct mg_cgmap_job j;
+	__u32 uid, euid;
 
 	mg_tasks_feed(s->tasks, r);	/* ENOMEM: unnamed */
 	mg_record_task_uids(r, &uid, &euid);
 	/* A set-uid thread is not its user's doing: counted as root's. */
 	mg_owners_note(s->owners, r->cgroup, uid == euid ? uid : 0);
-	/* A Slurm step's user: of all its cgroups (docs/slurm.md). */
-	step = mg_cgmap_step(s->cgmap, r->cgroup);
-	if (step && step != r->cgroup)
-		mg_owners_note(s->owners, step, uid == euid ? uid : 0);
+	/*
+	 * A Slurm step's user: of all its cgroups (docs/slurm.md). Looked up
+	 * (once per thread): a cgroup the map missed must still name it.
+	 */
+	if (r->cgroup && mg_cgmap_job(s->cgmap, r->cgroup, s->now, &j) &&
+	    j.step && j.step != r->cgroup)
+		mg_owners_note(s->owners, j.step, uid == euid ? uid : 0);
 }
 
 /*
@@ -667,10 +671,11 @@ static void handle_chunk(struct mg_server *s, const void *data, size_t len)
 	reset_tasks(s);
 	s->now = mg_now_ns(CLOCK_MONOTONIC);
 	/*
-	 * Cgroups made before these records were written: mapped first, so
-	 * that a new Slurm task's records and TASK records find its step.
+	 * Cgroups made before these records were written may not be mapped
+	 * yet: a record's cgroup the map misses reads inotify's events first
+	 * (once per chunk), so that a new Slurm task's records find its step.
 	 */
-	mg_cgmap_poll(s->cgmap);
+	mg_cgmap_arm(s->cgmap);
 	if (!s->nsubs && !s->naggs) {
 		feed_tasks(s, data, len);
 		return;
