@@ -27,9 +27,10 @@
  * - Entries are at most MG_CGMAP_MAX and their paths MG_CGMAP_MAX_BYTES
  *   (strlen + 1 each): over either, removed cgroups go first (least
  *   recently removed or named), then live cgroups no lookup named (or
- *   found the series of: mg_cgmap_series) for the longest. A live cgroup dropped so is looked up again by its handle when
- *   named: the answer stays exact. Without handles live cgroups are never
- *   dropped (a walk would be the only way back): then only removed ones go.
+ *   found the series of: mg_cgmap_series) for the longest. A live cgroup
+ *   dropped so is looked up again by its handle when named: the answer
+ *   stays exact. Without handles live cgroups are never dropped (a walk
+ *   would be the only way back): then only removed ones go.
  * Every drop for a bound is counted (evicted).
  */
 #ifndef MAGNET_LIB_CGMAP_H
