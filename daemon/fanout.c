@@ -64,12 +64,23 @@ void mg_fanout_refresh_probes(struct mg_server *s, bool force)
 }
 
 /*
+ * Where a Slurm job's user is noted (owners.h): under its step's cgroup
+ * for all the step's cgroups (its tasks', slurmstepd's), else its own.
+ */
+static __u32 slurm_owner_key(const struct mg_cgmap_job *j, __u32 id)
+{
+	return j->step ? j->step : id;
+}
+
+/*
  * Jobs whose cgroup directory is gone (or is another cgroup now), or that
  * were gone before the map saw them, stop being exported, at most once
- * per JOBS_CHECK_NS. True if one went.
+ * per JOBS_CHECK_NS. What was seen of the owners of cgroups seen removed
+ * goes too (a Slurm step's with its step's directory). True if one went.
  */
 static bool check_jobs(struct mg_server *s, const struct mg_totals_view *v)
 {
+	struct mg_cgmap_job j;
 	bool gone = false;
 	size_t i;
 
@@ -80,13 +91,22 @@ static bool check_jobs(struct mg_server *s, const struct mg_totals_view *v)
 	/* The cgroups counted in a series too: a user may churn them. */
 	for (i = 0; i < v->njobs + v->nmembers; i++) {
 		__u32 id = i < v->njobs ? v->jobs[i].cgroup :
-			   v->members[i - v->njobs].cgroup;
+			   v->members[i - v->njobs].cgroup, key;
 
-		if (!mg_cgmap_path(s->cgmap, id, s->now) ||
-		    !mg_cgmap_alive(s->cgmap, id)) {
+		if (!mg_cgmap_job(s->cgmap, id, s->now, &j)) {
 			mg_totals_job_gone(s->totals, id);
 			gone = true;
+			continue;
 		}
+		key = j.slurm ? slurm_owner_key(&j, id) : id;
+		if (mg_cgmap_alive(s->cgmap, id))
+			continue;
+		mg_totals_job_gone(s->totals, id);
+		gone = true;
+		mg_owners_forget(s->owners, id);
+		if (key != id && mg_cgmap_path(s->cgmap, key, s->now) &&
+		    !mg_cgmap_alive(s->cgmap, key))
+			mg_owners_forget(s->owners, key);
 	}
 	return gone;
 }
@@ -94,8 +114,11 @@ static bool check_jobs(struct mg_server *s, const struct mg_totals_view *v)
 /*
  * Jobs met since the last view count in their series from now on: a
  * Slurm task's cgroup in its step's (docs/slurm.md), any other in its
- * own; a cgroup the map cannot name in its own. Once per cgroup, before
- * any view shows it. True if one joined another's series.
+ * own. Once per cgroup, before any view shows it if it can: a cgroup
+ * the map cannot name yet (made since it looked, or not to be looked up
+ * again so soon) may be a Slurm task, and is asked again at the next
+ * view; check_jobs drops those that are gone. True if one joined
+ * another's series.
  */
 static bool name_series(struct mg_server *s, const struct mg_totals_view *v)
 {
@@ -104,31 +127,38 @@ static bool name_series(struct mg_server *s, const struct mg_totals_view *v)
 	size_t i;
 
 	for (i = 0; i < v->njobs; i++) {
-		__u32 id = v->jobs[i].cgroup, series = id;
+		__u32 id = v->jobs[i].cgroup, key, own;
 
-		if (v->jobs[i].named)
+		if (v->jobs[i].named || !mg_cgmap_job(s->cgmap, id, s->now, &j))
 			continue;
-		if (mg_cgmap_job(s->cgmap, id, s->now, &j))
-			series = j.series;
-		mg_totals_job_series(s->totals, id, series);
-		moved |= series != id;
+		/* Users seen before the map knew it a Slurm step's cgroup. */
+		own = mg_owners_of(s->owners, id);
+		key = j.slurm ? slurm_owner_key(&j, id) : id;
+		if (key != id && own != MG_OWNER_NONE && own)
+			mg_owners_note(s->owners, key, own);
+		mg_totals_job_series(s->totals, id, j.series);
+		moved |= j.series != id;
 	}
 	return moved;
 }
 
 /*
- * Whose job is: a Slurm step's user, from its path (v1's uid_U) or the
- * threads seen in the step's cgroups (its tasks', slurmstepd's); any
- * other cgroup's own (owners.h). MG_OWNER_NONE, MG_OWNER_MIXED or a uid.
+ * Whose job is: a Slurm job's user, from its path (v1's uid_U) or the one
+ * non-root uid of the threads seen in its step's cgroups (its tasks',
+ * slurmstepd's), never root while that user is unknown; any other
+ * cgroup's own (owners.h). MG_OWNER_NONE, MG_OWNER_MIXED or a uid.
  */
 static __u32 owner_of(const struct mg_server *s, __u32 id,
 		      const struct mg_cgmap_job *j)
 {
-	if (j && j->slurm && j->slurm->uid != MG_SLURM_NONE)
+	__u32 owner;
+
+	if (!j || !j->slurm)
+		return mg_owners_of(s->owners, id);
+	if (j->slurm->uid != MG_SLURM_NONE)
 		return j->slurm->uid;
-	if (j && j->slurm && j->step)
-		return mg_owners_of(s->owners, j->step);
-	return mg_owners_of(s->owners, id);
+	owner = mg_owners_of(s->owners, slurm_owner_key(j, id));
+	return owner ? owner : MG_OWNER_NONE;
 }
 
 /* One line's Slurm words for job id, a series' cgroup; "" for others. */
@@ -227,9 +257,10 @@ int mg_fanout_totals_view(struct mg_server *s, struct mg_totals_view *v)
 	mg_totals_rank(s->totals, s->now);
 	ret = mg_totals_view(s->totals, v);
 	if (!ret) {
-		bool again = check_jobs(s, v);
+		/* Named first: a series check_jobs removes is not made again. */
+		bool again = name_series(s, v);
 
-		again |= name_series(s, v);
+		again |= check_jobs(s, v);
 		if (again) {
 			mg_totals_view_free(v);
 			ret = mg_totals_view(s->totals, v);
@@ -237,6 +268,12 @@ int mg_fanout_totals_view(struct mg_server *s, struct mg_totals_view *v)
 	}
 	if (ret)
 		return ret;
+	/*
+	 * The monitors are shown this view: its jobs not named yet (met
+	 * since the naming above, or whose series has no room) show series
+	 * of their own, which end if they join one.
+	 */
+	mg_totals_shown(s->totals, v);
 	if (up)
 		mg_fanout_refresh_probes(s, true);
 	ret = name_probes(s, v, up);
@@ -556,19 +593,31 @@ static void reset_tasks(struct mg_server *s)
 	s->tasks = t;
 }
 
-/* A TASK record: the thread's name, and its job's owner (owners.h). */
+/*
+ * A TASK record: the thread's name, and its job's owner (owners.h). A
+ * Slurm job's user is noted under its step's cgroup, root's threads
+ * (slurmstepd's) left out (docs/slurm.md); the cgroup is looked up (once
+ * per thread), so that one the map missed still names its step. One the
+ * map cannot name yet keeps its own, taken into its step's when it is
+ * named (name_series).
+ */
 static void feed_task(struct mg_server *s, const struct magnet_record *r)
 {
-	__u32 uid, euid, step;
+	struct mg_cgmap_job j;
+	__u32 uid, euid, owner;
 
 	mg_tasks_feed(s->tasks, r);	/* ENOMEM: unnamed */
 	mg_record_task_uids(r, &uid, &euid);
 	/* A set-uid thread is not its user's doing: counted as root's. */
-	mg_owners_note(s->owners, r->cgroup, uid == euid ? uid : 0);
-	/* A Slurm step's user: of all its cgroups (docs/slurm.md). */
-	step = mg_cgmap_step(s->cgmap, r->cgroup);
-	if (step && step != r->cgroup)
-		mg_owners_note(s->owners, step, uid == euid ? uid : 0);
+	owner = uid == euid ? uid : 0;
+	if (r->cgroup && mg_cgmap_job(s->cgmap, r->cgroup, s->now, &j) &&
+	    j.slurm) {
+		if (owner)
+			mg_owners_note(s->owners, slurm_owner_key(&j, r->cgroup),
+				       owner);
+		return;
+	}
+	mg_owners_note(s->owners, r->cgroup, owner);
 }
 
 /*
@@ -667,10 +716,11 @@ static void handle_chunk(struct mg_server *s, const void *data, size_t len)
 	reset_tasks(s);
 	s->now = mg_now_ns(CLOCK_MONOTONIC);
 	/*
-	 * Cgroups made before these records were written: mapped first, so
-	 * that a new Slurm task's records and TASK records find its step.
+	 * Cgroups made before these records were written may not be mapped
+	 * yet: a record's cgroup the map misses reads inotify's events first
+	 * (once per chunk), so that a new Slurm task's records find its step.
 	 */
-	mg_cgmap_poll(s->cgmap);
+	mg_cgmap_arm(s->cgmap);
 	if (!s->nsubs && !s->naggs) {
 		feed_tasks(s, data, len);
 		return;

@@ -84,6 +84,7 @@ void mg_owners_note(struct mg_owners *o, __u32 cgroup, __u32 uid)
 
 	if (!cgroup || uid == MG_OWNER_NONE)
 		return;
+	/* MIXED: as the second of two users (its uid is no one's). */
 	s = find(o, cgroup);
 	if (!s->cgroup) {
 		make_room(o);
@@ -96,6 +97,30 @@ void mg_owners_note(struct mg_owners *o, __u32 cgroup, __u32 uid)
 	if (s->owner == uid || s->owner == MG_OWNER_MIXED || uid == 0)
 		return;
 	s->owner = s->owner == 0 ? uid : MG_OWNER_MIXED;
+}
+
+void mg_owners_forget(struct mg_owners *o, __u32 cgroup)
+{
+	struct slot *s = find(o, cgroup);
+	size_t hole, i, home;
+
+	if (!cgroup || !s->cgroup)
+		return;
+	hole = s - o->v;
+	memset(s, 0, sizeof(*s));
+	o->n--;
+	/* Backward shift: move up every later entry the hole would strand. */
+	for (i = (hole + 1) & (o->cap - 1); o->v[i].cgroup;
+	     i = (i + 1) & (o->cap - 1)) {
+		home = hash(o->v[i].cgroup, o->cap);
+		/* It stays if its home lies cyclically in (hole, i]. */
+		if (hole <= i ? (hole < home && home <= i) :
+				(hole < home || home <= i))
+			continue;
+		o->v[hole] = o->v[i];
+		memset(&o->v[i], 0, sizeof(o->v[i]));
+		hole = i;
+	}
 }
 
 __u32 mg_owners_of(const struct mg_owners *o, __u32 cgroup)

@@ -5,6 +5,7 @@
  * threads were seen in it; root's threads do not change that (a job's
  * cgroup often holds a root helper, e.g. slurmstepd), a second user's make
  * it nobody's (MG_OWNER_MIXED). A job where only root was seen is root's.
+ * A cgroup seen removed is forgotten (its id may be another's one day).
  * Bounded: past MG_OWNERS_MAX cgroups the table starts again empty (its
  * jobs are learnt again as their threads are named again).
  */
@@ -22,8 +23,14 @@ struct mg_owners;
 
 struct mg_owners *mg_owners_new(void);
 void mg_owners_free(struct mg_owners *o);
-/* A thread of uid was seen in cgroup (its low 32 bits, as records give). */
+/*
+ * A thread of uid was seen in cgroup (its low 32 bits, as records give);
+ * uid MG_OWNER_MIXED: threads of several users (another cgroup's, folded
+ * into this one's).
+ */
 void mg_owners_note(struct mg_owners *o, __u32 cgroup, __u32 uid);
+/* The cgroup is gone: what was seen of it too. */
+void mg_owners_forget(struct mg_owners *o, __u32 cgroup);
 /* The job's owner, MG_OWNER_NONE or MG_OWNER_MIXED. */
 __u32 mg_owners_of(const struct mg_owners *o, __u32 cgroup);
 /* How many times the table started again (for STATS). */

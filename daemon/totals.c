@@ -46,6 +46,7 @@ struct job_slot {
 	__u64 series;		/* a member's: the job it counts in; else 0 */
 	unsigned int members;	/* cgroups that count in this one */
 	bool named;		/* mg_totals_job_series was told */
+	bool shown;		/* its series, unnamed, was shown (mg_totals_shown) */
 	bool exported, has_owner;
 	uid_t owner;
 	struct mg_totals_series n;	/* since first met */
@@ -363,9 +364,9 @@ static void series_add(struct mg_totals_series *a, const struct mg_totals_series
 /*
  * Member m's counts join series s. Each event stays in exactly one of
  * the monitors' series: what m counted while exported goes on in s's
- * series (s takes m's place if it had none); what m counted in "other"
- * stays there. (m is told before any view shows it, in the view that
- * meets it first: its own series never showed.)
+ * series (s takes m's place if it had none), unless a monitor was shown
+ * m's own series: that series ends, its counts stay in it, never seen
+ * again in s's; what m counted in "other" stays there.
  */
 static void join(struct mg_totals *t, struct job_slot *m, struct job_slot *s)
 {
@@ -376,7 +377,7 @@ static void join(struct mg_totals *t, struct job_slot *m, struct job_slot *s)
 		s->base = s->n;
 	}
 	if (s->exported)
-		series_add(&s->base, m->exported ? &m->base : &m->n);
+		series_add(&s->base, m->exported && !m->shown ? &m->base : &m->n);
 	series_add(&s->n, &m->n);
 	s->ranked_events += m->ranked_events;
 	s->rate += m->rate;
@@ -471,6 +472,7 @@ static size_t owner_index(const struct mg_totals *t, size_t n, uid_t uid)
 static void enter(struct job_slot *j)
 {
 	j->exported = true;
+	j->shown = false;
 	j->base = j->n;		/* its series starts at 0 */
 }
 
@@ -652,6 +654,25 @@ int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 	pthread_mutex_unlock(&t->lock);
 	qsort(v->jobs, v->njobs, sizeof(*v->jobs), busiest_first);
 	return 0;
+}
+
+void mg_totals_shown(struct mg_totals *t, const struct mg_totals_view *v)
+{
+	size_t i;
+
+	pthread_mutex_lock(&t->lock);
+	for (i = 0; i < v->njobs; i++) {
+		const struct mg_totals_job *o = &v->jobs[i];
+		struct job_slot *j;
+
+		/* Only a cgroup not named yet may join a series later. */
+		if (o->named || !o->exported)
+			continue;
+		j = job_find(t, o->cgroup);
+		if (j->cgroup && !j->series && j->exported)
+			j->shown = true;
+	}
+	pthread_mutex_unlock(&t->lock);
 }
 
 void mg_totals_view_free(struct mg_totals_view *v)

@@ -28,7 +28,11 @@
  * (docs/slurm.md). Its counts so far join that series, which then counts
  * all of them, TOTALS included; the cgroup stays in the table only so
  * that its records find their series, and leaves it when its cgroup is
- * removed, or with its series.
+ * removed, or with its series. A cgroup is told before any view shows
+ * it, but one met just before a view (or whose series had no room in the
+ * table) may be shown alone first: then its series, which a monitor saw,
+ * ends when it joins, and the series it joins counts only what came
+ * after (mg_totals_shown), so that no count shows twice.
  *
  * Thread-safe: magnetd's collection thread counts each read as it hands
  * it on, so the totals count every record read whether or not the server
@@ -203,5 +207,11 @@ void mg_totals_rank(struct mg_totals *t, __u64 now_ns);
 /* Fill a view (caller frees with mg_totals_view_free). 0 or -ENOMEM. */
 int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v);
 void mg_totals_view_free(struct mg_totals_view *v);
+
+/*
+ * View v is what the monitors are shown: its exported jobs not named yet
+ * showed series of their own, which end if they join another (see Series).
+ */
+void mg_totals_shown(struct mg_totals *t, const struct mg_totals_view *v);
 
 #endif /* MAGNET_DAEMON_TOTALS_H */

@@ -76,6 +76,7 @@ struct mg_cgmap {
 	int ifd;
 	int mntfd;		/* the root, for open_by_handle_at; -1 none */
 	__u64 last_scan;	/* mono ns; 0: never */
+	bool armed;		/* the next mg_cgmap_series miss polls */
 	struct mg_cgmap_stats st;
 };
 
@@ -660,6 +661,11 @@ const char *mg_cgmap_path(struct mg_cgmap *m, __u32 id, __u64 now_ns)
 {
 	struct slot *s = t_find(&m->ids, id, NULL);
 
+	if (!s && m->ifd >= 0) {
+		/* Made since the last poll? A read tells, cheaper than a lookup. */
+		mg_cgmap_poll(m);
+		s = t_find(&m->ids, id, NULL);
+	}
 	if (s) {
 		touch(m, s->n);
 		return s->n->path;
@@ -711,18 +717,24 @@ bool mg_cgmap_job(struct mg_cgmap *m, __u32 id, __u64 now_ns,
 	return true;
 }
 
-__u32 mg_cgmap_series(const struct mg_cgmap *m, __u32 id)
+void mg_cgmap_arm(struct mg_cgmap *m)
 {
-	const struct slot *s = t_find(&m->ids, id, NULL);
-
-	return s ? s->n->series : id;
+	m->armed = m->ifd >= 0;
 }
 
-__u32 mg_cgmap_step(const struct mg_cgmap *m, __u32 id)
+__u32 mg_cgmap_series(struct mg_cgmap *m, __u32 id)
 {
-	const struct slot *s = t_find(&m->ids, id, NULL);
+	struct slot *s = t_find(&m->ids, id, NULL);
 
-	return s ? s->n->step : 0;
+	if (!s && m->armed) {
+		mg_cgmap_poll(m);
+		s = t_find(&m->ids, id, NULL);
+	}
+	if (!s)
+		return id;
+	/* Used: a busy task's entry is the last one dropped for the bounds. */
+	touch(m, s->n);
+	return s->n->series;
 }
 
 bool mg_cgmap_alive(struct mg_cgmap *m, __u32 id)
@@ -785,6 +797,8 @@ void mg_cgmap_poll(struct mg_cgmap *m)
 
 	if (m->ifd < 0)
 		return;
+	m->armed = false;
+	m->st.polls++;
 	while ((n = read(m->ifd, buf, sizeof(buf))) > 0) {
 		char *p = buf;
 

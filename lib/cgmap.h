@@ -9,7 +9,8 @@
  * (IN_CREATE and IN_DELETE on every directory of the tree; cgroupfs
  * reports mkdir and rmdir to the parent like any file system) a cgroup is
  * mapped as soon as mg_cgmap_poll() sees it made, which names jobs that
- * live less than a rescan, and its removal is seen at once. An id the map
+ * live less than a rescan, and its removal is seen at once; a lookup that
+ * misses reads the pending events first. An id the map
  * does not hold is looked up by itself on cgroupfs (open_by_handle_at: its
  * id is its file handle; needs CAP_DAC_READ_SEARCH), exactly and without a
  * walk; elsewhere (no handles: another file system, the capability missing)
@@ -25,10 +26,11 @@
  *   dropped, but only the MG_CGMAP_GONE_MAX most recently removed or named.
  * - Entries are at most MG_CGMAP_MAX and their paths MG_CGMAP_MAX_BYTES
  *   (strlen + 1 each): over either, removed cgroups go first (least
- *   recently removed or named), then live cgroups no lookup named for the
- *   longest. A live cgroup dropped so is looked up again by its handle when
- *   named: the answer stays exact. Without handles live cgroups are never
- *   dropped (a walk would be the only way back): then only removed ones go.
+ *   recently removed or named), then live cgroups no lookup named (or
+ *   found the series of: mg_cgmap_series) for the longest. A live cgroup
+ *   dropped so is looked up again by its handle when named: the answer
+ *   stays exact. Without handles live cgroups are never dropped (a walk
+ *   would be the only way back): then only removed ones go.
  * Every drop for a bound is counted (evicted).
  */
 #ifndef MAGNET_LIB_CGMAP_H
@@ -71,10 +73,11 @@ const char *mg_cgmap_root(const struct mg_cgmap *m);
 
 /*
  * The path of cgroup id (relative to the root, "/" for the root), or NULL
- * if the map does not know it even after a lookup by handle or a rescan
- * (made only if the last one is MG_CGMAP_RESCAN_NS before now_ns,
- * CLOCK_MONOTONIC). A lookup makes the cgroup the most recently named. The
- * string stays valid until the next call on the map.
+ * if the map does not know it even after inotify's pending events, a
+ * lookup by handle or a rescan (made only if the last one is
+ * MG_CGMAP_RESCAN_NS before now_ns, CLOCK_MONOTONIC). A lookup makes the
+ * cgroup the most recently named. The string stays valid until the next
+ * call on the map.
  */
 const char *mg_cgmap_path(struct mg_cgmap *m, __u32 id, __u64 now_ns);
 
@@ -104,15 +107,20 @@ bool mg_cgmap_job(struct mg_cgmap *m, __u32 id, __u64 now_ns,
 		  struct mg_cgmap_job *out);
 
 /*
- * The series id's records count in, from what the map holds now, without
- * a lookup or a change (cheap enough for every record): id itself unless
- * the map knows id as a Slurm task's (or other cgroup counted in a
- * series not its own).
+ * The series id's records count in, from what the map holds, cheap
+ * enough for every record: id itself unless the map knows id as a Slurm
+ * task's (or other cgroup counted in a series not its own). No lookup by
+ * handle or walk; a miss reads inotify's pending events only when armed
+ * (mg_cgmap_arm), once. A hit makes the cgroup the most recently named.
  */
-__u32 mg_cgmap_series(const struct mg_cgmap *m, __u32 id);
+__u32 mg_cgmap_series(struct mg_cgmap *m, __u32 id);
 
-/* Likewise, the id of its Slurm step's directory (slurmstepd's too), or 0. */
-__u32 mg_cgmap_step(const struct mg_cgmap *m, __u32 id);
+/*
+ * Records are to be looked up that may name cgroups made since the last
+ * mg_cgmap_poll (a new chunk of them): the next mg_cgmap_series that
+ * misses polls first, once. Costs nothing until a miss.
+ */
+void mg_cgmap_arm(struct mg_cgmap *m);
 
 /*
  * Whether cgroup id exists now, by a stat of its path (false for one the
@@ -134,6 +142,7 @@ struct mg_cgmap_stats {
 	size_t bytes;		/* their paths' bytes (strlen + 1 each) */
 	bool handles;		/* ids looked up by handle */
 	__u64 rescans;		/* walks of the tree, the first included */
+	__u64 polls;		/* reads of the inotify descriptor (polls) */
 	__u64 created;		/* cgroups mapped through inotify */
 	__u64 removed;		/* cgroups seen removed */
 	__u64 resolved;		/* ids found by handle */

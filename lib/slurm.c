@@ -178,7 +178,7 @@ static bool parse_v2(const char *path, struct walk *w, struct mg_slurm *s)
 		return false;
 	if (is(w, "task_special"))
 		s->task = MG_SLURM_TASK_SPECIAL;
-	else if (!numbered(w, "task_", 0xffffffffU, &s->task))
+	else if (!numbered(w, "task_", MG_SLURM_TASK_MAX, &s->task))
 		return false;
 	s->part = MG_SLURM_TASK;
 	/* Below it: the user's own (Slurm gives task_T to the job's user). */
@@ -208,7 +208,7 @@ static bool parse_v1(const char *path, struct walk *w, struct mg_slurm *s)
 	/* step_S is the job's user's: whatever is below it is the step's. */
 	if (!next(w))
 		return false;
-	if (numbered(w, "task_", 0xffffffffU, &s->task))
+	if (numbered(w, "task_", MG_SLURM_TASK_MAX, &s->task))
 		s->part = MG_SLURM_TASK;
 	while (next(w))
 		;

@@ -12,7 +12,8 @@
  *     /slurm/uid_U/job_J/step_S/task_T          (/slurm_NODE/... likewise)
  *
  * S is a step number, batch, extern or interactive, with +N for a
- * heterogeneous step's component; T a task number, or special (v2's
+ * heterogeneous step's component; T a task number (at most 0xfffffffd:
+ * the two above are task_special's and no task's here), or special (v2's
  * task_special, processes Slurm adds to a step).
  *
  * Strict. Only these roots count, and every directory from the root to
@@ -39,8 +40,9 @@
 #define MG_SLURM_EXTERN		0xfffffffcU
 #define MG_SLURM_BATCH		0xfffffffbU
 #define MG_SLURM_INTERACTIVE	0xfffffffaU
-/* v2's task_special. */
+/* v2's task_special; numbered tasks are below it (and NONE). */
 #define MG_SLURM_TASK_SPECIAL	0xfffffffeU
+#define MG_SLURM_TASK_MAX	0xfffffffdU
 /* A node's name in a scope or prefix: 1 to this many bytes. */
 #define MG_SLURM_NODE_MAX	64
 /* mg_slurm_name(): "4294967295.interactive+4294967294/slurmstepd". */

@@ -129,7 +129,10 @@ START_TEST(scrub)
 }
 END_TEST
 
-/* Whose job: one user's; root's helpers do not change it; two users': nobody's. */
+/*
+ * Whose job: one user's; root's helpers do not change it; two users':
+ * nobody's; a cgroup gone: forgotten.
+ */
 START_TEST(owners)
 {
 	struct mg_owners *o = mg_owners_new();
@@ -150,11 +153,76 @@ START_TEST(owners)
 	ck_assert_uint_eq(mg_owners_of(o, 8), MG_OWNER_MIXED);
 	mg_owners_note(o, 9, MG_OWNER_NONE);	/* a format 4 TASK record */
 	ck_assert_uint_eq(mg_owners_of(o, 9), MG_OWNER_NONE);
+	/* Several users' (another cgroup's, folded): as a second user. */
+	mg_owners_note(o, 10, 0);
+	mg_owners_note(o, 10, MG_OWNER_MIXED);
+	ck_assert_uint_eq(mg_owners_of(o, 10), MG_OWNER_MIXED);
+	mg_owners_note(o, 11, 1000);
+	mg_owners_note(o, 11, MG_OWNER_MIXED);
+	ck_assert_uint_eq(mg_owners_of(o, 11), MG_OWNER_MIXED);
+	mg_owners_note(o, 12, MG_OWNER_MIXED);
+	mg_owners_note(o, 12, 1000);
+	ck_assert_uint_eq(mg_owners_of(o, 12), MG_OWNER_MIXED);
+	/* A cgroup gone is forgotten: an id met again starts afresh. */
+	mg_owners_forget(o, 7);
+	mg_owners_forget(o, 4242);		/* never seen: nothing */
+	ck_assert_uint_eq(mg_owners_of(o, 7), MG_OWNER_NONE);
+	ck_assert_uint_eq(mg_owners_of(o, 8), MG_OWNER_MIXED);
+	mg_owners_note(o, 7, 1002);
+	ck_assert_uint_eq(mg_owners_of(o, 7), 1002);
 	/* Bounded: past the bound it starts again, and keeps working. */
 	for (i = 1; i <= 3 * MG_OWNERS_MAX; i++)
 		mg_owners_note(o, 100 + i, i);
 	ck_assert_uint_ge(mg_owners_resets(o), 1);
 	ck_assert_uint_eq(mg_owners_of(o, 100 + 3 * MG_OWNERS_MAX), 3 * MG_OWNERS_MAX);
+	mg_owners_free(o);
+}
+END_TEST
+
+/*
+ * The i-th id: runs of close ones, as cgroups' inode numbers are, each
+ * sharing its slot with 63 others whatever the table's size: long probes.
+ */
+static __u32 owner_id(unsigned int i)
+{
+	return 1 + i % 64 + (i / 64) * 2 * MG_OWNERS_MAX;
+}
+
+/*
+ * Cgroups seen and forgotten at random against a reference: every lookup
+ * right after removals (the backward shift strands no entry).
+ */
+START_TEST(owners_forget)
+{
+	enum { IDS = 4096 };
+	static __u32 ref[IDS];
+	struct mg_owners *o = mg_owners_new();
+	unsigned int i, k;
+
+	ck_assert_ptr_nonnull(o);
+	tu_seed(0xf0e7 + _i);
+	for (i = 0; i < IDS; i++)
+		ref[i] = MG_OWNER_NONE;
+	for (k = 0; k < 200000; k++) {
+		__u32 id = tu_rand() % IDS;
+
+		if (tu_rand() % 3) {
+			__u32 uid = 1000 + tu_rand() % 2000;
+
+			mg_owners_note(o, owner_id(id), uid);
+			ref[id] = ref[id] == MG_OWNER_NONE || ref[id] == uid ?
+				  uid : MG_OWNER_MIXED;
+		} else {
+			mg_owners_forget(o, owner_id(id));
+			ref[id] = MG_OWNER_NONE;
+		}
+		if (k % 1000 == 0)
+			for (i = 0; i < IDS; i++)
+				tu_assert_op(mg_owners_of(o, owner_id(i)), ==, ref[i]);
+	}
+	for (i = 0; i < IDS; i++)
+		tu_assert_op(mg_owners_of(o, owner_id(i)), ==, ref[i]);
+	ck_assert_uint_eq(mg_owners_resets(o), 0);
 	mg_owners_free(o);
 }
 END_TEST
@@ -169,6 +237,7 @@ int main(void)
 	tcase_add_test(tc, levels);
 	tcase_add_test(tc, scrub);
 	tcase_add_test(tc, owners);
+	tcase_add_loop_test(tc, owners_forget, 0, 3);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

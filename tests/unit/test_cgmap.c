@@ -5,10 +5,12 @@
  * the host's cgroup2 mount when it is writable. Paths, the rate-limited
  * rescan with its negative window, removed cgroups that keep their path,
  * "cgroup:<id>" for one never seen, and inotify naming a directory made
- * and removed between two rescans. The bounds: a million mkdir/rmdir of
+ * and removed between two rescans, read only when a lookup misses (a
+ * record's series once per chunk). The bounds: a million mkdir/rmdir of
  * 4 KiB paths keep entries, path bytes, watches and the heap bounded while
  * live cgroups still resolve exactly; live cgroups over the bounds are
- * dropped and looked up again by handle on cgroupfs, kept without handles.
+ * dropped, least recently used first (a record's series uses its entry),
+ * and looked up again by handle on cgroupfs, kept without handles.
  */
 #include <check.h>
 #include <errno.h>
@@ -169,9 +171,11 @@ START_TEST(slurm_series)
 	ck_assert(mg_cgmap_job(m, ino_of(STEP "/slurm"), 1, &j));
 	ck_assert_uint_eq(j.series, ino_of(STEP "/slurm"));
 	ck_assert_uint_eq(j.step, step);
-	ck_assert_uint_eq(mg_cgmap_step(m, ino_of(STEP "/user/task_0")), step);
-	ck_assert_uint_eq(mg_cgmap_step(m, ino_of(SCOPE "/job_42")), 0);
 	ck_assert_str_eq(mg_slurm_name(j.slurm, name, sizeof(name)), "42.0/slurmstepd");
+	ck_assert(mg_cgmap_job(m, ino_of(STEP "/user/task_0"), 1, &j));
+	ck_assert_uint_eq(j.step, step);
+	ck_assert(mg_cgmap_job(m, ino_of(SCOPE "/job_42"), 1, &j));
+	ck_assert_uint_eq(j.step, 0);
 	/* Not Slurm's: themselves. */
 	ck_assert(mg_cgmap_job(m, ino_of("/u/job_42/step_0/user/task_0"), 1, &j));
 	ck_assert_ptr_null(j.slurm);
@@ -191,6 +195,55 @@ START_TEST(slurm_series)
 	mg_cgmap_poll(m);
 	ck_assert(!mg_cgmap_alive(m, i));
 	ck_assert_uint_eq(mg_cgmap_series(m, i), step);
+	mg_cgmap_free(m);
+}
+END_TEST
+
+/*
+ * Inotify's events are read when a lookup misses, not before: a record's
+ * series (mg_cgmap_series) reads them once after mg_cgmap_arm, a path's
+ * lookup before it walks; a hit reads nothing.
+ */
+START_TEST(poll_on_miss)
+{
+	struct mg_cgmap_stats st, st0;
+	struct mg_cgmap_job j;
+	struct mg_cgmap *m;
+	__u32 t0, t1, step;
+
+	mk("/system.slice");
+	mk(SCOPE);
+	mk(SCOPE "/job_42");
+	mk(STEP);
+	mk(STEP "/user");
+	ck_assert_int_eq(mg_cgmap_open(root, MG_CGMAP_INOTIFY, &m), 0);
+	step = ino_of(STEP);
+	mg_cgmap_stats(m, &st0);
+	ck_assert_uint_eq(st0.polls, 0);
+	mk(STEP "/user/task_0");
+	t0 = ino_of(STEP "/user/task_0");
+	/* Not armed: a miss is the cgroup itself, nothing read. */
+	ck_assert_uint_eq(mg_cgmap_series(m, t0), t0);
+	mg_cgmap_arm(m);
+	/* A hit reads nothing, armed or not. */
+	ck_assert_uint_eq(mg_cgmap_series(m, step), step);
+	mg_cgmap_stats(m, &st);
+	ck_assert_uint_eq(st.polls, 0);
+	/* Armed, the first miss reads the events: the task is its step's. */
+	ck_assert_uint_eq(mg_cgmap_series(m, t0), step);
+	mk(STEP "/user/task_1");
+	t1 = ino_of(STEP "/user/task_1");
+	ck_assert_uint_eq(mg_cgmap_series(m, t1), t1);
+	ck_assert_uint_eq(mg_cgmap_series(m, 4000000000U), 4000000000U);
+	mg_cgmap_stats(m, &st);
+	ck_assert_uint_eq(st.polls, 1);
+	ck_assert_uint_eq(st.rescans, 1);
+	/* A path's miss reads the events before it would walk. */
+	ck_assert(mg_cgmap_job(m, t1, 100 * MG_CGMAP_RESCAN_NS, &j));
+	ck_assert_uint_eq(j.series, step);
+	mg_cgmap_stats(m, &st);
+	ck_assert_uint_eq(st.polls, 2);
+	ck_assert_uint_eq(st.rescans, 1);
 	mg_cgmap_free(m);
 }
 END_TEST
@@ -603,9 +656,9 @@ static void real_teardown(void)
 /*
  * On the real cgroupfs, with handles. A churn: cgroupfs tells only the
  * parent of an rmdir, and no watch stays. Then more live cgroups of 4 KiB
- * paths than MG_CGMAP_MAX_BYTES holds: the least recently named are
- * dropped, and each named again is looked up by its handle: exact, the
- * bounds kept.
+ * paths than MG_CGMAP_MAX_BYTES holds: the least recently used are
+ * dropped (not one whose records' series are looked up), and each named
+ * again is looked up by its handle: exact, the bounds kept.
  */
 START_TEST(real_cgroup2_bounds)
 {
@@ -615,6 +668,7 @@ START_TEST(real_cgroup2_bounds)
 	__u32 *ids = calloc(n, sizeof(*ids));
 	struct mg_cgmap *m;
 	const char *r;
+	__u32 dino;
 	int dfd;
 
 	ck_assert_ptr_nonnull(ids);
@@ -635,6 +689,7 @@ START_TEST(real_cgroup2_bounds)
 		goto out;
 	}
 	chain(top, DEEP_LEN, deep, sizeof(deep));
+	dino = ino_of(deep);
 	/* A churn: each rmdir seen through the parent, its watch gone. */
 	dfd = open_dir(deep);
 	mg_cgmap_poll(m);
@@ -656,9 +711,20 @@ START_TEST(real_cgroup2_bounds)
 		ids[i] = ino_of(rel);
 		mg_cgmap_poll(m);
 		assert_bounded(m);
+		/*
+		 * The first one's records keep coming (their series uses its
+		 * entry); deep is named (its watch stays: the next is seen).
+		 */
+		mg_cgmap_series(m, ids[0]);
+		ck_assert_str_eq(mg_cgmap_path(m, dino, 1), deep);
 	}
 	mg_cgmap_stats(m, &st0);
 	ck_assert_uint_gt(st0.evicted_live, 0);
+	/* Used, never dropped: named without a lookup by handle. */
+	k_path(rel, sizeof(rel), deep, 0);
+	ck_assert_str_eq(mg_cgmap_path(m, ids[0], 1), rel);
+	mg_cgmap_stats(m, &st);
+	ck_assert_uint_eq(st.resolved, st0.resolved);
 	for (i = 0; i < n; i++) {
 		k_path(rel, sizeof(rel), deep, i);
 		ck_assert_str_eq(mg_cgmap_path(m, ids[i], 1), rel);
@@ -690,6 +756,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, paths);
 	tcase_add_test(tc, slurm_series);
+	tcase_add_test(tc, poll_on_miss);
 	tcase_add_test(tc, rescan_rate);
 	tcase_add_test(tc, inotify_names_short_lived);
 	tcase_add_test(tc, without_inotify_missed);

@@ -31,12 +31,22 @@
  *   cut off; too many HTTP headers get 431;
  * - floods of cheap requests (newlines, samples, AGG net) beside 4096
  *   jobs leave another client's HELLO answered at once;
- * - out of descriptors, the server does not spin on its listener.
+ * - out of descriptors, the server does not spin on its listener;
+ * - Slurm's jobs, in cgroups made as slurmd makes them on the host's
+ *   cgroup2 mount: a step's user is never root (slurmstepd's) while its
+ *   user is unknown; a task the map cannot name yet (no handles, its
+ *   directory unreadable) is asked again, and joins its step, user and
+ *   all, once it can be; a task shown alone (its step had no room in a
+ *   full job table) ends its series when it joins: the step's Prometheus
+ *   counter never counts again what was shown under the task's.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <grp.h>
+#include <limits.h>
 #include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -53,8 +63,10 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 
 #include "chunkq.h"
 #include "collect.h"
@@ -2169,6 +2181,460 @@ START_TEST(framing_names)
 }
 END_TEST
 
+/* ---- Slurm's jobs --------------------------------------------------------- */
+
+/*
+ * job_J in Slurm's scope on the host's cgroup2 mount (its slice and scope
+ * made if missing): set up and removed by the runner, whatever the tests
+ * did; each test makes a step of its own in it.
+ */
+static struct {
+	char mnt[PATH_MAX];		/* "" no writable cgroup2 mount */
+	char slice[PATH_MAX + 16], scope[PATH_MAX + 48], job[PATH_MAX + 64];
+	char rel[128];			/* the job's path under the mount */
+	unsigned int id;
+	bool made_slice, made_scope;
+} sl;
+
+static void slurm_setup(void)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	sl.mnt[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, " - cgroup2 ") &&
+		    sscanf(line, "%*s %*s %*s %*s %4095s", sl.mnt) == 1)
+			break;
+	fclose(f);
+	if (!sl.mnt[0])
+		return;
+	sl.id = 3000000 + (unsigned int)getpid();
+	snprintf(sl.slice, sizeof(sl.slice), "%s/system.slice", sl.mnt);
+	snprintf(sl.scope, sizeof(sl.scope), "%s/slurmstepd.scope", sl.slice);
+	snprintf(sl.job, sizeof(sl.job), "%s/job_%u", sl.scope, sl.id);
+	snprintf(sl.rel, sizeof(sl.rel), "/system.slice/slurmstepd.scope/job_%u", sl.id);
+	sl.made_slice = !mkdir(sl.slice, 0755);
+	sl.made_scope = !mkdir(sl.scope, 0755);
+	if (mkdir(sl.job, 0755))
+		sl.mnt[0] = '\0';
+}
+
+static int rmdir_one(const char *path, const struct stat *sb, int flag,
+		     struct FTW *ftw)
+{
+	if (flag == FTW_DP)
+		rmdir(path);
+	return 0;
+}
+
+static void slurm_teardown(void)
+{
+	if (!sl.mnt[0])
+		return;
+	nftw(sl.job, rmdir_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (sl.made_scope)
+		rmdir(sl.scope);
+	if (sl.made_slice)
+		rmdir(sl.slice);
+}
+
+/* Make rel below the job; its cgroup id. */
+static __u32 slurm_mk(const char *rel)
+{
+	char path[PATH_MAX + 256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s%s", sl.job, rel);
+	ck_assert_msg(!mkdir(path, 0755), "mkdir %s: %s", path, strerror(errno));
+	ck_assert_int_eq(stat(path, &st), 0);
+	return (__u32)st.st_ino;
+}
+
+/*
+ * TOTALS as uid (0: root) on the Unix socket: the node's records, and
+ * the line of job id ("" if none).
+ */
+static __u64 totals_job(uid_t uid, __u32 id, char *out, size_t size)
+{
+	struct cl *c = cl_new(connect_unix_as(uid));
+	char line[4200], want[32];
+	unsigned int n, i;
+	__u64 records;
+
+	cl_send(c, "TOTALS\n");
+	ck_assert(cl_line(c, line, sizeof(line), 5000));
+	ck_assert_msg(sscanf(line, "OK %u totals ", &n) == 1 &&
+		      strstr(line, " records="), "%s", line);
+	records = strtoull(strstr(line, " records=") + 9, NULL, 10);
+	snprintf(want, sizeof(want), "job %u ", id);
+	out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		ck_assert(cl_line(c, line, sizeof(line), 5000));
+		if (!strncmp(line, want, strlen(want)))
+			snprintf(out, size, "%s", line);
+	}
+	cl_free(c);
+	return records;
+}
+
+/* TOTALS until the node counted records (the reads were queued). */
+static void totals_wait(__u64 records)
+{
+	char line[8];
+	unsigned int i;
+
+	for (i = 0; totals_job(0, 0, line, sizeof(line)) != records; i++) {
+		ck_assert_msg(i < 200, "TOTALS never counted %llu records",
+			      (unsigned long long)records);
+		usleep(10000);
+	}
+}
+
+/* A whole /metrics response (malloc'd). */
+static char *prom_page(void)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+	int fd = connect_port(fx.prom);
+	size_t len = 0, cap = 1 << 16;
+	char *text = malloc(cap);
+	ssize_t n;
+
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL), sizeof(req) - 1);
+	while ((n = recv(fd, text + len, cap - 1 - len, 0)) > 0) {
+		len += n;
+		if (len == cap - 1) {
+			cap *= 2;
+			text = realloc(text, cap);
+			ck_assert_ptr_nonnull(text);
+		}
+	}
+	close(fd);
+	text[len] = '\0';
+	ck_assert_msg(!strncmp(text, "HTTP/1.1 200 OK", 15), "%.80s", text);
+	return text;
+}
+
+/* A /metrics response with line want (the monitors' view may be 100 ms old). */
+static char *prom_page_with(const char *want)
+{
+	unsigned int i;
+	char *text;
+
+	for (i = 0;; i++) {
+		text = prom_page();
+		if (strstr(text, want))
+			return text;
+		ck_assert_msg(i < 50, "no %s in %.2000s", want,
+			      strstr(text, "\nmagnet_job_events_total"));
+		free(text);
+		usleep(20000);
+	}
+}
+
+/* magnet_job_events_total of the series of cgroup path rel; -1 none. */
+static long long events_of(const char *text, const char *rel)
+{
+	char want[256];
+	const char *p;
+
+	snprintf(want, sizeof(want), "\nmagnet_job_events_total{cgroup=\"%s\"", rel);
+	for (p = strstr(text, want); p; p = strstr(p + 1, want)) {
+		p += strlen(want);
+		if (*p == ',' || *p == '}')
+			return strtoll(strchr(p, '}') + 2, NULL, 10);
+	}
+	return -1;
+}
+
+/*
+ * n records of thread pid in cgroup cg, its TASK record first if comm;
+ * back once the server handled them (binary subscriber sub got them).
+ */
+static void feed_thread(struct cl *sub, __u32 pid, __u32 cg, const char *comm,
+			__u32 uid, unsigned int n)
+{
+	static char chunk[8192];
+	char line[64];
+	size_t off = 0;
+	unsigned int len;
+
+	if (comm)
+		off = put_owned(chunk, off, pid, cg, 0, false, comm, uid, uid);
+	while (n--)
+		off = put_owned(chunk, off, pid, cg, 0, false, NULL, 0, 0);
+	ck_assert_int_eq(feed(0, chunk, off), 0);
+	ck_assert(cl_line(sub, line, sizeof(line), 5000));
+	ck_assert_msg(sscanf(line, "B %u", &len) == 1 && len == off, "%s", line);
+	cl_bytes(sub, chunk, len);
+}
+
+/* The server, and a binary subscriber (feed_thread's). */
+static struct cl *slurm_start(void)
+{
+	struct cl *sub;
+
+	start();
+	sub = cl_new(connect_fd(0));
+	cl_expect(sub, "SUBSCRIBE FORMAT binary\n", "OK subscribed");
+	return sub;
+}
+
+/*
+ * A step whose slurmstepd (root) wrote records before any of its user's
+ * threads: no uid while the user is unknown, in TOTALS and Prometheus
+ * (never uid 0, which would show the step as root's and later change);
+ * then the user's, for the step and its slurmstepd, in both, and the
+ * user's own TOTALS lists them.
+ */
+START_TEST(slurm_user_not_root)
+{
+	char line[4200], want[512];
+	__u32 step, stepd, task;
+	struct cl *sub;
+	char *text;
+
+	if (!sl.mnt[0] || geteuid()) {
+		fprintf(stderr, "slurm_user_not_root: no cgroup2 mount of ours, skipped\n");
+		return;
+	}
+	step = slurm_mk("/step_0");
+	slurm_mk("/step_0/user");
+	task = slurm_mk("/step_0/user/task_0");
+	stepd = slurm_mk("/step_0/slurm");
+	sub = slurm_start();
+	feed_thread(sub, GHOST_A, stepd, "slurmstepd", 0, 10);
+	totals_wait(10);
+	totals_job(0, stepd, line, sizeof(line));
+	snprintf(want, sizeof(want), "job %u %s/step_0/slurm events=10 sock_bytes=0 exported=1 intr=0 lost_fair=0 slurm_job_id=%u slurm_step=0 slurm_stepd=1",
+		 stepd, sl.rel, sl.id);
+	ck_assert_str_eq(line, want);
+	snprintf(want, sizeof(want), "\nmagnet_job_events_total{cgroup=\"%s/step_0/slurm\",slurm_job_id=\"%u\",slurm_step=\"0\",slurm_stepd=\"1\"} 10\n",
+		 sl.rel, sl.id);
+	text = prom_page_with(want);
+	ck_assert_msg(!strstr(text, "uid=\"0\""), "%.2000s", strstr(text, "uid=\"0\""));
+	free(text);
+	totals_job(65534, stepd, line, sizeof(line));
+	ck_assert_str_eq(line, "");
+
+	feed_thread(sub, GHOST_B, task, "task", 65534, 20);
+	totals_wait(30);
+	totals_job(0, step, line, sizeof(line));
+	snprintf(want, sizeof(want), "job %u %s/step_0 events=20 sock_bytes=0 exported=1 intr=0 lost_fair=0 slurm_job_id=%u slurm_step=0 uid=65534",
+		 step, sl.rel, sl.id);
+	ck_assert_str_eq(line, want);
+	totals_job(65534, stepd, line, sizeof(line));
+	ck_assert_msg(strstr(line, " slurm_stepd=1 uid=65534"), "%s", line);
+	totals_job(65534, step, line, sizeof(line));
+	ck_assert_str_eq(line, want);
+	snprintf(want, sizeof(want), "\nmagnet_job_events_total{cgroup=\"%s/step_0\",slurm_job_id=\"%u\",slurm_step=\"0\",uid=\"65534\"} 20\n",
+		 sl.rel, sl.id);
+	text = prom_page_with(want);
+	ck_assert_msg(!strstr(text, "uid=\"0\""), "%.2000s", strstr(text, "uid=\"0\""));
+	free(text);
+	cl_free(sub);
+}
+END_TEST
+
+/* This thread's (and the server's, made after it) search and read overrides. */
+static void dac_caps(bool on)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	__u32 bits = 1U << CAP_DAC_OVERRIDE | 1U << CAP_DAC_READ_SEARCH;
+
+	ck_assert_int_eq(syscall(SYS_capget, &h, d), 0);
+	d[0].effective = on ? d[0].effective | bits : d[0].effective & ~bits;
+	ck_assert_int_eq(syscall(SYS_capset, &h, d), 0);
+}
+
+/*
+ * A task's cgroup the map cannot name when its TASK record and records
+ * come: no handles (CAP_DAC_READ_SEARCH dropped) and its directory
+ * unreadable (the job's user's, mode 0700, CAP_DAC_OVERRIDE dropped). It
+ * is asked again at each view, not counted alone for good; once its
+ * directory is readable it joins its step, all its records there, and the
+ * step has the user its TASK record named.
+ */
+START_TEST(slurm_task_named_later)
+{
+	char path[PATH_MAX + 256], line[4200], want[512];
+	__u32 step, task;
+	struct cl *sub;
+	unsigned int i;
+
+	if (!sl.mnt[0] || geteuid()) {
+		fprintf(stderr, "slurm_task_named_later: no cgroup2 mount of ours, skipped\n");
+		return;
+	}
+	step = slurm_mk("/step_1");
+	slurm_mk("/step_1/user");
+	task = slurm_mk("/step_1/user/task_0");
+	snprintf(path, sizeof(path), "%s/step_1/user/task_0", sl.job);
+	ck_assert_int_eq(chown(path, 65534, 65534), 0);
+	ck_assert_int_eq(chmod(path, 0700), 0);
+	dac_caps(false);
+	sub = slurm_start();
+	totals_job(0, task, line, sizeof(line));	/* jobs checked now */
+	feed_thread(sub, GHOST_A, task, "task", 65534, 10);
+	totals_wait(10);
+	totals_job(0, task, line, sizeof(line));
+	ck_assert_msg(strstr(line, " cgroup:"), "named: %s", line);
+
+	ck_assert_int_eq(chmod(path, 0755), 0);
+	feed_thread(sub, GHOST_A, task, NULL, 0, 5);
+	snprintf(want, sizeof(want), "job %u %s/step_1 events=15 sock_bytes=0 exported=1 intr=0 lost_fair=0 slurm_job_id=%u slurm_step=1 uid=65534",
+		 step, sl.rel, sl.id);
+	for (i = 0;; i++) {
+		totals_job(0, step, line, sizeof(line));
+		if (!strcmp(line, want))
+			break;
+		ck_assert_msg(i < 100, "want '%s', have '%s'", want, line);
+		usleep(50000);
+	}
+	totals_job(0, task, line, sizeof(line));
+	ck_assert_msg(!line[0], "the task alone: %s", line);
+	totals_job(65534, step, line, sizeof(line));
+	ck_assert_str_eq(line, want);
+	dac_caps(true);
+	cl_free(sub);
+}
+END_TEST
+
+/*
+ * A task shown alone: met when the job table is full (its step has no
+ * room), Prometheus scrapes its series. When room is made (the other
+ * jobs' cgroups are gone) it joins its step: the step's counter starts
+ * at 0, not at the task's counts Prometheus saw, and goes on from there;
+ * TOTALS has all of them under the step.
+ */
+START_TEST(slurm_shown_task_ends)
+{
+	char rel_task[256], rel_step[256], line[4200], want[512];
+	__u32 step, task, k;
+	struct cl *sub;
+	unsigned int i;
+	long long v;
+	char *text;
+
+	if (!sl.mnt[0] || geteuid()) {
+		fprintf(stderr, "slurm_shown_task_ends: no cgroup2 mount of ours, skipped\n");
+		return;
+	}
+	step = slurm_mk("/step_2");
+	slurm_mk("/step_2/user");
+	task = slurm_mk("/step_2/user/task_0");
+	snprintf(rel_step, sizeof(rel_step), "%s/step_2", sl.rel);
+	snprintf(rel_task, sizeof(rel_task), "%s/step_2/user/task_0", sl.rel);
+	sub = slurm_start();
+	totals_job(0, task, line, sizeof(line));	/* jobs checked now */
+	feed_thread(sub, GHOST_A, task, "task", 65534, 10);
+	/* The rest of the table: cgroups no map knows, gone at the next check. */
+	for (k = 1; k < MG_TOTALS_JOBS; k++) {
+		static char rec[256];
+		struct mg_record_hdr h = { .event_id = 16, .cgroup = 4200000000U + k,
+					   .pid = 1, .tgid = 1 };
+
+		ck_assert_int_gt(mg_record_encode_kprobe(rec, sizeof(rec), &h, NULL, 0), 0);
+		mg_totals_add(fx.totals, (const void *)rec);
+	}
+	text = prom_page();
+	ck_assert_int_eq(events_of(text, rel_task), 10);
+	ck_assert_int_eq(events_of(text, rel_step), -1);
+	free(text);
+
+	for (i = 0;; i++) {
+		ck_assert_msg(i < 100, "the step's series never came");
+		usleep(50000);
+		text = prom_page();
+		v = events_of(text, rel_step);
+		if (v >= 0)
+			break;
+		free(text);
+	}
+	ck_assert_msg(v == 0, "the step's series starts at %lld", v);
+	ck_assert_int_eq(events_of(text, rel_task), -1);
+	free(text);
+	feed_thread(sub, GHOST_A, task, NULL, 0, 5);
+	for (i = 0;; i++) {
+		ck_assert_msg(i < 100, "the step's series never counted on");
+		usleep(50000);
+		text = prom_page();
+		v = events_of(text, rel_step);
+		free(text);
+		if (v)
+			break;
+	}
+	ck_assert_int_eq(v, 5);
+	totals_job(0, step, line, sizeof(line));
+	snprintf(want, sizeof(want), "job %u %s events=15 sock_bytes=0 exported=1 intr=0 lost_fair=0 slurm_job_id=%u slurm_step=2 uid=65534",
+		 step, rel_step, sl.id);
+	ck_assert_str_eq(line, want);
+	cl_free(sub);
+}
+END_TEST
+
+/* read(2) calls of the server's thread so far (the thread not this one). */
+static unsigned long long server_reads(void)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/task");
+	FILE *f;
+	long tid = syscall(SYS_gettid), other = 0;
+
+	ck_assert_ptr_nonnull(dir);
+	while ((d = readdir(dir)))
+		if (d->d_name[0] != '.' && atol(d->d_name) != tid) {
+			ck_assert_msg(!other, "more than one other thread");
+			other = atol(d->d_name);
+		}
+	closedir(dir);
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/io", other);
+	f = fopen(path, "re");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "syscr: %llu", &v);
+	fclose(f);
+	return v;
+}
+
+/*
+ * Chunks whose records' cgroups need no lookup: the server reads no
+ * inotify event for them (at most the queue's wakeup, once a chunk).
+ */
+START_TEST(chunks_no_inotify_reads)
+{
+	static char chunk[8192];
+	unsigned long long r0, r1;
+	struct cl *sub;
+	unsigned int i, len;
+	char line[64];
+	size_t off;
+
+	start();
+	sub = cl_new(connect_fd(0));
+	cl_expect(sub, "SUBSCRIBE FORMAT binary\n", "OK subscribed");
+	r0 = server_reads();
+	for (i = 0; i < 300; i++) {
+		off = put_rec(chunk, 0, 0, GHOST_A, 1, false, NULL);
+		off = put_rec(chunk, off, 0, GHOST_A, 1, false, NULL);
+		ck_assert_int_eq(feed(0, chunk, off), 0);
+		ck_assert(cl_line(sub, line, sizeof(line), 5000));
+		ck_assert_msg(sscanf(line, "B %u", &len) == 1 && len == off, "%s", line);
+		cl_bytes(sub, chunk, len);
+	}
+	r1 = server_reads();
+	fprintf(stderr, "300 chunks: %llu reads by the server\n", r1 - r0);
+	ck_assert_uint_le(r1 - r0, 300 + 10);
+	cl_free(sub);
+}
+END_TEST
+
 static Suite *server_suite(void)
 {
 	Suite *s = suite_create("server");
@@ -2197,6 +2663,15 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, probe_names);
 	tcase_add_test(tc, drops_told_after_burst);
 	tcase_add_test(tc, framing_names);
+	tcase_add_test(tc, chunks_no_inotify_reads);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("slurm");
+	tcase_add_unchecked_fixture(tc, slurm_setup, slurm_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, slurm_user_not_root);
+	tcase_add_test(tc, slurm_task_named_later);
+	tcase_add_test(tc, slurm_shown_task_ends);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -114,13 +114,18 @@ START_TEST(v2_layout)
 	ck_assert_uint_eq(s.node_off, strlen("/system.slice/"));
 	ck_assert_uint_eq(s.job, 5);
 
-	/* Slurm's extremes: job and task ids up to 2^32 - 1, steps to 0xfffffff0. */
-	s = parse_ok(V2 "/job_4294967295/step_4294967280+4294967293/user/task_4294967295");
+	/*
+	 * Slurm's extremes: job ids up to 2^32 - 1, steps to 0xfffffff0,
+	 * tasks to 0xfffffffd (above: task_special's and no task's).
+	 */
+	s = parse_ok(V2 "/job_4294967295/step_4294967280+4294967293/user/task_4294967293");
 	ck_assert_uint_eq(s.job, 4294967295U);
 	ck_assert_uint_eq(s.step, MG_SLURM_STEP_MAX);
 	ck_assert_uint_eq(s.het, 4294967293U);
-	ck_assert_uint_eq(s.task, 4294967295U);
+	ck_assert_uint_eq(s.task, MG_SLURM_TASK_MAX);
 	ck_assert_str_eq(mg_slurm_name(&s, b, sizeof(b)), "4294967295.4294967280+4294967293");
+	s = parse_ok(V2 "/job_42/step_0/user/task_special");
+	ck_assert_uint_eq(s.task, MG_SLURM_TASK_SPECIAL);
 	s = parse_ok(V2 "/job_4294967295/step_interactive+4294967293/slurm");
 	ck_assert_uint_lt(strlen(mg_slurm_name(&s, b, sizeof(b))), MG_SLURM_NAME_MAX);
 }
@@ -176,6 +181,10 @@ START_TEST(v1_layout)
 	s = parse_ok("/slurm/uid_1000/job_42/step_0/task_1/x");
 	ck_assert_uint_eq(s.part, MG_SLURM_TASK);
 	ck_assert_uint_eq(s.task, 1);
+	/* No task's id: the step's, as any other directory below it. */
+	s = parse_ok("/slurm/uid_1000/job_42/step_0/task_4294967294");
+	ck_assert_uint_eq(s.part, MG_SLURM_STEP);
+	ck_assert_uint_eq(s.task, MG_SLURM_NONE);
 }
 END_TEST
 
@@ -214,6 +223,8 @@ START_TEST(not_slurm)
 		V2 "/job_42/step_0/slurm/x", V2 "/job_42/step_0/user/x",
 		V2 "/job_42/step_0/user/task_", V2 "/job_42/step_0/user/task_01",
 		V2 "/job_42/step_0/user/task_4294967296", V2 "/job_42/step_0/user/task_specials",
+		/* Task ids that would read as task_special's, or as none. */
+		V2 "/job_42/step_0/user/task_4294967294", V2 "/job_42/step_0/user/task_4294967295",
 		V2 "/job_42/step_0/user/tasks_0",
 		"/slurm/uid_/job_42", "/slurm/uid_01/job_42", "/slurm/uid_4294967296/job_42",
 		"/slurm/uid_1000/job_0", "/slurm/uid_1000/other", "/slurm_/uid_1000/job_42",

@@ -10,7 +10,8 @@
  * Series: a Slurm step's tasks counted as one job (their counts so far
  * and after), one exported place for any number of tasks, a series gone
  * with its members, and every record in exactly one series while cgroups
- * join series, enter, leave and go at random.
+ * join series, enter, leave and go at random; a cgroup shown alone before
+ * it joined (its series ends: no count shown twice).
  */
 #include <check.h>
 #include <stdlib.h>
@@ -676,6 +677,128 @@ START_TEST(series_one_place)
 END_TEST
 
 /*
+ * A task shown alone before it joined its step (met just before a view,
+ * or its step had no room): its series ends there, and the step's counts
+ * only what came after; TOTALS still has all of it under the step. One
+ * never shown carries its counts into the step's series, as before.
+ */
+START_TEST(series_shown)
+{
+	struct mg_totals *t;
+	struct mg_totals_view v;
+
+	ck_assert_int_eq(mg_totals_create(2, &t), 0);
+	add_n(t, 501, 5);
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert(job(&v, 501)->exported && !job(&v, 501)->named);
+	ck_assert_uint_eq(job(&v, 501)->series.events, 5);
+	mg_totals_shown(t, &v);
+	mg_totals_view_free(&v);
+
+	mg_totals_job_series(t, 501, 500);
+	add_n(t, 502, 3);	/* met, told before any view shows it */
+	mg_totals_job_series(t, 502, 500);
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_ptr_null(job(&v, 501));
+	ck_assert(job(&v, 500)->exported);
+	ck_assert_uint_eq(job(&v, 500)->events, 8);
+	ck_assert_uint_eq(job(&v, 500)->series.events, 3);
+	mg_totals_shown(t, &v);
+	mg_totals_view_free(&v);
+	add_n(t, 501, 2);
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_uint_eq(job(&v, 500)->events, 10);
+	ck_assert_uint_eq(job(&v, 500)->series.events, 5);
+	mg_totals_view_free(&v);
+
+	mg_totals_free(t);
+}
+END_TEST
+
+/*
+ * What a monitor is shown: every view shows the jobs met since the last
+ * one, half of them named first and half alone (to join their step
+ * later), as when tasks are met between two views. Over each interval
+ * the series' increases and "other"'s never exceed the records counted
+ * (no count shows twice), and equal them when no series ended.
+ */
+START_TEST(series_shown_exact)
+{
+	enum { IDS = 60, STEPS = 5 };
+	struct mg_totals *t;
+	struct mg_totals_view a = { 0 }, b;
+	unsigned int step, alone = 0, exact = 0;
+	__u64 gone = 0;		/* since a: its series ended */
+
+	tu_seed(0x5409 + _i);
+	ck_assert_int_eq(mg_totals_create(3, &t), 0);
+	ck_assert_int_eq(mg_totals_view(t, &a), 0);
+	for (step = 0; step < 400; step++) {
+		__u64 sum = 0, node;
+		bool ended = false;
+		unsigned int k;
+		size_t i;
+
+		for (k = 0; k < 40; k++)
+			mg_totals_add(t, kprobe(16, 1, 1 + tu_rand() % IDS));
+		ck_assert_int_eq(mg_totals_view(t, &b), 0);
+		for (i = 0; i < b.njobs; i++) {
+			__u64 c = b.jobs[i].cgroup;
+
+			if (b.jobs[i].named || c > IDS)
+				continue;
+			if (tu_rand() % 2)
+				mg_totals_job_series(t, c, c % 2 ? c : 10001 + c % STEPS);
+			else
+				alone++;
+		}
+		mg_totals_view_free(&b);
+		ck_assert_int_eq(mg_totals_view(t, &b), 0);
+		mg_totals_shown(t, &b);
+		for (i = 0; i < a.njobs; i++) {
+			const struct mg_totals_job *o = job(&b, a.jobs[i].cgroup);
+
+			ended |= a.jobs[i].exported &&
+				 (!o || !o->exported || o->cgroup == gone);
+		}
+		for (i = 0; i < b.njobs; i++) {
+			const struct mg_totals_job *o = job(&a, b.jobs[i].cgroup);
+
+			if (!b.jobs[i].exported)
+				continue;
+			if (o && o->exported && o->cgroup != gone) {
+				tu_assert_op(b.jobs[i].series.events, >=, o->series.events);
+				sum += b.jobs[i].series.events - o->series.events;
+			} else {
+				sum += b.jobs[i].series.events;
+			}
+		}
+		tu_assert_op(b.other.events, >=, a.other.events);
+		sum += b.other.events - a.other.events;
+		node = b.node.records - a.node.records;
+		tu_assert_op(sum, <=, node);
+		if (!ended) {
+			tu_assert_op(sum, ==, node);
+			exact++;
+		}
+		mg_totals_view_free(&a);
+		a = b;
+		mg_totals_rank(t, (__u64)(step + 1) * SEC);
+		gone = 0;
+		if (tu_rand() % 8 == 0) {
+			gone = tu_rand() % 2 ? 10001 + tu_rand() % STEPS :
+					       1 + tu_rand() % IDS;
+			mg_totals_job_gone(t, gone);
+		}
+	}
+	mg_totals_view_free(&a);
+	ck_assert_uint_gt(alone, 100);
+	ck_assert_uint_gt(exact, 100);
+	mg_totals_free(t);
+}
+END_TEST
+
+/*
  * Every record in exactly one series, across joins: cgroups met between
  * two views are told their series before the second (as magnetd names
  * them before it shows a view), tasks of 5 steps and jobs alone, places
@@ -760,6 +883,8 @@ int main(void)
 	tcase_add_loop_test(tc, rank_exact, 0, 3);
 	tcase_add_loop_test(tc, random_churn, 0, 3);
 	tcase_add_loop_test(tc, read_as_records, 0, 3);
+	tcase_add_test(tc, series_shown);
+	tcase_add_loop_test(tc, series_shown_exact, 0, 3);
 	tcase_add_test(tc, series_join);
 	tcase_add_test(tc, series_one_place);
 	tcase_add_loop_test(tc, series_exact, 0, 3);

@@ -3,7 +3,8 @@
 # makes (docs/slurm.md), made here as slurmd makes them (its job, step,
 # user and slurm directories root's, the tasks' given to the job's user),
 # with uid 65534's processes in two tasks of step 0 and of the batch step,
-# and a root process in step 0's slurmstepd cgroup. A job is its Slurm
+# and a root process in step 0's slurmstepd cgroup (first: the step has no
+# user until the user's are seen, never root's). A job is its Slurm
 # job id, step and user in every view, a step's tasks one series: TOTALS,
 # Prometheus, Supermon, AGG cgroup (magnet-top -m) count each exactly;
 # the user's own TOTALS lists its steps; a user's own subtree named like
@@ -58,11 +59,6 @@ fire() { # dir uid n
 magnet-top -m -N -n 1 -d 10 >/tmp/top 2>&1 &
 top=$!
 mdtest wait-stat aggregators 3 30 >/dev/null || fail "magnet-top's AGGs: $(cat /tmp/top)"
-fire $job/step_0/user/task_0 65534 1000
-fire $job/step_0/user/task_1 65534 500
-fire $job/step_0/slurm 0 30
-fire $job/step_batch/user/task_0 65534 70
-fire $user/job_99/step_0/user/task_0 65534 40
 
 s0=$(stat -c %i $job/step_0) sd=$(stat -c %i $job/step_0/slurm)
 sb=$(stat -c %i $job/step_batch) lk=$(stat -c %i $user/job_99/step_0/user/task_0)
@@ -75,6 +71,22 @@ want() { # line: TOTALS has it, once magnetd has read the records
 		sleep 0.2
 	done
 }
+
+# slurmstepd first, as Slurm starts it: root's threads alone make the step
+# nobody's yet (no uid), not root's, in TOTALS and Prometheus.
+fire $job/step_0/slurm 0 30
+nouid="job $sd /system.slice/slurmstepd.scope/job_42/step_0/slurm events=30 sock_bytes=0 exported=1 intr=0 lost_fair=0 slurm_job_id=42 slurm_step=0 slurm_stepd=1"
+want "$nouid"
+sleep 1	# its TASK record handled too, surely
+totals | grep -qxF -- "$nouid" || fail "slurmstepd alone: $(totals | grep "^job $sd ")"
+MDTEST_ADDR=$prom mdtest http /metrics >/tmp/scrape 2>&1 || fail "scrape: $(cat /tmp/scrape)"
+grep -q 'uid="0"' /tmp/scrape && fail "a step as root's: $(grep 'uid="0"' /tmp/scrape)"
+echo "slurmstepd alone: no uid"
+
+fire $job/step_0/user/task_0 65534 1000
+fire $job/step_0/user/task_1 65534 500
+fire $job/step_batch/user/task_0 65534 70
+fire $user/job_99/step_0/user/task_0 65534 40
 # A step's two tasks, one job line: the step's cgroup, its Slurm words.
 want "job $s0 /system.slice/slurmstepd.scope/job_42/step_0 events=1500 sock_bytes=0 exported=1 intr=0 lost_fair=0 slurm_job_id=42 slurm_step=0 uid=65534"
 want "job $sd /system.slice/slurmstepd.scope/job_42/step_0/slurm events=30 sock_bytes=0 exported=1 intr=0 lost_fair=0 slurm_job_id=42 slurm_step=0 slurm_stepd=1 uid=65534"
