@@ -31,8 +31,10 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include "flow.h"
@@ -245,6 +247,14 @@ const char *mg_totals_proto_name(unsigned int proto)
 	};
 
 	return proto < MG_TOTALS_PROTOS ? names[proto] : "other";
+}
+
+const char *mg_totals_peer_name(const struct mg_totals_peer *p, char *buf,
+				size_t size)
+{
+	if (!p->family || !inet_ntop(p->family, p->addr, buf, size))
+		snprintf(buf, size, "other");
+	return buf;
 }
 
 static unsigned int proto_of(unsigned int ipproto)

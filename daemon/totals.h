@@ -175,6 +175,17 @@ struct mg_totals_peer {
 	struct mg_totals_counts series;	/* its series' (exported jobs) */
 };
 
+/* A peer's address as text ("10.0.0.2", "fe80::1"), "other" for family 0. */
+#define MG_TOTALS_PEER_NAME_MAX	48
+const char *mg_totals_peer_name(const struct mg_totals_peer *p, char *buf,
+				size_t size);
+
+/* Anything counted? (a protocol's line is shown only then) */
+static inline bool mg_totals_counts_any(const struct mg_totals_counts *c)
+{
+	return c->tx_packets || c->rx_packets;
+}
+
 /*
  * A job's network traffic, counted as its other counts are: n since it
  * was first met (TOTALS), series since it was last exported (for
