@@ -39,7 +39,7 @@ $(BUILD)/tests/unit/test_chunkq: $(BUILD)/daemon/chunkq.o
 $(BUILD)/tests/unit/test_peer: $(BUILD)/daemon/peer.o
 $(BUILD)/tests/unit/test_totals: $(BUILD)/daemon/totals.o
 $(BUILD)/tests/unit/test_prom: $(BUILD)/daemon/prom.o $(BUILD)/daemon/totals.o
-$(BUILD)/tests/unit/test_supermon: $(BUILD)/daemon/supermon.o $(BUILD)/daemon/totals.o
+$(BUILD)/tests/unit/test_supermon: $(BUILD)/daemon/supermon.o
 $(BUILD)/tests/unit/test_netview: $(BUILD)/daemon/netview.o
 
 $(filter-out %/test_supermon,$(DAEMON_UNIT_TESTS)): %: %.o \

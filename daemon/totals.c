@@ -31,10 +31,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include "flow.h"
@@ -236,25 +234,6 @@ static void count_job_lost(struct mg_totals *t, const struct magnet_record *r)
 		j->n.lost_fair += n;
 	if (!j || !j->exported)
 		t->other.lost_fair += n;
-}
-
-const char *mg_totals_proto_name(unsigned int proto)
-{
-	static const char *const names[MG_TOTALS_PROTOS] = {
-		[MG_TOTALS_TCP] = "tcp", [MG_TOTALS_UDP] = "udp",
-		[MG_TOTALS_ICMP] = "icmp", [MG_TOTALS_ICMPV6] = "icmpv6",
-		[MG_TOTALS_PROTO_OTHER] = "other",
-	};
-
-	return proto < MG_TOTALS_PROTOS ? names[proto] : "other";
-}
-
-const char *mg_totals_peer_name(const struct mg_totals_peer *p, char *buf,
-				size_t size)
-{
-	if (!p->family || !inet_ntop(p->family, p->addr, buf, size))
-		snprintf(buf, size, "other");
-	return buf;
 }
 
 static unsigned int proto_of(unsigned int ipproto)

@@ -96,6 +96,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <arpa/inet.h>
 #include <sys/types.h>
 #include <linux/types.h>
 
@@ -161,7 +163,16 @@ enum mg_totals_proto {
 };
 
 /* "tcp", "udp", "icmp", "icmpv6", "other". */
-const char *mg_totals_proto_name(unsigned int proto);
+static inline const char *mg_totals_proto_name(unsigned int proto)
+{
+	static const char *const names[MG_TOTALS_PROTOS] = {
+		[MG_TOTALS_TCP] = "tcp", [MG_TOTALS_UDP] = "udp",
+		[MG_TOTALS_ICMP] = "icmp", [MG_TOTALS_ICMPV6] = "icmpv6",
+		[MG_TOTALS_PROTO_OTHER] = "other",
+	};
+
+	return proto < MG_TOTALS_PROTOS ? names[proto] : "other";
+}
 
 struct mg_totals_counts {
 	__u64 tx_packets, tx_bytes;	/* sent */
@@ -177,8 +188,13 @@ struct mg_totals_peer {
 
 /* A peer's address as text ("10.0.0.2", "fe80::1"), "other" for family 0. */
 #define MG_TOTALS_PEER_NAME_MAX	48
-const char *mg_totals_peer_name(const struct mg_totals_peer *p, char *buf,
-				size_t size);
+static inline const char *mg_totals_peer_name(const struct mg_totals_peer *p,
+					      char *buf, size_t size)
+{
+	if (!p->family || !inet_ntop(p->family, p->addr, buf, size))
+		snprintf(buf, size, "other");
+	return buf;
+}
 
 /* Anything counted? (a protocol's line is shown only then) */
 static inline bool mg_totals_counts_any(const struct mg_totals_counts *c)

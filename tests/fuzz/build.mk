@@ -21,8 +21,8 @@ FUZZ_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 FUZZ_DIR := $(BUILD)/tests/fuzz
 FUZZ_TARGETS := proto http supermon
 FUZZ_proto_SRCS := tests/fuzz/fuzz_proto.c daemon/proto.c daemon/expr.c
-FUZZ_http_SRCS := tests/fuzz/fuzz_http.c daemon/prom.c daemon/proto.c
-FUZZ_supermon_SRCS := tests/fuzz/fuzz_supermon.c daemon/supermon.c daemon/proto.c
+FUZZ_http_SRCS := tests/fuzz/fuzz_http.c daemon/prom.c daemon/proto.c lib/slurm.c
+FUZZ_supermon_SRCS := tests/fuzz/fuzz_supermon.c daemon/supermon.c daemon/proto.c lib/slurm.c
 # Lines past the 4096-byte limit need inputs longer than libFuzzer's
 # default 4096; each target's dictionary is tests/fuzz/NAME.dict. bench/fuzz
 # reads these too.
