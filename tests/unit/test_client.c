@@ -673,9 +673,9 @@ START_TEST(agg_net)
 	static const char good[] = NET_HEAD(5)
 		"J 4242 tcp 10 64000 20 3000 /system.slice/a%20b.service\n"
 		"J 0 udp 1 100 0 0 -\n"
-		"P 4242 tcp 10.0.0.2:443 10 64000 18 2900\n"
-		"P 4242 tcp [fe80::1]:8080 0 0 2 100\n"
-		"P 0 ipproto47 192.168.1.1:0 1 100 0 0 extra words\n";
+		"P 4242 tcp 10.0.0.2:443 10 64000 18 2900 10.0.0.1:51000\n"
+		"P 4242 tcp [fe80::1]:8080 0 0 2 100\n"	/* a server before the local end */
+		"P 0 ipproto47 192.168.1.1:0 1 100 0 0 10.0.0.1:0 extra words\n";
 	static const char peers_only[] = NET_HEAD(1) "P 1 udp 1.2.3.4:53 1 2 3 4\n";
 	static const char *const bad[] = {
 		NET_HEAD(2) "J 1 tcp 1 2 3 4 a\n",			/* fewer */
@@ -696,6 +696,7 @@ START_TEST(agg_net)
 		NET_HEAD(1) "J 1 tcp 1 2 3 4 a%00\n",
 		NET_HEAD(1) "J 1 t%p 1 2 3 4 a\n",
 		NET_HEAD(1) "P 1 tcp 1.2.3.4%:5 1 2 3 4\n",
+		NET_HEAD(1) "P 1 tcp 1.2.3.4:5 1 2 3 4 1.2.3.5%:6\n",
 		"A net 0 ts=1 interval=1 packets=0 bytes=0 jobs=0 peers=0 lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=0 dropped=0\n",
 		"A net 0 ts=1 interval=1 packets=x bytes=0 jobs=0 peers=0 lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=0 dropped=0 skipped=0\n",
 		"A net 2000000 ts=1\n",
@@ -710,7 +711,7 @@ START_TEST(agg_net)
 		"AGG net line 1: expected a J or P line, not 'j 1 tcp 1 2 3 4 a'",
 		"AGG net line 1: empty",
 		"AGG net line 1: expected 'J <job> <proto> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes> <label>', not 'J 1 tcp 1 2 3 4'",
-		"AGG net line 1: expected 'P <job> <proto> <peer> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes>', not 'P 1 tcp 1.2.3.4:5 1 2 3'",
+		"AGG net line 1: expected 'P <job> <proto> <peer> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes> [<local>]', not 'P 1 tcp 1.2.3.4:5 1 2 3'",
 		"AGG net line 1: bad job (a 32-bit number) in 'J x tcp 1 2 3 4 a'",
 		"AGG net line 1: bad job (a 32-bit number) in 'J 4294967296 tcp 1 2 3 4 a'",
 		"AGG net line 1: bad job (a 32-bit number) in 'J -1 tcp 1 2 3 4 a'",
@@ -721,6 +722,7 @@ START_TEST(agg_net)
 		"AGG net line 1: bad %XX escape in the label of 'J 1 tcp 1 2 3 4 a%00'",
 		"AGG net line 1: bad %XX escape in the proto of 'J 1 t%p 1 2 3 4 a'",
 		"AGG net line 1: bad %XX escape in the peer of 'P 1 tcp 1.2.3.4%:5 1 2 3 4'",
+		"AGG net line 1: bad %XX escape in the local end of 'P 1 tcp 1.2.3.4:5 1 2 3 4 1.2.3.5%:6'",
 		"AGG net: no skipped=",
 		"AGG net: packets=x is not a number",
 		"AGG net: 2000000 lines (more than 1048576)",
@@ -766,11 +768,14 @@ START_TEST(agg_net)
 	ck_assert_uint_eq(a.peer[0].tx_bytes, 64000);
 	ck_assert_uint_eq(a.peer[0].rx_packets, 18);
 	ck_assert_uint_eq(a.peer[0].rx_bytes, 2900);
+	ck_assert_str_eq(a.peer[0].local, "10.0.0.1:51000");
 	ck_assert_str_eq(a.peer[1].peer, "[fe80::1]:8080");
 	ck_assert_uint_eq(a.peer[1].rx_bytes, 100);
+	ck_assert_ptr_null(a.peer[1].local);
 	ck_assert_str_eq(a.peer[2].proto, "ipproto47");
 	ck_assert_str_eq(a.peer[2].peer, "192.168.1.1:0");
 	ck_assert_uint_eq(a.peer[2].tx_bytes, 100);
+	ck_assert_str_eq(a.peer[2].local, "10.0.0.1:0");
 	mgc_net_free(&a);
 
 	/* P lines alone, and an empty report (no skb probes) */
@@ -1979,7 +1984,7 @@ END_TEST
 	"dropped=0 skipped=0\n" \
 	"J 4242 tcp 10 64000 20 6000 /system.slice/a%20b.service\n" \
 	"J 0 udp 0 0 1 100 -\n" \
-	"P 4242 tcp 10.0.0.2:443 10 64000 20 6000\n" \
+	"P 4242 tcp 10.0.0.2:443 10 64000 20 6000 10.0.0.1:51000\n" \
 	"P 0 udp [fe80::1]:53 0 0 1 100\n"
 #define NET_REPORT_2 "A net 2 ts=1700000001000000000 interval=500000000 " \
 	"packets=50 bytes=1500000 jobs=1 peers=1 lost=2 evicted_jobs=3 " \
@@ -2106,8 +2111,8 @@ START_TEST(top_machine)
 		"job\t4242\t/system.slice/a\\x20b.service\t5010\t5010.0\t-\t-\t-\n"
 		"net_job\t4242\ttcp\t/system.slice/a\\x20b.service\t10\t64000\t20\t6000\t-\t-\t-\n"
 		"net_job\t0\tudp\t-\t0\t0\t1\t100\t-\t-\t-\n"
-		"net_peer\t4242\ttcp\t10.0.0.2:443\t10\t64000\t20\t6000\n"
-		"net_peer\t0\tudp\t[fe80::1]:53\t0\t0\t1\t100\n"
+		"net_peer\t4242\ttcp\t10.0.0.2:443\t10\t64000\t20\t6000\t10.0.0.1:51000\n"
+		"net_peer\t0\tudp\t[fe80::1]:53\t0\t0\t1\t100\t-\n"
 		"probe\t17\ttcp_sendmsg\tkretprobe\t99\t5010\t5010.0\n"
 		"probe\t16\tvfs_read\tkprobe\t1234\t0\t0.0\n"
 		"\n");
@@ -2178,7 +2183,7 @@ START_TEST(top_net_machine)
 		       "process\t");
 	assert_has(b2, "job\t4343\t/job42\t7020\t7020.0\t-\t-\t-\n"
 		       "net_job\t4343\ttcp\t/job%42\t40\t1000000\t0\t0\t-\t-\t-\n"
-		       "net_peer\t4343\ttcp\t10.1.2.3:5201\t30\t800000\t0\t0\n"
+		       "net_peer\t4343\ttcp\t10.1.2.3:5201\t30\t800000\t0\t0\t-\n"
 		       "probe\t16\t");
 	/* 14 header, 4 report, 2 process, job, net_job, net_peer, 2 probe, blank */
 	ck_assert_uint_eq(count_lines(b2), 26);

@@ -671,13 +671,15 @@ static void render_net_machine(FILE *f, const struct top *t)
 	for (i = 0; tb->have && i < tb->net.npeers; i++) {
 		const struct mgc_net_peer *e = &tb->net.peer[i];
 
-		fprintf(f, "net_peer\t%u\t%s\t%s\t%llu\t%llu\t%llu\t%llu\n",
+		fprintf(f, "net_peer\t%u\t%s\t%s\t%llu\t%llu\t%llu\t%llu\t",
 			e->job, mgc_escape(proto, sizeof(proto), e->proto),
 			mgc_escape(lbl, sizeof(lbl), e->peer),
 			(unsigned long long)e->tx_packets,
 			(unsigned long long)e->tx_bytes,
 			(unsigned long long)e->rx_packets,
 			(unsigned long long)e->rx_bytes);
+		/* The flow's local end last: "-" from a magnetd that sends none. */
+		fprintf(f, "%s\n", e->local ? mgc_escape(lbl, sizeof(lbl), e->local) : "-");
 	}
 }
 

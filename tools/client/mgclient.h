@@ -302,12 +302,13 @@ struct mgc_net_job {
 	struct mgc_slurm slurm;	/* a Slurm job's series */
 };
 
-/* A job's traffic with one peer over one protocol ("P" line). */
+/* A job's traffic of one flow: a peer and a local end ("P" line). */
 struct mgc_net_peer {
 	__u32 job;
 	char *proto;
 	char *peer;		/* unescaped "ADDRESS:PORT", "[ADDRESS]:PORT" */
 	__u64 tx_packets, tx_bytes, rx_packets, rx_bytes;
+	char *local;		/* this host's end, as peer; NULL: not sent */
 };
 
 /* An AGG net report: the header's counters and its two tables. */
@@ -326,7 +327,8 @@ struct mgc_net {
  * Parse "A net <n> ts=... skipped=..." (every documented key required)
  * and its n lines: "J <job> <proto> <tx_packets> <tx_bytes> <rx_packets>
  * <rx_bytes> <label>" lines, then "P <job> <proto> <peer> <tx_packets>
- * <tx_bytes> <rx_packets> <rx_bytes>" lines. Either kind may be absent;
+ * <tx_bytes> <rx_packets> <rx_bytes> [<local>]" lines (a server before
+ * the local end sends none). Either kind may be absent;
  * a J line after a P line is an error (the protocol sends all J lines
  * first), as are another tag, a count other than n, a number that is not
  * one (a job over 32 bits), and a bad %XX escape in a proto, label or

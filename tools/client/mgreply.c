@@ -722,7 +722,7 @@ static const struct field net_fields[] = {
 static const char net_j_form[] =
 	"J <job> <proto> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes> <label>";
 static const char net_p_form[] =
-	"P <job> <proto> <peer> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes>";
+	"P <job> <proto> <peer> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes> [<local>]";
 
 /* "<tx_packets> <tx_bytes> <rx_packets> <rx_bytes>" of w[0..3]. */
 static int net_counts(const char *const *w, const size_t *wl, __u64 *v)
@@ -801,6 +801,13 @@ static int net_line(struct mgc_net *a, char **store, const char *l, size_t ll,
 	if (!*name)
 		return fail(why, whylen, "AGG net line %zu: bad %%XX escape in the %s of '%s'",
 			    i + 1, peer ? "peer" : "label", ex);
+	/* A server before the local end: none (NULL). */
+	if (peer && next_word(&p, end, &w[0], &wl[0])) {
+		a->peer[a->npeers].local = agg_string(store, w[0], wl[0]);
+		if (!a->peer[a->npeers].local)
+			return fail(why, whylen, "AGG net line %zu: bad %%XX escape in the local end of '%s'",
+				    i + 1, ex);
+	}
 	if (peer)
 		a->npeers++;
 	else
@@ -848,12 +855,12 @@ int mgc_parse_net(const char *text, size_t len, struct mgc_net *a,
 	if (!r) {
 		/*
 		 * Decoding never lengthens a word, and each of a line's
-		 * (at most 2) strings is followed by a blank or its line's
-		 * end: the text and a NUL per line bound the strings.
+		 * (at most 3) strings is followed by a blank or its line's
+		 * end: the text and a NUL per string bound the strings.
 		 */
 		a->job = calloc(n ? n : 1, sizeof(*a->job));
 		a->peer = calloc(n ? n : 1, sizeof(*a->peer));
-		a->strings = malloc(len + 2 * n + 2);
+		a->strings = malloc(len + 3 * n + 2);
 		if (!a->job || !a->peer || !a->strings)
 			r = -ENOMEM;
 	}
