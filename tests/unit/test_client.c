@@ -2250,12 +2250,13 @@ END_TEST
 	"J 0 udp 0 0 1 100 -\n" \
 	"P 4242 tcp 10.0.0.2:443 10 64000 20 6000 10.0.0.1:51000\n" \
 	"P 0 udp [fe80::1]:53 0 0 1 100\n"
-#define NET_REPORT_2 "A net 2 ts=1700000001000000000 interval=500000000 " \
+#define NET_REPORT_2 "A net 3 ts=1700000001000000000 interval=500000000 " \
 	"packets=50 bytes=1500000 jobs=1 peers=1 lost=2 evicted_jobs=3 " \
 	"evicted_job_bytes=500000 evicted_peers=4 evicted_peer_bytes=700000 " \
 	"unkeyed=5 dropped=6 skipped=1\n" \
 	"J 4343 tcp 40 1000000 0 0 /job%2542\n" \
-	"P 4343 tcp 10.1.2.3:5201 30 800000 0 0\n"
+	"P 4343 tcp 10.1.2.3:5201 20 500000 0 0 10.0.0.1:40000\n" \
+	"P 4343 tcp 10.1.2.3:5201 10 300000 0 0 10.0.0.1:40001\n"
 /* No skb probes: an empty report. */
 #define NET_REPORT_EMPTY "A net 0 ts=1700000000000000000 interval=1000000000 " \
 	"packets=0 bytes=0 jobs=0 peers=0 lost=0 evicted_jobs=0 " \
@@ -2411,7 +2412,7 @@ START_TEST(top_net_batch)
 		"      4242 tcp         64.0k       6.0k  10.0.0.2:443            /system.slice/a\\x20b.service\n"
 		"         0 udp             0        100  [fe80::1]:53            -\n"
 		"\nPROBES");
-	/* 0.5 s: the rates are twice the counts; evictions and unkeyed said */
+	/* 0.5 s: the rates are twice the counts; evictions and unkeyed said; two flows to one peer, one row */
 	assert_has(b2,
 		"\nNETWORK BY JOB: 50 packets, 1500000 bytes in 0.50 s, 1 jobs, 5 unkeyed, 3 evicted (500000 bytes)\n"
 		"    CGROUP PROTO      TX B/s     RX B/s   TX PKT/s   RX PKT/s  PATH\n"
@@ -2447,10 +2448,11 @@ START_TEST(top_net_machine)
 		       "process\t");
 	assert_has(b2, "job\t4343\t/job42\t7020\t7020.0\t-\t-\t-\n"
 		       "net_job\t4343\ttcp\t/job%42\t40\t1000000\t0\t0\t-\t-\t-\n"
-		       "net_peer\t4343\ttcp\t10.1.2.3:5201\t30\t800000\t0\t0\t-\n"
+		       "net_peer\t4343\ttcp\t10.1.2.3:5201\t20\t500000\t0\t0\t10.0.0.1:40000\n"
+		       "net_peer\t4343\ttcp\t10.1.2.3:5201\t10\t300000\t0\t0\t10.0.0.1:40001\n"
 		       "probe\t16\t");
-	/* 14 header, 4 report, 2 process, job, net_job, net_peer, 2 probe, blank */
-	ck_assert_uint_eq(count_lines(b2), 26);
+	/* 14 header, 4 report, 2 process, job, net_job, 2 net_peer, 2 probe, blank */
+	ck_assert_uint_eq(count_lines(b2), 27);
 	run_free(&r);
 }
 END_TEST

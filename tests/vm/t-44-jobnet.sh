@@ -23,7 +23,8 @@ magnetd -f -c /dev/null --prometheus $prom >$log 2>&1 &
 pid=$!
 stop_all() {
 	rc=$?
-	kill $pid $jobs 2>/dev/null
+	[ -z "$jobs" ] || kill "$jobs" 2>/dev/null
+	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
 	[ $rc = 0 ] || failed_log $log
 }

@@ -971,6 +971,8 @@ static int totals_line(struct mgc_totals *t, char **store, const char *l, size_t
 		j->exported = !r && exported;
 		if (!r)
 			t->njobs++;
+	} else if (!j) {
+		r = fail(w2, sizeof(w2), "no job");	/* refused above: for the analyser */
 	} else if (word_eq(w[0], wl[0], "net")) {
 		struct mgc_totals_net *e = &j->net[j->nnet];
 
