@@ -38,7 +38,7 @@ $(BUILD)/tests/unit/test_config: $(BUILD)/daemon/config.o $(BUILD)/daemon/access
 $(BUILD)/tests/unit/test_chunkq: $(BUILD)/daemon/chunkq.o
 $(BUILD)/tests/unit/test_peer: $(BUILD)/daemon/peer.o
 $(BUILD)/tests/unit/test_totals: $(BUILD)/daemon/totals.o
-$(BUILD)/tests/unit/test_prom: $(BUILD)/daemon/prom.o
+$(BUILD)/tests/unit/test_prom: $(BUILD)/daemon/prom.o $(BUILD)/daemon/totals.o
 $(BUILD)/tests/unit/test_supermon: $(BUILD)/daemon/supermon.o
 $(BUILD)/tests/unit/test_netview: $(BUILD)/daemon/netview.o
 

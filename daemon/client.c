@@ -603,6 +603,47 @@ static const char *job_words(const struct mg_totals_job *j, char *buf,
 	return buf;
 }
 
+/* The lines of a job's traffic: a protocol's when it has one, every peer's. */
+static size_t net_lines(const struct mg_totals_job *j)
+{
+	size_t i, n = 0;
+
+	if (!j->has_net)
+		return 0;
+	for (i = 0; i < MG_TOTALS_PROTOS; i++)
+		n += mg_totals_counts_any(&j->net.proto[i]);
+	return n + j->net.npeers + 1;
+}
+
+#define COUNTS_FMT	"tx_packets=%llu tx_bytes=%llu rx_packets=%llu rx_bytes=%llu"
+#define COUNTS_ARGS(c)	(unsigned long long)(c)->tx_packets, \
+			(unsigned long long)(c)->tx_bytes, \
+			(unsigned long long)(c)->rx_packets, \
+			(unsigned long long)(c)->rx_bytes
+
+/* After a job's line: its traffic per protocol, per peer, then "other". */
+static void net_reply(struct client *c, const struct mg_totals_job *j)
+{
+	unsigned long long id = j->cgroup;
+	char addr[MG_TOTALS_PEER_NAME_MAX];
+	size_t i;
+
+	if (!j->has_net)
+		return;
+	for (i = 0; i < MG_TOTALS_PROTOS; i++)
+		if (mg_totals_counts_any(&j->net.proto[i]))
+			mg_client_reply(c, "net %llu %s " COUNTS_FMT, id,
+					mg_totals_proto_name(i),
+					COUNTS_ARGS(&j->net.proto[i]));
+	for (i = 0; i < j->net.npeers; i++)
+		mg_client_reply(c, "peer %llu %s " COUNTS_FMT, id,
+				mg_totals_peer_name(&j->net.peers[i], addr, sizeof(addr)),
+				COUNTS_ARGS(&j->net.peers[i].n));
+	mg_client_reply(c, "peer %llu other " COUNTS_FMT " evictions=%llu", id,
+			COUNTS_ARGS(&j->net.other.n),
+			(unsigned long long)j->net.evictions);
+}
+
 static void cmd_totals(struct mg_server *s, struct client *c)
 {
 	struct mg_totals_view v;
@@ -614,10 +655,13 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 		mg_client_reply(c, "ERR out of memory");
 		return;
 	}
-	for (i = 0; i <= v.njobs; i++)
-		shown += job_visible(c, i < v.njobs ? &v.jobs[i] : &v.other,
-				     i == v.njobs);
-	mg_client_reply(c, "OK %zu totals node=%s ts=%llu uptime=%llu module=%s cpus=%u records=%llu bytes=%llu kernel_lost=%llu daemon_dropped=%llu probes=%u jobs=%u",
+	for (i = 0; i <= v.njobs; i++) {
+		const struct mg_totals_job *j = i < v.njobs ? &v.jobs[i] : &v.other;
+
+		if (job_visible(c, j, i == v.njobs))
+			shown += 1 + net_lines(j);
+	}
+	mg_client_reply(c, "OK %zu totals node=%s ts=%llu uptime=%llu module=%s cpus=%u records=%llu bytes=%llu kernel_lost=%llu daemon_dropped=%llu probes=%u jobs=%u net_packets=%llu net_bytes=%llu net_unkeyed=%llu",
 			v.nprobes + shown, v.node.node,
 			(unsigned long long)v.node.now_ns,
 			(unsigned long long)(v.node.uptime_ns / 1000000000ULL),
@@ -626,7 +670,9 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 			(unsigned long long)v.node.bytes,
 			(unsigned long long)v.node.kernel_lost,
 			(unsigned long long)v.node.daemon_dropped, v.node.probes,
-			v.node.jobs);
+			v.node.jobs, (unsigned long long)v.node.net_packets,
+			(unsigned long long)v.node.net_bytes,
+			(unsigned long long)v.node.net_unkeyed);
 	for (i = 0; i < v.nprobes; i++) {
 		const struct mg_totals_probe *p = &v.probes[i];
 
@@ -651,6 +697,7 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 				(unsigned long long)j->intr_events,
 				(unsigned long long)j->lost_fair,
 				job_words(j, words, sizeof(words)));
+		net_reply(c, j);
 	}
 	mg_totals_view_free(&v);
 }

@@ -819,7 +819,8 @@ static void net_report(struct mg_server *s, struct client *c, __u64 now)
 			(unsigned long long)c->agg_skipped);
 	for (i = 0; i < nj + np; i++) {
 		const struct mg_netview_entry *x = i < nj ? &e[i] : &e[top + i - nj];
-		char proto[16], peer[MG_FLOW_PEER_MAX], cg[MG_CGMAP_NAME_MIN];
+		char proto[16], peer[MG_FLOW_PEER_MAX], local[MG_FLOW_PEER_MAX];
+		char cg[MG_CGMAP_NAME_MIN];
 		char label[3 * MG_TOTALS_PATH_MAX + 1], words[MG_SLURM_WORDS_MAX];
 		struct mg_flow f = { .family = x->family, .dir = MAGNET_SKB_DIR_OUT,
 				     .dport = x->port };
@@ -838,12 +839,16 @@ static void net_report(struct mg_server *s, struct client *c, __u64 now)
 			continue;
 		}
 		memcpy(f.daddr, x->addr, sizeof(f.daddr));
-		mg_client_reply(&fake, "P %u %s %s %llu %llu %llu %llu", x->job, pn,
-				mg_flow_peer(&f, peer, sizeof(peer)),
+		mg_flow_peer(&f, peer, sizeof(peer));
+		/* The local end, written as a peer is (the last word: old clients stop before it). */
+		memcpy(f.daddr, x->laddr, sizeof(f.daddr));
+		f.dport = x->lport;
+		mg_client_reply(&fake, "P %u %s %s %llu %llu %llu %llu %s", x->job, pn, peer,
 				(unsigned long long)x->tx_packets,
 				(unsigned long long)x->tx_bytes,
 				(unsigned long long)x->rx_packets,
-				(unsigned long long)x->rx_bytes);
+				(unsigned long long)x->rx_bytes,
+				mg_flow_peer(&f, local, sizeof(local)));
 	}
 	free(e);
 	mg_netview_reset(c->net);

@@ -224,6 +224,8 @@ void mg_netview_add_record(struct mg_netview *v, const struct magnet_record *r)
 	key.family = f.family;
 	key.port = tx ? f.dport : f.sport;
 	memcpy(key.addr, tx ? f.daddr : f.saddr, 16);
+	key.lport = tx ? f.sport : f.dport;
+	memcpy(key.laddr, tx ? f.saddr : f.daddr, 16);
 	count(&v->peers, &key, tx, f.payload);
 }
 

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * AGG net (docs/protocol.md): the traffic of skb records per job and
- * protocol, and per job, protocol and peer, in two fixed-size tables
- * allocated once. A packet's job is its socket's cgroup (the record's
- * sk_cgroup, low 32 bits as every job key), its peer the remote end
- * (lib/flow.h), or the series a function makes of that cgroup (magnetd:
- * a Slurm task's step, docs/slurm.md); bytes are transport payload.
+ * protocol, and per job, protocol, peer and local end (a flow, as its
+ * end on this host sees it), in two fixed-size tables allocated once. A
+ * packet's job is its socket's cgroup (the record's sk_cgroup, low 32
+ * bits as every job key), or the series a function makes of that cgroup
+ * (magnetd: a Slurm task's step, docs/slurm.md); its peer the remote end
+ * (lib/flow.h), its local end this host's; bytes are transport payload.
+ * Two hosts' reports of one flow have each other's ends: a client that
+ * reads both matches them (magnet-jobs).
  *
  * Each table holds at most `capacity` entries; a new key in a full table
  * evicts, among the MG_NETVIEW_EVICT_SAMPLE entries met first from its
@@ -22,13 +25,15 @@
 
 struct mg_netview;
 
-/* A job entry has family 0, port 0 and a zero address. */
+/* A job entry has family 0, ports 0 and zero addresses. */
 struct mg_netview_entry {
 	__u32 job;
 	__u8 proto;
 	__u8 family;
-	__be16 port;
+	__be16 port;		/* the peer's */
 	__u8 addr[16];
+	__be16 lport;		/* the local end's */
+	__u8 laddr[16];
 	__u64 tx_packets, tx_bytes;
 	__u64 rx_packets, rx_bytes;
 };

@@ -87,12 +87,12 @@ static void probe_sample(FILE *out, const char *name,
 	fprintf(out, "\",id=\"%u\"} %llu\n", p->id, v);
 }
 
-static void job_sample(FILE *out, const char *name,
-		       const struct mg_totals_job *j, unsigned long long v)
+/* A job's labels, after the metric's name and its '{'. */
+static void job_labels(FILE *out, const struct mg_totals_job *j)
 {
 	char step[24];
 
-	fprintf(out, "%s{cgroup=\"", name);
+	fputs("cgroup=\"", out);
 	label(out, j->path);
 	fputc('"', out);
 	if (j->is_slurm) {
@@ -108,7 +108,70 @@ static void job_sample(FILE *out, const char *name,
 		if (j->has_owner)
 			fprintf(out, ",uid=\"%u\"", (unsigned int)j->owner);
 	}
+}
+
+static void job_sample(FILE *out, const char *name,
+		       const struct mg_totals_job *j, unsigned long long v)
+{
+	fprintf(out, "%s{", name);
+	job_labels(out, j);
 	fprintf(out, "} %llu\n", v);
+}
+
+/* A job's series with one more label, key="value" (a word: no escape). */
+static void job_sample_by(FILE *out, const char *name, const struct mg_totals_job *j,
+			  const char *key, const char *value, const char *direction,
+			  unsigned long long v)
+{
+	fprintf(out, "%s{", name);
+	job_labels(out, j);
+	fprintf(out, ",%s=\"%s\",direction=\"%s\"} %llu\n", key, value, direction, v);
+}
+
+/* Job i of the view (njobs: "other"), if it has traffic series; or NULL. */
+static const struct mg_totals_job *exported(const struct mg_totals_view *v, size_t i)
+{
+	const struct mg_totals_job *j = i < v->njobs ? &v->jobs[i] : &v->other;
+
+	return j->exported && j->has_net ? j : NULL;
+}
+
+/*
+ * A job's traffic: per protocol (those it has counted since first met,
+ * both directions), or per peer (every one listed, and "other").
+ */
+static void net_samples(FILE *out, const struct mg_totals_view *v, bool bytes,
+			bool peers)
+{
+	const char *name = peers ? (bytes ? "magnet_job_peer_bytes_total" :
+					    "magnet_job_peer_packets_total") :
+				   (bytes ? "magnet_job_net_bytes_total" :
+					    "magnet_job_net_packets_total");
+	char addr[MG_TOTALS_PEER_NAME_MAX];
+	const struct mg_totals_job *j;
+	size_t i, k;
+
+	for (i = 0; i <= v->njobs; i++) {
+		j = exported(v, i);
+		if (!j)
+			continue;
+		for (k = 0; k <= (peers ? j->net.npeers : MG_TOTALS_PROTOS - 1); k++) {
+			const struct mg_totals_peer *p = peers && k < j->net.npeers ?
+							 &j->net.peers[k] : &j->net.other;
+			const struct mg_totals_counts *c = peers ? &p->series :
+							   &j->net.proto_series[k];
+			const char *key = peers ? "peer" : "proto";
+			const char *value = peers ? mg_totals_peer_name(p, addr, sizeof(addr)) :
+						    mg_totals_proto_name(k);
+
+			if (!peers && !mg_totals_counts_any(&j->net.proto[k]))
+				continue;
+			job_sample_by(out, name, j, key, value, "tx",
+				      bytes ? c->tx_bytes : c->tx_packets);
+			job_sample_by(out, name, j, key, value, "rx",
+				      bytes ? c->rx_bytes : c->rx_packets);
+		}
+	}
 }
 
 int mg_prom_render(FILE *out, const struct mg_totals_view *v)
@@ -190,6 +253,28 @@ int mg_prom_render(FILE *out, const struct mg_totals_view *v)
 			job_sample(out, "magnet_job_lost_fair_total", &v->jobs[i],
 				   v->jobs[i].series.lost_fair);
 	job_sample(out, "magnet_job_lost_fair_total", &v->other, v->other.series.lost_fair);
+
+	family(out, "magnet_net_unkeyed_records_total", "counter",
+	       "skb records whose packet magnetd could not read (no IP header in the capture, or too short): counted in no job's traffic.");
+	sample(out, "magnet_net_unkeyed_records_total", n->net_unkeyed);
+	family(out, "magnet_job_net_packets_total", "counter",
+	       "Packets of each job's sockets (the socket's cgroup, also for packets received in softirq), per protocol (tcp, udp, icmp, icmpv6, other) and direction (tx sent, rx received), as magnet_job_events_total: since exported; packets without a socket, and of jobs not exported, as cgroup=\"other\". Every packet the skb probes see: a TCP segment sent again counts again.");
+	net_samples(out, v, false, false);
+	family(out, "magnet_job_net_bytes_total", "counter",
+	       "Transport payload bytes (TCP or UDP data; the IP payload of other protocols) of those packets, as magnet_job_net_packets_total: bytes on the wire, retransmissions included.");
+	net_samples(out, v, true, false);
+	family(out, "magnet_job_peer_packets_total", "counter",
+	       "Packets of each job per peer host (the other end's address) and direction: the job's 16 first peers still active, the rest as peer=\"other\" (an idle peer replaced by a new one joins it: magnet_job_peer_evictions_total); a job's peers add up to its magnet_job_net_packets_total.");
+	net_samples(out, v, false, true);
+	family(out, "magnet_job_peer_bytes_total", "counter",
+	       "Transport payload bytes per job, peer host and direction, as magnet_job_peer_packets_total.");
+	net_samples(out, v, true, true);
+	family(out, "magnet_job_peer_evictions_total", "counter",
+	       "Peers of each job whose series ended into peer=\"other\" (an idle peer replaced by a new one, or a task's peer with no place left in its step's list).");
+	for (i = 0; i <= v->njobs; i++)
+		if (exported(v, i))
+			job_sample(out, "magnet_job_peer_evictions_total", exported(v, i),
+				   exported(v, i)->net.evictions_series);
 	return ferror(out) ? -EIO : 0;
 }
 

@@ -60,6 +60,27 @@ static const struct var job_vars[] = {
 	{ "uid", "u32", "label", "a Slurm job's series only, when known: its user's uid" },
 };
 
+static const struct var net_vars[] = {
+	{ "cgroup", "u64", "label", "the job's cgroup id (0: other), as in its job entry" },
+	{ "path", "string", "label", "its path, as in its job entry" },
+	{ "proto", "symbol", "label", "tcp, udp, icmp, icmpv6, or other (any other IP protocol)" },
+	{ "tx_packets", "u64", "counter", "packets its sockets sent (skb records; every segment sent, again too), since the job was last exported" },
+	{ "tx_bytes", "u64", "counter", "their transport payload bytes (TCP or UDP data; IP payload for other protocols)" },
+	{ "rx_packets", "u64", "counter", "packets its sockets received, also those handled in softirq" },
+	{ "rx_bytes", "u64", "counter", "their transport payload bytes" },
+};
+
+static const struct var peer_vars[] = {
+	{ "cgroup", "u64", "label", "the job's cgroup id (0: other), as in its job entry" },
+	{ "path", "string", "label", "its path, as in its job entry" },
+	{ "peer", "string", "label", "the other end's address (10.0.0.2, fe80::1); \"other\": the peers not listed (the job's 16 first still active are)" },
+	{ "tx_packets", "u64", "counter", "packets sent to it, since the job was last exported" },
+	{ "tx_bytes", "u64", "counter", "their transport payload bytes" },
+	{ "rx_packets", "u64", "counter", "packets received from it" },
+	{ "rx_bytes", "u64", "counter", "their transport payload bytes" },
+	{ "evictions", "u64", "counter", "\"other\" only: listed peers that joined it (idle, replaced by a new one)" },
+};
+
 static const struct {
 	const char *name;
 	unsigned int bit;
@@ -73,6 +94,10 @@ static const struct {
 	  sizeof(probe_vars) / sizeof(probe_vars[0]) },
 	{ "jobs", MG_SM_JOBS, "job", job_vars,
 	  sizeof(job_vars) / sizeof(job_vars[0]) },
+	{ "net", MG_SM_NET, "net", net_vars,
+	  sizeof(net_vars) / sizeof(net_vars[0]) },
+	{ "peers", MG_SM_PEERS, "peer", peer_vars,
+	  sizeof(peer_vars) / sizeof(peer_vars[0]) },
 };
 
 #define NCATEGORIES	(sizeof(categories) / sizeof(categories[0]))
@@ -184,6 +209,67 @@ static void job(FILE *out, const struct mg_totals_job *j)
 	fputc(')', out);
 }
 
+static void counts(FILE *out, const struct mg_totals_counts *c)
+{
+	fprintf(out, " (tx_packets %llu) (tx_bytes %llu) (rx_packets %llu) (rx_bytes %llu)",
+		(unsigned long long)c->tx_packets, (unsigned long long)c->tx_bytes,
+		(unsigned long long)c->rx_packets, (unsigned long long)c->rx_bytes);
+}
+
+/* An entry's head: its name, and its job's cgroup and path. */
+static void net_head(FILE *out, const char *entry, const struct mg_totals_job *j)
+{
+	fprintf(out, " (%s (cgroup %llu) (path ", entry, (unsigned long long)j->cgroup);
+	cstr(out, j->path);
+	fputc(')', out);
+}
+
+/* A job's traffic series: per protocol it has counted, or per peer. */
+static void net(FILE *out, const struct mg_totals_job *j, bool peers)
+{
+	char addr[MG_TOTALS_PEER_NAME_MAX];
+	size_t i;
+
+	if (!j->has_net)
+		return;
+	for (i = 0; !peers && i < MG_TOTALS_PROTOS; i++) {
+		if (!mg_totals_counts_any(&j->net.proto[i]))
+			continue;
+		net_head(out, "net", j);
+		fprintf(out, " (proto %s)", mg_totals_proto_name(i));
+		counts(out, &j->net.proto_series[i]);
+		fputc(')', out);
+	}
+	for (i = 0; peers && i <= j->net.npeers; i++) {
+		const struct mg_totals_peer *p = i < j->net.npeers ?
+						 &j->net.peers[i] : &j->net.other;
+
+		net_head(out, "peer", j);
+		fputs(" (peer ", out);
+		cstr(out, mg_totals_peer_name(p, addr, sizeof(addr)));
+		fputc(')', out);
+		counts(out, &p->series);
+		if (p == &j->net.other)
+			fprintf(out, " (evictions %llu)",
+				(unsigned long long)j->net.evictions_series);
+		fputc(')', out);
+	}
+}
+
+/* The exported jobs' traffic, then "other"'s, as a category. */
+static void net_category(FILE *out, const char *name, const struct mg_totals_view *v,
+			 bool peers)
+{
+	size_t i;
+
+	fprintf(out, " (%s", name);
+	for (i = 0; i < v->njobs; i++)
+		if (v->jobs[i].exported)
+			net(out, &v->jobs[i], peers);
+	net(out, &v->other, peers);
+	fputc(')', out);
+}
+
 static void sample(FILE *out, unsigned int mask, const struct mg_totals_view *v)
 {
 	const struct mg_totals_node *n = &v->node;
@@ -232,6 +318,10 @@ static void sample(FILE *out, unsigned int mask, const struct mg_totals_view *v)
 		job(out, &v->other);
 		fputc(')', out);
 	}
+	if (mask & MG_SM_NET)
+		net_category(out, "net", v, false);
+	if (mask & MG_SM_PEERS)
+		net_category(out, "peers", v, true);
 	fputs(")\n", out);
 }
 
@@ -243,20 +333,21 @@ static int set_mask(FILE *out, const char *arg, size_t len,
 	unsigned long m;
 
 	if (!len || len >= sizeof(buf)) {
-		error(out, "M needs a mask: the sum of 1 (node), 2 (probes), 4 (jobs)",
+		error(out, "M needs a mask: the sum of 1 (node), 2 (probes), 4 (jobs), 8 (net), 16 (peers)",
 		      NULL, 0);
 		return 0;
 	}
 	memcpy(buf, arg, len);
 	buf[len] = '\0';
 	errno = 0;
-	m = strtoul(buf, &end, 0);
+	/* Decimal, or hex after 0x: a leading 0 is no octal (docs/supermon.md). */
+	m = strtoul(buf, &end, buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X') ? 16 : 10);
 	if (errno || *end || buf[0] == '-' || buf[0] == '+') {
 		error(out, "bad mask", arg, len);
 		return 0;
 	}
 	if (!m || (m & ~(unsigned long)MG_SM_ALL)) {
-		error(out, "mask must be 1 to 7: the sum of 1 (node), 2 (probes), 4 (jobs), not",
+		error(out, "mask must be 1 to 31: the sum of 1 (node), 2 (probes), 4 (jobs), 8 (net), 16 (peers), not",
 		      arg, len);
 		return 0;
 	}

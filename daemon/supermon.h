@@ -17,7 +17,10 @@
 #define MG_SM_NODE	0x1
 #define MG_SM_PROBES	0x2
 #define MG_SM_JOBS	0x4
-#define MG_SM_ALL	(MG_SM_NODE | MG_SM_PROBES | MG_SM_JOBS)
+#define MG_SM_NET	0x8	/* jobs' traffic per protocol */
+#define MG_SM_PEERS	0x10	/* jobs' traffic per peer host */
+#define MG_SM_ALL	(MG_SM_NODE | MG_SM_PROBES | MG_SM_JOBS | MG_SM_NET | \
+			 MG_SM_PEERS)
 
 /* What mon keeps per client. */
 struct mg_supermon_client {

@@ -17,6 +17,13 @@
  * lookup, once per run of records), and the series counts how many
  * members point at it, so that it takes them along when it goes.
  *
+ * A job's network traffic (struct job_net) is allocated with its first
+ * packet, its peer list grown as peers come (4, 8, 16 places): most jobs
+ * talk to few hosts, and most cgroups send nothing. A peer is found by a
+ * scan of the list (16 at most); runs of one flow make the first look a
+ * hit. Counts are kept since first met (n) with a base (base: n when the
+ * job was last exported), as the job's others; "other"'s net has no base.
+ *
  * Ranking sorts every job (at most MG_TOTALS_JOBS, once a second, in
  * arrays allocated once): the places go greedily by score, an exported
  * job's rate counting ENTER_MARGIN times plus ENTER_FLOOR (hysteresis),
@@ -26,7 +33,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 
+#include "flow.h"
 #include "record.h"
 #include "totals.h"
 
@@ -41,6 +50,22 @@ struct probe_count {
 	__u64 events, sock_bytes;
 };
 
+struct peer_slot {
+	__u8 family, addr[16];	/* family 0: the "other" peer */
+	struct mg_totals_counts n, base;
+	__u64 seen;		/* the job's packets when it was last counted */
+};
+
+struct job_net {
+	struct mg_totals_counts proto[MG_TOTALS_PROTOS];
+	struct mg_totals_counts proto_base[MG_TOTALS_PROTOS];
+	struct peer_slot other;
+	__u64 evictions, evictions_base;
+	__u64 packets;		/* counted: the peers' clock */
+	unsigned int npeers, cap;
+	struct peer_slot *peer;
+};
+
 struct job_slot {
 	__u64 cgroup;		/* 0: empty */
 	__u64 series;		/* a member's: the job it counts in; else 0 */
@@ -51,14 +76,17 @@ struct job_slot {
 	uid_t owner;
 	struct mg_totals_series n;	/* since first met */
 	struct mg_totals_series base;	/* n when last exported */
-	__u64 ranked_events;	/* n.events at the last rank */
-	double rate;		/* events per second, averaged */
+	__u64 ranked_events;	/* n.events + n.packets at the last rank */
+	double rate;		/* events and packets per second, averaged */
+	struct job_net *net;	/* NULL until its sockets' first packet */
 };
 
 struct mg_totals {
 	pthread_mutex_t lock;
 	unsigned int exported_max, nexported, njobs;
 	__u64 records, bytes, kernel_lost, daemon_dropped;
+	__u64 net_packets, net_bytes, net_unkeyed;
+	struct job_net other_net;	/* "other"'s: never freed, no base */
 	struct probe_count *probes;
 	size_t nprobes;			/* ids 0 .. nprobes - 1 */
 	struct job_slot *jobs;
@@ -97,12 +125,24 @@ int mg_totals_create(unsigned int exported_max, struct mg_totals **out)
 	return 0;
 }
 
+static void net_free(struct job_net *n)
+{
+	if (n)
+		free(n->peer);
+	free(n);
+}
+
 void mg_totals_free(struct mg_totals *t)
 {
+	size_t i;
+
 	if (!t)
 		return;
 	pthread_mutex_destroy(&t->lock);
 	free(t->probes);
+	for (i = 0; t->jobs && i < JOB_SLOTS; i++)
+		net_free(t->jobs[i].net);
+	free(t->other_net.peer);
 	free(t->jobs);
 	free(t->order);
 	free(t->owners);
@@ -197,6 +237,227 @@ static void count_job_lost(struct mg_totals *t, const struct magnet_record *r)
 		t->other.lost_fair += n;
 }
 
+static unsigned int proto_of(unsigned int ipproto)
+{
+	switch (ipproto) {
+	case IPPROTO_TCP:
+		return MG_TOTALS_TCP;
+	case IPPROTO_UDP:
+		return MG_TOTALS_UDP;
+	case IPPROTO_ICMP:
+		return MG_TOTALS_ICMP;
+	case IPPROTO_ICMPV6:
+		return MG_TOTALS_ICMPV6;
+	default:
+		return MG_TOTALS_PROTO_OTHER;
+	}
+}
+
+static void counts_add(struct mg_totals_counts *c, bool tx, __u64 bytes)
+{
+	if (tx) {
+		c->tx_packets++;
+		c->tx_bytes += bytes;
+	} else {
+		c->rx_packets++;
+		c->rx_bytes += bytes;
+	}
+}
+
+static void counts_sum(struct mg_totals_counts *a, const struct mg_totals_counts *b)
+{
+	a->tx_packets += b->tx_packets;
+	a->tx_bytes += b->tx_bytes;
+	a->rx_packets += b->rx_packets;
+	a->rx_bytes += b->rx_bytes;
+}
+
+static __u64 counts_bytes(const struct mg_totals_counts *c)
+{
+	return c->tx_bytes + c->rx_bytes;
+}
+
+/* The job's traffic, made with its first packet; NULL: out of memory. */
+static struct job_net *net_of(struct job_slot *j)
+{
+	if (!j->net)
+		j->net = calloc(1, sizeof(*j->net));
+	return j->net;
+}
+
+/* A listed peer folds into "other", its series with it: an eviction. */
+static void evict(struct job_net *n, struct peer_slot *p)
+{
+	counts_sum(&n->other.n, &p->n);
+	counts_sum(&n->other.base, &p->base);
+	n->evictions++;
+	memset(p, 0, sizeof(*p));
+}
+
+/* A place for one more peer, the list grown if it may be; NULL: full. */
+static struct peer_slot *peer_new(struct job_net *n)
+{
+	if (n->npeers == n->cap && n->cap < MG_TOTALS_PEERS) {
+		unsigned int cap = n->cap ? 2 * n->cap : 4;
+		struct peer_slot *p = realloc(n->peer, cap * sizeof(*p));
+
+		if (p) {
+			n->peer = p;
+			n->cap = cap;
+		}
+	}
+	if (n->npeers == n->cap)
+		return NULL;
+	memset(&n->peer[n->npeers], 0, sizeof(n->peer[0]));
+	return &n->peer[n->npeers++];
+}
+
+static struct peer_slot *peer_find(struct job_net *n, __u8 family, const __u8 *addr)
+{
+	unsigned int i;
+
+	for (i = 0; i < n->npeers; i++)
+		if (n->peer[i].family == family && !memcmp(n->peer[i].addr, addr, 16))
+			return &n->peer[i];
+	return NULL;
+}
+
+/*
+ * The place of the peer at addr (totals.h, Peers): listed, newly listed,
+ * in an idle peer's place (evicted), or NULL when every place is busy:
+ * then it counts in "other".
+ */
+static struct peer_slot *peer_place(struct job_net *n, __u8 family, const __u8 *addr)
+{
+	struct peer_slot *p = peer_find(n, family, addr), *v = NULL;
+	unsigned int i;
+
+	if (p)
+		return p;
+	p = peer_new(n);
+	if (!p) {
+		for (i = 0; i < n->npeers; i++) {
+			p = &n->peer[i];
+			if (n->packets - p->seen < MG_TOTALS_PEER_IDLE)
+				continue;
+			if (!v || counts_bytes(&p->n) < counts_bytes(&v->n) ||
+			    (counts_bytes(&p->n) == counts_bytes(&v->n) && p->seen < v->seen))
+				v = p;
+		}
+		if (!v)
+			return NULL;
+		evict(n, v);
+		p = v;
+	}
+	p->family = family;
+	memcpy(p->addr, addr, 16);
+	return p;
+}
+
+/* One packet of flow f into n: its protocol's counts and its peer's. */
+static void net_count(struct job_net *n, const struct mg_flow *f, bool tx)
+{
+	struct peer_slot *p;
+
+	n->packets++;
+	counts_add(&n->proto[proto_of(f->proto)], tx, f->payload);
+	p = peer_place(n, f->family, tx ? f->daddr : f->saddr);
+	if (!p)
+		p = &n->other;
+	counts_add(&p->n, tx, f->payload);
+	p->seen = n->packets;
+}
+
+/* The job's series starts at 0 (enter()): its traffic's too. */
+static void net_enter(struct job_net *n)
+{
+	unsigned int i;
+
+	if (!n)
+		return;
+	memcpy(n->proto_base, n->proto, sizeof(n->proto_base));
+	n->other.base = n->other.n;
+	n->evictions_base = n->evictions;
+	for (i = 0; i < n->npeers; i++)
+		n->peer[i].base = n->peer[i].n;
+}
+
+/*
+ * m's traffic joins s's (join()): counts added, and to the base what m's
+ * series had not counted (all of it unless m was exported, as
+ * series_add). A peer of m with no place in s's list folds into "other"
+ * (an eviction), or makes room by evicting s's smallest if that one is
+ * smaller.
+ */
+static void net_merge(struct job_net *s, const struct job_net *m, bool m_exported)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < MG_TOTALS_PROTOS; i++) {
+		counts_sum(&s->proto[i], &m->proto[i]);
+		counts_sum(&s->proto_base[i], m_exported ? &m->proto_base[i] : &m->proto[i]);
+	}
+	counts_sum(&s->other.n, &m->other.n);
+	counts_sum(&s->other.base, m_exported ? &m->other.base : &m->other.n);
+	s->evictions += m->evictions;
+	s->evictions_base += m_exported ? m->evictions_base : m->evictions;
+	for (i = 0; i < m->npeers; i++) {
+		const struct peer_slot *q = &m->peer[i];
+		struct peer_slot *p = peer_find(s, q->family, q->addr), *v = NULL;
+
+		if (!p)
+			p = peer_new(s);
+		if (!p) {
+			for (k = 0; k < s->npeers; k++)
+				if (!v || counts_bytes(&s->peer[k].n) < counts_bytes(&v->n))
+					v = &s->peer[k];
+			if (v && counts_bytes(&v->n) < counts_bytes(&q->n)) {
+				evict(s, v);
+				p = v;
+			} else {
+				p = &s->other;
+				s->evictions++;
+			}
+		}
+		if (p != &s->other) {
+			p->family = q->family;
+			memcpy(p->addr, q->addr, 16);
+		}
+		counts_sum(&p->n, &q->n);
+		counts_sum(&p->base, m_exported ? &q->base : &q->n);
+		p->seen = s->packets;
+	}
+}
+
+/*
+ * An skb record's packet: under the series of its socket's cgroup (a
+ * job not exported, or no job: towards "other" too, as its events).
+ */
+static void count_packet(struct mg_totals *t, const struct magnet_skb *k)
+{
+	struct job_net *n = NULL;
+	struct job_slot *j;
+	struct mg_flow f;
+	bool tx;
+
+	if (mg_flow_of(k, &f)) {
+		t->net_unkeyed++;
+		return;
+	}
+	tx = f.dir == MAGNET_SKB_DIR_OUT;
+	t->net_packets++;
+	t->net_bytes += f.payload;
+	j = series_of(t, (__u32)k->sk_cgroup);
+	if (j)
+		n = net_of(j);
+	if (n) {
+		net_count(n, &f, tx);
+		j->n.packets++;
+	}
+	if (!n || !j->exported)
+		net_count(&t->other_net, &f, tx);
+}
+
 /*
  * Records of one probe, job and kind in a row (a read is mostly such
  * runs): counted once per run, not once per record.
@@ -249,6 +510,7 @@ static void add(struct mg_totals *t, const void *data, size_t len)
 	size_t off = 0;
 
 	while ((r = mg_record_step(data, len, &off))) {
+		const struct magnet_skb *k;
 		bool sock_handler, intr;
 
 		if (r->event_id == MAGNET_EVENT_LOST) {
@@ -263,6 +525,9 @@ static void add(struct mg_totals *t, const void *data, size_t len)
 		}
 		if (r->event_id == MAGNET_EVENT_PAD || mg_record_is_task(r))
 			continue;
+		k = mg_record_skb(r);
+		if (k)
+			count_packet(t, k);
 		sock_handler = MAGNET_REC_HANDLER(r->flags) == MAGNET_HANDLER_SOCK;
 		intr = mg_record_is_intr(r);
 		if (r->event_id != u.id || r->cgroup != u.cgroup ||
@@ -309,6 +574,7 @@ static void remove_slot(struct mg_totals *t, struct job_slot *j)
 	t->njobs--;
 	/* Backward shift: move up every later entry the hole would strand. */
 	hole = j - t->jobs;
+	net_free(j->net);
 	memset(j, 0, sizeof(*j));
 	for (i = (hole + 1) & (JOB_SLOTS - 1); t->jobs[i].cgroup;
 	     i = (i + 1) & (JOB_SLOTS - 1)) {
@@ -359,6 +625,7 @@ static void series_add(struct mg_totals_series *a, const struct mg_totals_series
 	a->sock_bytes += b->sock_bytes;
 	a->intr_events += b->intr_events;
 	a->lost_fair += b->lost_fair;
+	a->packets += b->packets;
 }
 
 /*
@@ -375,10 +642,20 @@ static void join(struct mg_totals *t, struct job_slot *m, struct job_slot *s)
 		s->exported = true;
 		t->nexported++;
 		s->base = s->n;
+		net_enter(s->net);
 	}
 	if (s->exported)
 		series_add(&s->base, m->exported && !m->shown ? &m->base : &m->n);
 	series_add(&s->n, &m->n);
+	if (m->net && s->net) {
+		net_merge(s->net, m->net, m->exported);
+		net_free(m->net);
+	} else if (m->net) {
+		s->net = m->net;	/* its base as it was (exported), or none */
+		if (!m->exported)
+			net_enter(s->net);
+	}
+	m->net = NULL;
 	s->ranked_events += m->ranked_events;
 	s->rate += m->rate;
 	s->members++;
@@ -474,6 +751,7 @@ static void enter(struct job_slot *j)
 	j->exported = true;
 	j->shown = false;
 	j->base = j->n;		/* its series starts at 0 */
+	net_enter(j->net);
 }
 
 /* Choose the exported jobs: t->order holds the n series. */
@@ -550,8 +828,8 @@ void mg_totals_rank(struct mg_totals *t, __u64 now_ns)
 
 		if (!j->cgroup || j->series)
 			continue;
-		d = j->n.events - j->ranked_events;
-		j->ranked_events = j->n.events;
+		d = j->n.events + j->n.packets - j->ranked_events;
+		j->ranked_events = j->n.events + j->n.packets;
 		/*
 		 * An average over about RATE_TAU_S that needs no exp(): the
 		 * last rate weighs RATE_TAU_S, this interval its length.
@@ -585,11 +863,84 @@ static void series_since(struct mg_totals_series *s,
 	s->sock_bytes = now->sock_bytes - base->sock_bytes;
 	s->intr_events = now->intr_events - base->intr_events;
 	s->lost_fair = now->lost_fair - base->lost_fair;
+	s->packets = now->packets - base->packets;
+}
+
+static void counts_since(struct mg_totals_counts *s, const struct mg_totals_counts *now,
+			 const struct mg_totals_counts *base)
+{
+	s->tx_packets = now->tx_packets - base->tx_packets;
+	s->tx_bytes = now->tx_bytes - base->tx_bytes;
+	s->rx_packets = now->rx_packets - base->rx_packets;
+	s->rx_bytes = now->rx_bytes - base->rx_bytes;
+}
+
+static int most_bytes_first(const void *a, const void *b)
+{
+	const struct mg_totals_peer *x = a, *y = b;
+	__u64 bx = counts_bytes(&x->n), by = counts_bytes(&y->n);
+
+	if (bx != by)
+		return bx < by ? 1 : -1;
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	return memcmp(x->addr, y->addr, 16);
+}
+
+enum net_series { SERIES_NONE, SERIES_BASE, SERIES_ALL };
+
+/*
+ * n into o, its peers into the pool: series since the base (an exported
+ * job), all of it ("other"), or none (a job not exported: 0).
+ */
+static void net_view(struct mg_totals_net *o, const struct job_net *n,
+		     enum net_series series, struct mg_totals_peer **pool)
+{
+	static const struct mg_totals_counts zero;
+	unsigned int i;
+
+	memset(o, 0, sizeof(*o));
+	o->peers = *pool;
+	o->npeers = n->npeers;
+	*pool += n->npeers;
+	for (i = 0; i < MG_TOTALS_PROTOS; i++) {
+		o->proto[i] = n->proto[i];
+		counts_since(&o->proto_series[i], &n->proto[i],
+			     series == SERIES_BASE ? &n->proto_base[i] : &zero);
+	}
+	for (i = 0; i < n->npeers; i++) {
+		struct mg_totals_peer *p = &o->peers[i];
+
+		p->family = n->peer[i].family;
+		memcpy(p->addr, n->peer[i].addr, 16);
+		p->n = n->peer[i].n;
+		counts_since(&p->series, &n->peer[i].n,
+			     series == SERIES_BASE ? &n->peer[i].base : &zero);
+	}
+	o->other.n = n->other.n;
+	counts_since(&o->other.series, &n->other.n,
+		     series == SERIES_BASE ? &n->other.base : &zero);
+	o->evictions = n->evictions;
+	o->evictions_series = n->evictions - (series == SERIES_BASE ? n->evictions_base : 0);
+	if (series == SERIES_NONE) {
+		memset(o->proto_series, 0, sizeof(o->proto_series));
+		memset(&o->other.series, 0, sizeof(o->other.series));
+		for (i = 0; i < n->npeers; i++)
+			memset(&o->peers[i].series, 0, sizeof(o->peers[i].series));
+		o->evictions_series = 0;
+	}
+}
+
+static void net_sort(struct mg_totals_net *o)
+{
+	if (o->npeers)
+		qsort(o->peers, o->npeers, sizeof(*o->peers), most_bytes_first);
 }
 
 int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 {
-	size_t i, n = 0;
+	size_t i, n = 0, npeers = t->other_net.npeers;
+	struct mg_totals_peer *pool;
 
 	memset(v, 0, sizeof(*v));
 	pthread_mutex_lock(&t->lock);
@@ -598,18 +949,27 @@ int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 	v->node.kernel_lost = t->kernel_lost;
 	v->node.daemon_dropped = t->daemon_dropped;
 	v->node.jobs = t->njobs;
+	v->node.net_packets = t->net_packets;
+	v->node.net_bytes = t->net_bytes;
+	v->node.net_unkeyed = t->net_unkeyed;
 	v->other = t->other;
 	v->other.series = (struct mg_totals_series){
 		.events = t->other.events, .sock_bytes = t->other.sock_bytes,
 		.intr_events = t->other.intr_events,
-		.lost_fair = t->other.lost_fair };
+		.lost_fair = t->other.lost_fair,
+		.packets = t->other_net.packets };
 
 	for (i = 0; i < t->nprobes; i++)
 		n += t->probes[i].seen;
+	for (i = 0; i < JOB_SLOTS; i++)
+		if (t->jobs[i].net && !t->jobs[i].series)
+			npeers += t->jobs[i].net->npeers;
 	v->probes = calloc(n ? n : 1, sizeof(*v->probes));
 	v->jobs = calloc(t->njobs ? t->njobs : 1, sizeof(*v->jobs));
 	v->members = calloc(t->njobs ? t->njobs : 1, sizeof(*v->members));
-	if (!v->probes || !v->jobs || !v->members) {
+	v->peer_pool = calloc(npeers ? npeers : 1, sizeof(*v->peer_pool));
+	pool = v->peer_pool;
+	if (!v->probes || !v->jobs || !v->members || !v->peer_pool) {
 		pthread_mutex_unlock(&t->lock);
 		mg_totals_view_free(v);
 		return -ENOMEM;
@@ -650,9 +1010,18 @@ int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 		if (j->exported)
 			series_since(&o->series, &j->n, &j->base);
 		o->rate = j->rate;
+		o->has_net = j->net && j->net->packets;
+		if (j->net)
+			net_view(&o->net, j->net, j->exported ? SERIES_BASE : SERIES_NONE,
+				 &pool);
 	}
+	v->other.has_net = t->other_net.packets;
+	net_view(&v->other.net, &t->other_net, SERIES_ALL, &pool);
 	pthread_mutex_unlock(&t->lock);
 	qsort(v->jobs, v->njobs, sizeof(*v->jobs), busiest_first);
+	for (i = 0; i < v->njobs; i++)
+		net_sort(&v->jobs[i].net);
+	net_sort(&v->other.net);
 	return 0;
 }
 
@@ -680,8 +1049,10 @@ void mg_totals_view_free(struct mg_totals_view *v)
 	free(v->probes);
 	free(v->jobs);
 	free(v->members);
+	free(v->peer_pool);
 	v->probes = NULL;
 	v->jobs = NULL;
 	v->members = NULL;
+	v->peer_pool = NULL;
 	v->nprobes = v->njobs = v->nmembers = 0;
 }

@@ -18,6 +18,18 @@
  *         dropped (its JOB_LOST records; UAPI FAIRNESS). Records of
  *         cgroup 0 (no job known: format-2 streams; the shared job's
  *         losses) count towards "other".
+ * Network: the packets of skb records (lib/flow.h reads their headers),
+ *         per job, under their *socket's* cgroup (the record's
+ *         sk_cgroup), not the header's: a packet received in softirq
+ *         is written by whatever task the interrupt found, and counts
+ *         for the job whose socket takes it. Per job: packets and
+ *         transport payload bytes, sent and received, per protocol (tcp,
+ *         udp, icmp, icmpv6, and any other as one), and per peer host
+ *         (the other end's address, no port), at most MG_TOTALS_PEERS
+ *         of them: the rest in the job's "other" peer (see Peers).
+ *         Packets without a socket (sk_cgroup 0) count towards "other".
+ *         Every packet seen is counted: a TCP segment sent again is
+ *         counted again (wire bytes, not payload once).
  *
  * TASK records are not events: not counted anywhere here.
  *
@@ -34,6 +46,19 @@
  * ends when it joins, and the series it joins counts only what came
  * after (mg_totals_shown), so that no count shows twice.
  *
+ * Peers. A job lists the peers it met first, up to MG_TOTALS_PEERS;
+ * a peer met when the list is full takes the place of the listed peer
+ * with the fewest bytes among those idle (not counted in the job's last
+ * MG_TOTALS_PEER_IDLE packets), which folds into "other" (its counts
+ * and its series: an eviction, counted); with none idle, the newcomer's
+ * packets count in "other". So a job that floods a host with new
+ * addresses churns only its idle places, never those of peers it talks
+ * to, and the peers' counts (listed and "other") always add up to the
+ * job's. A peer's series is its job's (below): one that folds into
+ * "other" adds its series to other's, so the series of a job's peers
+ * add up to those of its protocols at every moment, and a peer series
+ * ends only by an eviction (counted) or with its job's.
+ *
  * Thread-safe: magnetd's collection thread counts each read as it hands
  * it on, so the totals count every record read whether or not the server
  * thread ever sees it; the server thread takes the views.
@@ -47,8 +72,9 @@
  * most active, so that jobs met first cannot keep later ones out for
  * good:
  *
- *   - each job's rate is its events per second, averaged over about the
- *     last 30 seconds;
+ *   - each job's rate is its events and packets (its sockets') per
+ *     second, averaged over about the last 30 seconds: a job that only
+ *     receives, in softirq, is as busy as its traffic;
  *   - an exported job keeps its place until a job not exported is busier
  *     than it by a margin (1.5 times its rate, plus 1 event per second):
  *     jobs of like rates do not take turns;
@@ -74,12 +100,17 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <arpa/inet.h>
 #include <sys/types.h>
 #include <linux/types.h>
 
 #include "slurm.h"
 
 #define MG_TOTALS_JOBS		4096
+#define MG_TOTALS_PEERS		16	/* peer hosts listed per job */
+#define MG_TOTALS_PEER_IDLE	1024	/* a peer not counted in this many of
+					 * its job's packets may be replaced */
 #define MG_TOTALS_NAME_MAX	128	/* probe names are cut to this */
 #define MG_TOTALS_PATH_MAX	256
 
@@ -100,6 +131,9 @@ struct mg_totals_node {
 					 * queue refused */
 	unsigned int probes;		/* probes loaded now (magnet/probes) */
 	unsigned int jobs;		/* jobs in the table */
+	__u64 net_packets;		/* skb records' packets counted */
+	__u64 net_bytes;		/* their transport payload */
+	__u64 net_unkeyed;		/* skb records without a readable flow */
 };
 
 struct mg_totals_probe {
@@ -119,6 +153,71 @@ struct mg_totals_series {
 	__u64 sock_bytes;
 	__u64 intr_events;
 	__u64 lost_fair;
+	__u64 packets;		/* network packets (the job's sockets') */
+};
+
+/* The protocols a job's traffic is counted by: a fixed set, bounded. */
+enum mg_totals_proto {
+	MG_TOTALS_TCP,
+	MG_TOTALS_UDP,
+	MG_TOTALS_ICMP,
+	MG_TOTALS_ICMPV6,
+	MG_TOTALS_PROTO_OTHER,		/* any other IP protocol */
+	MG_TOTALS_PROTOS
+};
+
+/* "tcp", "udp", "icmp", "icmpv6", "other". */
+static inline const char *mg_totals_proto_name(unsigned int proto)
+{
+	static const char *const names[MG_TOTALS_PROTOS] = {
+		[MG_TOTALS_TCP] = "tcp", [MG_TOTALS_UDP] = "udp",
+		[MG_TOTALS_ICMP] = "icmp", [MG_TOTALS_ICMPV6] = "icmpv6",
+		[MG_TOTALS_PROTO_OTHER] = "other",
+	};
+
+	return proto < MG_TOTALS_PROTOS ? names[proto] : "other";
+}
+
+struct mg_totals_counts {
+	__u64 tx_packets, tx_bytes;	/* sent */
+	__u64 rx_packets, rx_bytes;	/* received */
+};
+
+struct mg_totals_peer {
+	__u8 family;			/* AF_INET, AF_INET6; 0: "other" */
+	__u8 addr[16];			/* IPv4 in the first 4 bytes */
+	struct mg_totals_counts n;	/* since the job was first met */
+	struct mg_totals_counts series;	/* its series' (exported jobs) */
+};
+
+/* A peer's address as text ("10.0.0.2", "fe80::1"), "other" for family 0. */
+#define MG_TOTALS_PEER_NAME_MAX	48
+static inline const char *mg_totals_peer_name(const struct mg_totals_peer *p,
+					      char *buf, size_t size)
+{
+	if (!p->family || !inet_ntop(p->family, p->addr, buf, size))
+		snprintf(buf, size, "other");
+	return buf;
+}
+
+/* Anything counted? (a protocol's line is shown only then) */
+static inline bool mg_totals_counts_any(const struct mg_totals_counts *c)
+{
+	return c->tx_packets || c->rx_packets;
+}
+
+/*
+ * A job's network traffic, counted as its other counts are: n since it
+ * was first met (TOTALS), series since it was last exported (for
+ * "other", the same).
+ */
+struct mg_totals_net {
+	struct mg_totals_counts proto[MG_TOTALS_PROTOS];
+	struct mg_totals_counts proto_series[MG_TOTALS_PROTOS];
+	size_t npeers;
+	struct mg_totals_peer *peers;	/* listed: most bytes first */
+	struct mg_totals_peer other;	/* every peer not listed */
+	__u64 evictions, evictions_series;	/* peers folded into other */
 };
 
 struct mg_totals_job {
@@ -142,7 +241,10 @@ struct mg_totals_job {
 	 * "other", the same as the counts above.
 	 */
 	struct mg_totals_series series;
-	double rate;			/* events per second, recently */
+	double rate;			/* events and packets per second, recently */
+	/* Its sockets' traffic; has_net: any packet counted (else all 0). */
+	bool has_net;
+	struct mg_totals_net net;
 };
 
 /* A cgroup whose records count in another job's series. */
@@ -161,15 +263,17 @@ struct mg_totals_view {
 	struct mg_totals_member *members;	/* cgroups counted in another's */
 	struct mg_totals_job other;	/* the jobs not exported, summed, and
 					 * records of no known job */
+	struct mg_totals_peer *peer_pool;	/* the jobs' net.peers */
 };
 
 int mg_totals_create(unsigned int exported_max, struct mg_totals **out);
 void mg_totals_free(struct mg_totals *t);
 
 /*
- * Count one record: an event under its header's cgroup; LOST records
- * towards kernel_lost; JOB_LOST records towards kernel_lost and their
- * job's lost_fair; TASK records not at all.
+ * Count one record: an event under its header's cgroup, and an skb
+ * record's packet under its socket's; LOST records towards kernel_lost;
+ * JOB_LOST records towards kernel_lost and their job's lost_fair; TASK
+ * records not at all.
  */
 void mg_totals_add(struct mg_totals *t, const struct magnet_record *r);
 

@@ -9,7 +9,7 @@
 #                   magnetd.conf accepts, is in its page
 
 MAN_NAMES := magnet.7 magnetd.8 magnetd.conf.5 magnet-ctl.8 \
-	     magnet-read.1 magnet-dump.1 magnet-top.1 magnet-cat.1
+	     magnet-read.1 magnet-dump.1 magnet-top.1 magnet-cat.1 magnet-jobs.1
 MAN_PAGES := $(addprefix $(BUILD)/man/,$(MAN_NAMES))
 
 man: $(MAN_PAGES)

@@ -53,6 +53,7 @@ PKG_TOOLS_FILES = \
 	0755:$(BUILD)/tools/magnet-dump:$(BINDIR)/magnet-dump \
 	0755:$(BUILD)/tools/magnet-top:$(BINDIR)/magnet-top \
 	0755:$(BUILD)/tools/magnet-cat:$(BINDIR)/magnet-cat \
+	0755:$(BUILD)/tools/magnet-jobs:$(BINDIR)/magnet-jobs \
 	0755:$(BUILD)/daemon/magnetd:$(SBINDIR)/magnetd \
 	0644:$(PKG_GEN)/magnetd.service:$(SYSTEMDUNITDIR)/magnetd.service \
 	0644:daemon/magnetd.conf:$(SYSCONFDIR)/magnet/magnetd.conf \

@@ -61,6 +61,7 @@ enum kind {
 	K_DROPPED, K_PROBES,
 	K_PROBE_RATE, K_PROBE_EVENTS, K_PROBE_BYTES_RATE, K_PROBE_BYTES,
 	K_JOB_RATE, K_JOB_EVENTS, K_JOB_BYTES_RATE, K_JOB_BYTES,
+	K_JOB_NET_TX_RATE, K_JOB_NET_TX, K_JOB_NET_RX_RATE, K_JOB_NET_RX,
 	K_TOP_NAME, K_TOP_RATE,
 };
 
@@ -180,19 +181,34 @@ static const struct mgg_counter *counter(bool job, const struct mgg_snapshot *s,
 		     mgg_find(s->probes_v, s->nprobes, mm.probes[i]);
 }
 
-/* A probe's or job's counter; 0 while magnetd has no record of it. */
-static double value_of(bool job, bool bytes, int i, bool rate)
+enum field { F_EVENTS, F_SOCK_BYTES, F_NET_TX, F_NET_RX };
+
+static double field_of(const struct mgg_counter *c, enum field f)
 {
-	const struct mgg_counter *c = counter(job, &mm.cur, i), *p;
-	double now = c ? (bytes ? c->sock_bytes : c->events) : 0, before;
+	if (!c)
+		return 0;
+	switch (f) {
+	case F_SOCK_BYTES:
+		return c->sock_bytes;
+	case F_NET_TX:
+		return c->net_tx_bytes;
+	case F_NET_RX:
+		return c->net_rx_bytes;
+	default:
+		return c->events;
+	}
+}
+
+/* A probe's or job's counter; 0 while magnetd has no record of it. */
+static double value_of(bool job, enum field f, int i, bool rate)
+{
+	double now = field_of(counter(job, &mm.cur, i), f);
 
 	if (!rate)
 		return now;
 	if (!mm.have_prev)
 		return NAN;
-	p = counter(job, &mm.prev, i);
-	before = p ? (bytes ? p->sock_bytes : p->events) : 0;
-	return rate_of(before, now);
+	return rate_of(field_of(counter(job, &mm.prev, i), f), now);
 }
 
 static g_val_t magnet_handler(int metric_index)
@@ -240,15 +256,25 @@ static g_val_t magnet_handler(int metric_index)
 	case K_PROBE_EVENTS:
 	case K_PROBE_BYTES_RATE:
 	case K_PROBE_BYTES:
-		v.d = value_of(false, d->kind == K_PROBE_BYTES_RATE || d->kind == K_PROBE_BYTES,
+		v.d = value_of(false, d->kind == K_PROBE_BYTES_RATE || d->kind == K_PROBE_BYTES ?
+			       F_SOCK_BYTES : F_EVENTS,
 			       d->arg, d->kind == K_PROBE_RATE || d->kind == K_PROBE_BYTES_RATE);
 		break;
 	case K_JOB_RATE:
 	case K_JOB_EVENTS:
 	case K_JOB_BYTES_RATE:
 	case K_JOB_BYTES:
-		v.d = value_of(true, d->kind == K_JOB_BYTES_RATE || d->kind == K_JOB_BYTES,
+		v.d = value_of(true, d->kind == K_JOB_BYTES_RATE || d->kind == K_JOB_BYTES ?
+			       F_SOCK_BYTES : F_EVENTS,
 			       d->arg, d->kind == K_JOB_RATE || d->kind == K_JOB_BYTES_RATE);
+		break;
+	case K_JOB_NET_TX_RATE:
+	case K_JOB_NET_TX:
+		v.d = value_of(true, F_NET_TX, d->arg, d->kind == K_JOB_NET_TX_RATE);
+		break;
+	case K_JOB_NET_RX_RATE:
+	case K_JOB_NET_RX:
+		v.d = value_of(true, F_NET_RX, d->arg, d->kind == K_JOB_NET_RX_RATE);
 		break;
 	case K_TOP_NAME:	/* made safe for gmond by rank_jobs */
 		snprintf(v.str, sizeof(v.str), "%s",
@@ -295,9 +321,25 @@ static void add(apr_pool_t *pool, enum kind kind, int arg, const char *name,
 	MMETRIC_ADD_METADATA(gmi, "TITLE", gmi->desc);
 }
 
-/* The four metrics of a probe or a job named in the configuration. */
+/*
+ * The four metrics of a probe or a job named in the configuration; a
+ * job's traffic, by its sockets (skb probes), four more.
+ */
 static void add_set(apr_pool_t *pool, bool job, int i, const char *what)
 {
+	static const struct {
+		enum kind kind;
+		const char *suffix, *units, *fmt, *desc;
+	} net[] = {
+		{ K_JOB_NET_TX_RATE, "net_tx_bytes_rate", "bytes/s", "%.2f",
+		  "Payload bytes per second sent by the sockets of job (cgroup) %s (skb probes)" },
+		{ K_JOB_NET_TX, "net_tx_bytes", "bytes", "%.0f",
+		  "Payload bytes sent by the sockets of job (cgroup) %s since magnetd started (skb probes)" },
+		{ K_JOB_NET_RX_RATE, "net_rx_bytes_rate", "bytes/s", "%.2f",
+		  "Payload bytes per second received by the sockets of job (cgroup) %s (skb probes)" },
+		{ K_JOB_NET_RX, "net_rx_bytes", "bytes", "%.0f",
+		  "Payload bytes received by the sockets of job (cgroup) %s since magnetd started (skb probes)" },
+	};
 	static const struct {
 		enum kind probe_kind, job_kind;
 		const char *suffix, *units, *fmt, *probe_desc, *job_desc;
@@ -327,6 +369,11 @@ static void add_set(apr_pool_t *pool, bool job, int i, const char *what)
 			 safe);
 		add(pool, job ? set[k].job_kind : set[k].probe_kind, i, name,
 		    set[k].units, "both", set[k].fmt, desc);
+	}
+	for (k = 0; job && k < sizeof(net) / sizeof(net[0]); k++) {
+		snprintf(name, sizeof(name), "magnet_job_%s_%s", w, net[k].suffix);
+		snprintf(desc, sizeof(desc), net[k].desc, safe);
+		add(pool, net[k].kind, i, name, net[k].units, "both", net[k].fmt, desc);
 	}
 }
 

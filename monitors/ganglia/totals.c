@@ -305,8 +305,33 @@ bad_line:
 	return -EINVAL;
 }
 
+/*
+ * A job's "net <cgroup> <proto> ... tx_bytes= ... rx_bytes=" line, after
+ * its job's line (job, whose line is [job_line, jend)): its bytes added
+ * to the job's. 0, or -EINVAL with why.
+ */
+static int add_net(struct mgg_counter *job, const char *job_line, const char *jend,
+		   const char *line, const char *end, char *why)
+{
+	const char *w, *jw;
+	double tx, rx;
+	size_t wl, jwl;
+	char q[QUOTE_MAX + 1];
+
+	if (!job || !job_line || !word(line, end, 1, &w, &wl) ||
+	    !word(job_line, jend, 1, &jw, &jwl) || wl != jwl || memcmp(w, jw, wl) ||
+	    get(line, end, "tx_bytes", &tx) != 1 || get(line, end, "rx_bytes", &rx) != 1) {
+		snprintf(why, 128, "bad TOTALS line: %s", quote(q, sizeof(q), line, end - line));
+		return -EINVAL;
+	}
+	job->net_tx_bytes += tx;
+	job->net_rx_bytes += rx;
+	return 0;
+}
+
 int mgg_parse(const char *text, size_t len, struct mgg_snapshot *s, char *why)
 {
+	const char *job_line = NULL, *job_end = NULL;
 	const char *end = text + len, *p = text, *eol, *w;
 	char q[QUOTE_MAX + 1];
 	double n;
@@ -351,6 +376,9 @@ int mgg_parse(const char *text, size_t len, struct mgg_snapshot *s, char *why)
 			ret = add(&s->probes_v, &s->nprobes, p, eol, 3, why);
 		else if (starts(p, eol, "job "))
 			ret = add(&s->jobs_v, &s->njobs, p, eol, 2, why);
+		else if (starts(p, eol, "net "))
+			ret = add_net(s->njobs ? &s->jobs_v[s->njobs - 1] : NULL,
+				      job_line, job_end, p, eol, why);
 		else
 			ret = 0;	/* a kind of line added later */
 		if (ret) {
@@ -358,6 +386,10 @@ int mgg_parse(const char *text, size_t len, struct mgg_snapshot *s, char *why)
 				snprintf(why, 128, "out of memory");
 			mgg_free(s);
 			return ret;
+		}
+		if (starts(p, eol, "job ")) {
+			job_line = p;
+			job_end = eol;
 		}
 		p = eol + 1;
 	}
@@ -561,7 +593,7 @@ static int exchange(const struct mgg_link *l, struct mgg_snapshot *s,
 			if (!nb) {
 				ret = cap < MGG_REPLY_MAX ? -ENOMEM : -EFBIG;
 				snprintf(detail, sizeof(detail), "%s",
-					 ret == -EFBIG ? "reply larger than 8 MiB" : "out of memory");
+					 ret == -EFBIG ? "reply larger than 32 MiB" : "out of memory");
 				goto out;
 			}
 			buf = nb;

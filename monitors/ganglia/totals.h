@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-#define MGG_REPLY_MAX	(8 << 20)	/* 4096 jobs and every probe fit */
+#define MGG_REPLY_MAX	(32 << 20)	/* 4096 jobs, their traffic, every probe */
 #define MGG_LINES_MAX	(1 << 20)
 
 struct mgg_counter {
@@ -21,6 +21,8 @@ struct mgg_counter {
 	char *slurm;			/* a Slurm job's: "42.0 uid=1000"; or NULL */
 	double events, sock_bytes;	/* counters: exact below 2^53 */
 	bool sock;
+	/* A job's: its sockets' payload bytes, all protocols (its net lines). */
+	double net_tx_bytes, net_rx_bytes;
 };
 
 /*

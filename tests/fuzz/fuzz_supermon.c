@@ -15,7 +15,7 @@
  *     one s-expression (parentheses balanced outside strings, strings
  *     quoted with \" and \\ escaped);
  *   - its kind is the model's: # a description, S a sample, M and a mask
- *     of 1 to 7 (decimal or 0x hex) "(mask N)", Q "(bye)" and the end,
+ *     of 1 to 31 (decimal or 0x hex) "(mask N)", Q "(bye)" and the end,
  *     anything else an error;
  *   - a sample holds exactly the categories of the connection's mask,
  *     which only a valid M changes.
@@ -48,7 +48,7 @@ static bool blank(char c)
 	return c == ' ' || c == '\t';
 }
 
-/* "1".."7", "0x1".."0x7" and any leading zeros: the mask, else 0. */
+/* "1".."31", "0x1".."0x1f" and any leading zeros: the mask, else 0. */
 static unsigned int ref_mask(const char *s, size_t len)
 {
 	unsigned int base = 10, v = 0;
@@ -67,11 +67,11 @@ static unsigned int ref_mask(const char *s, size_t len)
 
 		if (d < 0)
 			return 0;
-		if (v > 7)
+		if (v > MG_SM_ALL)
 			continue;	/* too big already; the digits still count */
 		v = v * base + d;
 	}
-	return v >= 1 && v <= 7 ? v : 0;
+	return v >= 1 && v <= MG_SM_ALL ? v : 0;
 }
 
 /* docs/supermon.md, Grammar: what a request line is. */
@@ -201,6 +201,11 @@ static void make_view(struct mg_totals_view *v, struct mg_totals_probe *p,
 	take(&d, &n, v->node.node, sizeof(v->node.node));
 	v->probes = p;
 	v->nprobes = 1;
+	/* Its traffic: one protocol, no peer listed (its series in "other"). */
+	j->has_net = true;
+	j->net.proto[MG_TOTALS_TCP].tx_packets = 1;
+	j->net.proto_series[MG_TOTALS_TCP].tx_packets = 1;
+	j->net.other.n.tx_packets = j->net.other.series.tx_packets = 1;
 	v->jobs = j;
 	v->njobs = 1;
 	strcpy(v->other.path, "other");
@@ -279,6 +284,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(!!strstr(st, ") (node (module ") == !!(mask & MG_SM_NODE));
 			CHECK(!!strstr(st, " (probes (probe ") == !!(mask & MG_SM_PROBES));
 			CHECK(!!strstr(st, " (jobs (job ") == !!(mask & MG_SM_JOBS));
+			CHECK(!!strstr(st, " (net (net ") == !!(mask & MG_SM_NET));
+			CHECK(!!strstr(st, " (peers (peer ") == !!(mask & MG_SM_PEERS));
 			free(st);
 		}
 		CHECK(cl.mask == mask);

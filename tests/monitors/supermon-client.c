@@ -13,6 +13,7 @@
  *   host node-1                        time 1700000000.123456789
  *   node.records 1300                  probes.tcp_sendmsg.sock_bytes 4096
  *   jobs./a.events 1000                mask 5
+ *   net./a.tcp.tx_bytes 65536          peers./a.10.0.0.2.tx_bytes 65536
  *   error unknown request ...          bye
  *
  * With several -s, each REQUEST is sent to every server and the replies
@@ -128,18 +129,23 @@ static void pairs(const char *pfx, const char *prefix, const sexp_t *x)
 	}
 }
 
-/* An entry list (probe ...) or (job ...): keyed by its name or path. */
+/*
+ * An entry list (probe ...), (job ...), (net ...) or (peer ...): keyed by
+ * its name or path, and by a second key if given (a job's protocol or
+ * peer: net./a.tcp.tx_bytes).
+ */
 static void entries(const char *pfx, const char *cat, const char *key,
-		    const sexp_t *x)
+		    const char *key2, const sexp_t *x)
 {
 	char prefix[1024];
 
 	for (; x; x = x->next) {
-		const sexp_t *k = field(x, key);
+		const sexp_t *k = field(x, key), *k2 = key2 ? field(x, key2) : NULL;
 
-		if (!k)
+		if (!k || (key2 && !k2))
 			bad(key);
-		snprintf(prefix, sizeof(prefix), "%s.%s", cat, k->val);
+		snprintf(prefix, sizeof(prefix), "%s.%s%s%s", cat, k->val,
+			 k2 ? "." : "", k2 ? k2->val : "");
 		pairs(pfx, prefix, x->list->next);
 	}
 }
@@ -159,9 +165,13 @@ static void print_sample(const char *pfx, const sexp_t *e)
 		else if (!strcmp(h, "node"))
 			pairs(pfx, "node", x->list->next);
 		else if (!strcmp(h, "probes"))
-			entries(pfx, "probes", "name", x->list->next);
+			entries(pfx, "probes", "name", NULL, x->list->next);
 		else if (!strcmp(h, "jobs"))
-			entries(pfx, "jobs", "path", x->list->next);
+			entries(pfx, "jobs", "path", NULL, x->list->next);
+		else if (!strcmp(h, "net"))
+			entries(pfx, "net", "path", "proto", x->list->next);
+		else if (!strcmp(h, "peers"))
+			entries(pfx, "peers", "path", "peer", x->list->next);
 		else
 			bad(h);
 	}

@@ -83,7 +83,7 @@ gmond_pid=$!
 mon_at_exit "kill $gmond_pid 2>/dev/null; wait $gmond_pid 2>/dev/null"
 sleep 2
 kill -0 $gmond_pid 2>/dev/null || mon_fail "gmond did not start: $(cat "$MON_DIR/gmond.log")"
-grep -q "magnet_module: 30 metrics from magnetd at 127.0.0.1:$MON_MAGNETD_PORT (2 probes, 2 jobs, 3 top slots)" "$MON_DIR/gmond.log" ||
+grep -q "magnet_module: 38 metrics from magnetd at 127.0.0.1:$MON_MAGNETD_PORT (2 probes, 2 jobs, 3 top slots)" "$MON_DIR/gmond.log" ||
 	mon_fail "gmond's log: $(cat "$MON_DIR/gmond.log")"
 
 # gmetad polling gmond, from the start: its RRDs are checked below.
@@ -142,8 +142,8 @@ t1=$(mon_total records)
 ((t0 <= records && records <= t1)) || mon_fail "magnet_records $records, TOTALS $t0 then $t1"
 [[ $(val magnet_kernel_lost) == 0 && $(val magnet_daemon_dropped) == 0 ]] || mon_fail "losses: $(xml | grep -E 'lost|dropped')"
 n=$(xml | wc -l)
-[[ $n == 30 ]] || mon_fail "gmond's XML has $n magnet metrics, want 30: $(xml)"
-mon_log "gmond's XML, all 30 magnet metrics; counts: magnet_job_a_events 1001, magnet_job_a_bytes 50000, magnet_job_b_events 40 (the workload), magnet_probe___x64_sys_getppid_events $truth and magnet_records $records (TOTALS $t0..$t1)"
+[[ $n == 38 ]] || mon_fail "gmond's XML has $n magnet metrics, want 38: $(xml)"
+mon_log "gmond's XML, all 38 magnet metrics; counts: magnet_job_a_events 1001, magnet_job_a_bytes 50000, magnet_job_b_events 40 (the workload), magnet_probe___x64_sys_getppid_events $truth and magnet_records $records (TOTALS $t0..$t1)"
 
 ## Rates, within 10 %: /a paced at 100 calls/s for 40 s. Each collection
 ## (every 5 s) from 12 s to 37 s gives a sample. A rate is exact over the

@@ -22,13 +22,15 @@ mon_boot
 
 desc=$(sm '#') || mon_fail "describe: $desc"
 for c in "category node 1" "category probes 2" "category jobs 4" \
+	"category net 8" "category peers 16" "var net.tx_bytes u64 counter" \
+	"var peers.peer string label" \
 	"var node.records u64 counter" "var node.kernel_lost u64 counter" \
 	"var probes.events u64 counter" "var probes.sock_bytes u64 counter" \
 	"var jobs.path string label" "var jobs.events u64 counter"; do
 	grep -qx "$c" <<<"$desc" || mon_fail "description lacks '$c':
 $desc"
 done
-mon_log "description: $(grep -c '^var ' <<<"$desc") variables in $(grep -c '^category ' <<<"$desc") categories (node 1, probes 2, jobs 4)"
+mon_log "description: $(grep -c '^var ' <<<"$desc") variables in $(grep -c '^category ' <<<"$desc") categories (node 1, probes 2, jobs 4, net 8, peers 16)"
 
 mon_work burst a 500 >/dev/null
 mon_work send a 10000 >/dev/null
@@ -65,13 +67,13 @@ exec {bad}<>"/dev/tcp/127.0.0.1/$MON_SUPERMON_PORT"
 long=$(head -c 10000 /dev/zero | tr '\0' S)
 {
 	printf 'X\n'
-	printf 'M 9\n'
+	printf 'M 33\n'
 	printf '%s\n' "$long"
 	printf 'M\n'
 	printf '\n'	# a blank line is no request: no reply, no error
 	printf 'S\n'
 } >&"$bad"
-for want in '(error "unknown request' '(error "mask must be 1 to 7' \
+for want in '(error "unknown request' '(error "mask must be 1 to 31' \
 	'(error "request longer than 4096 bytes")' '(error "M needs a mask'; do
 	IFS= read -r -t 30 r <&"$bad" || mon_fail "no reply to a bad request"
 	[[ $r == "$want"* ]] || mon_fail "bad request: got '$r', want '$want...'"
@@ -87,7 +89,7 @@ printf 'Q\n' >&"$bad"
 IFS= read -r -t 30 r <&"$bad"
 [[ $r == "(bye)" ]] || mon_fail "Q: $r"
 exec {bad}>&- {good}>&-
-mon_log "X, M 9, a 10000-byte line, M, an empty line: each an error; that client keeps mask 7, the other its mask 2"
+mon_log "X, M 33, a 10000-byte line, M, an empty line: each an error; that client keeps mask 31, the other its mask 2"
 
 # The concentrator's composition: samples of two connections in one list.
 out=$("$client" -s "127.0.0.1:$MON_SUPERMON_PORT" -s "127.0.0.1:$MON_SUPERMON_PORT" S) ||

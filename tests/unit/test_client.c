@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tools/client: mgclient's pure parts (addresses, framing, %XX, the HELLO,
- * PROBES, STATS and AGG parsers) on valid and malformed input; its
- * connection over loopback against canned servers (trickled bytes, cuts,
- * overlong lines, a refusal); and the real magnet-cat and magnet-top
- * binaries against a fake magnetd that speaks docs/protocol.md from a
- * script, their output and exit status checked (magnet-top's terminal
- * mode on a pty).
+ * PROBES, STATS, AGG and TOTALS parsers) on valid and malformed input;
+ * mgjobs' grouping of jobs across nodes and its flow matcher on made-up
+ * replies of two nodes; its connection over loopback against canned
+ * servers (trickled bytes, cuts, overlong lines, a refusal); and the real
+ * magnet-cat, magnet-top and magnet-jobs binaries against fake magnetds
+ * that speak docs/protocol.md from a script, their output and exit status
+ * checked (magnet-top's terminal mode on a pty, magnet-jobs -j by jq).
  */
 #include <check.h>
 #include <errno.h>
@@ -32,6 +33,7 @@
 
 #include "escape.h"
 #include "mgclient.h"
+#include "mgjobs.h"
 #include "munged.h"
 #include "print.h"
 #include "record.h"
@@ -673,9 +675,9 @@ START_TEST(agg_net)
 	static const char good[] = NET_HEAD(5)
 		"J 4242 tcp 10 64000 20 3000 /system.slice/a%20b.service\n"
 		"J 0 udp 1 100 0 0 -\n"
-		"P 4242 tcp 10.0.0.2:443 10 64000 18 2900\n"
-		"P 4242 tcp [fe80::1]:8080 0 0 2 100\n"
-		"P 0 ipproto47 192.168.1.1:0 1 100 0 0 extra words\n";
+		"P 4242 tcp 10.0.0.2:443 10 64000 18 2900 10.0.0.1:51000\n"
+		"P 4242 tcp [fe80::1]:8080 0 0 2 100\n"	/* a server before the local end */
+		"P 0 ipproto47 192.168.1.1:0 1 100 0 0 10.0.0.1:0 extra words\n";
 	static const char peers_only[] = NET_HEAD(1) "P 1 udp 1.2.3.4:53 1 2 3 4\n";
 	static const char *const bad[] = {
 		NET_HEAD(2) "J 1 tcp 1 2 3 4 a\n",			/* fewer */
@@ -696,6 +698,7 @@ START_TEST(agg_net)
 		NET_HEAD(1) "J 1 tcp 1 2 3 4 a%00\n",
 		NET_HEAD(1) "J 1 t%p 1 2 3 4 a\n",
 		NET_HEAD(1) "P 1 tcp 1.2.3.4%:5 1 2 3 4\n",
+		NET_HEAD(1) "P 1 tcp 1.2.3.4:5 1 2 3 4 1.2.3.5%:6\n",
 		"A net 0 ts=1 interval=1 packets=0 bytes=0 jobs=0 peers=0 lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=0 dropped=0\n",
 		"A net 0 ts=1 interval=1 packets=x bytes=0 jobs=0 peers=0 lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=0 dropped=0 skipped=0\n",
 		"A net 2000000 ts=1\n",
@@ -710,7 +713,7 @@ START_TEST(agg_net)
 		"AGG net line 1: expected a J or P line, not 'j 1 tcp 1 2 3 4 a'",
 		"AGG net line 1: empty",
 		"AGG net line 1: expected 'J <job> <proto> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes> <label>', not 'J 1 tcp 1 2 3 4'",
-		"AGG net line 1: expected 'P <job> <proto> <peer> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes>', not 'P 1 tcp 1.2.3.4:5 1 2 3'",
+		"AGG net line 1: expected 'P <job> <proto> <peer> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes> [<local>]', not 'P 1 tcp 1.2.3.4:5 1 2 3'",
 		"AGG net line 1: bad job (a 32-bit number) in 'J x tcp 1 2 3 4 a'",
 		"AGG net line 1: bad job (a 32-bit number) in 'J 4294967296 tcp 1 2 3 4 a'",
 		"AGG net line 1: bad job (a 32-bit number) in 'J -1 tcp 1 2 3 4 a'",
@@ -721,6 +724,7 @@ START_TEST(agg_net)
 		"AGG net line 1: bad %XX escape in the label of 'J 1 tcp 1 2 3 4 a%00'",
 		"AGG net line 1: bad %XX escape in the proto of 'J 1 t%p 1 2 3 4 a'",
 		"AGG net line 1: bad %XX escape in the peer of 'P 1 tcp 1.2.3.4%:5 1 2 3 4'",
+		"AGG net line 1: bad %XX escape in the local end of 'P 1 tcp 1.2.3.4:5 1 2 3 4 1.2.3.5%:6'",
 		"AGG net: no skipped=",
 		"AGG net: packets=x is not a number",
 		"AGG net: 2000000 lines (more than 1048576)",
@@ -766,11 +770,14 @@ START_TEST(agg_net)
 	ck_assert_uint_eq(a.peer[0].tx_bytes, 64000);
 	ck_assert_uint_eq(a.peer[0].rx_packets, 18);
 	ck_assert_uint_eq(a.peer[0].rx_bytes, 2900);
+	ck_assert_str_eq(a.peer[0].local, "10.0.0.1:51000");
 	ck_assert_str_eq(a.peer[1].peer, "[fe80::1]:8080");
 	ck_assert_uint_eq(a.peer[1].rx_bytes, 100);
+	ck_assert_ptr_null(a.peer[1].local);
 	ck_assert_str_eq(a.peer[2].proto, "ipproto47");
 	ck_assert_str_eq(a.peer[2].peer, "192.168.1.1:0");
 	ck_assert_uint_eq(a.peer[2].tx_bytes, 100);
+	ck_assert_str_eq(a.peer[2].local, "10.0.0.1:0");
 	mgc_net_free(&a);
 
 	/* P lines alone, and an empty report (no skb probes) */
@@ -812,6 +819,263 @@ START_TEST(agg_net)
 		ck_assert_uint_eq(m.n, 5);
 		ck_assert_uint_eq(m.all_len, strlen(good));
 	}
+}
+END_TEST
+
+/* ---- TOTALS and jobs across nodes ---- */
+
+/*
+ * Two nodes, 10.0.0.1 and 10.0.0.2, sharing two Slurm jobs: 42 (step 0
+ * on both, and its batch step on node1) sends TCP from node1 to node2;
+ * 43 sends UDP from node1 to node2, TCP over node1's loopback to 42's
+ * batch step, and DNS to a host that is no queried node.
+ */
+#define JOBS_TOTALS_1 \
+	"OK 16 totals node=node1 ts=1 uptime=5 module=up cpus=2 records=100 bytes=1000 kernel_lost=0 daemon_dropped=0 probes=5 jobs=4 net_packets=127 net_bytes=106167 net_unkeyed=0\n" \
+	"probe 16 kprobe ip_output events=10 sock_bytes=0 sock=0 loaded=1 symbol=ip_output\n" \
+	"job 4001 /system.slice/slurmstepd.scope/job_42/step_0 events=10 sock_bytes=0 exported=1 intr=0 lost_fair=0 slurm_job_id=42 slurm_step=0 uid=1000\n" \
+	"net 4001 tcp tx_packets=70 tx_bytes=100000 rx_packets=40 rx_bytes=1007\n" \
+	"peer 4001 10.0.0.2 tx_packets=70 tx_bytes=100000 rx_packets=40 rx_bytes=1007\n" \
+	"peer 4001 other tx_packets=0 tx_bytes=0 rx_packets=0 rx_bytes=0 evictions=0\n" \
+	"job 4002 /system.slice/slurmstepd.scope/job_43/step_0 events=8 sock_bytes=0 exported=1 intr=0 lost_fair=0 slurm_job_id=43 slurm_step=0 uid=1001\n" \
+	"net 4002 tcp tx_packets=3 tx_bytes=30 rx_packets=3 rx_bytes=30\n" \
+	"net 4002 udp tx_packets=6 tx_bytes=5050 rx_packets=1 rx_bytes=50\n" \
+	"peer 4002 10.0.0.2 tx_packets=5 tx_bytes=5000 rx_packets=0 rx_bytes=0\n" \
+	"peer 4002 192.168.9.9 tx_packets=1 tx_bytes=50 rx_packets=1 rx_bytes=50\n" \
+	"peer 4002 127.0.0.1 tx_packets=3 tx_bytes=30 rx_packets=3 rx_bytes=30\n" \
+	"peer 4002 other tx_packets=0 tx_bytes=0 rx_packets=0 rx_bytes=0 evictions=0\n" \
+	"job 4003 /system.slice/slurmstepd.scope/job_42/step_batch events=3 sock_bytes=0 exported=1 intr=0 lost_fair=0 slurm_job_id=42 slurm_step=batch uid=1000\n" \
+	"net 4003 tcp tx_packets=3 tx_bytes=30 rx_packets=3 rx_bytes=30\n" \
+	"peer 4003 127.0.0.1 tx_packets=3 tx_bytes=30 rx_packets=3 rx_bytes=30\n" \
+	"job 0 other events=0 sock_bytes=0 exported=1 intr=0 lost_fair=0\n"
+#define JOBS_TOTALS_2 \
+	"OK 9 totals node=node2 ts=1 uptime=5 module=up cpus=2 records=100 bytes=1000 kernel_lost=0 daemon_dropped=0 probes=5 jobs=3 net_packets=115 net_bytes=106007 net_unkeyed=0\n" \
+	"job 5001 /system.slice/slurmstepd.scope/job_42/step_0 events=10 sock_bytes=0 exported=1 intr=0 lost_fair=0 slurm_job_id=42 slurm_step=0 uid=1000\n" \
+	"net 5001 tcp tx_packets=40 tx_bytes=1007 rx_packets=70 rx_bytes=100000\n" \
+	"peer 5001 10.0.0.1 tx_packets=40 tx_bytes=1007 rx_packets=70 rx_bytes=100000\n" \
+	"peer 5001 other tx_packets=0 tx_bytes=0 rx_packets=0 rx_bytes=0 evictions=0\n" \
+	"job 5002 /system.slice/slurmstepd.scope/job_43/step_0 events=1 sock_bytes=0 exported=1 intr=0 lost_fair=0 slurm_job_id=43 slurm_step=0 uid=1001\n" \
+	"net 5002 udp tx_packets=0 tx_bytes=0 rx_packets=5 rx_bytes=5000\n" \
+	"peer 5002 10.0.0.1 tx_packets=0 tx_bytes=0 rx_packets=5 rx_bytes=5000\n" \
+	"peer 5002 other tx_packets=0 tx_bytes=0 rx_packets=0 rx_bytes=0 evictions=0\n" \
+	"job 0 other events=0 sock_bytes=0 exported=1 intr=0 lost_fair=0\n"
+#define JOBS_NET_1 "A net 7 ts=1 interval=1000000000 packets=20 bytes=20 jobs=3 peers=5 " \
+	"lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 " \
+	"unkeyed=0 dropped=0 skipped=0\n" \
+	"J 4001 tcp 7 10000 4 100 /system.slice/slurmstepd.scope/job_42/step_0\n" \
+	"J 4002 udp 1 1000 0 0 /system.slice/slurmstepd.scope/job_43/step_0\n" \
+	"P 4001 tcp 10.0.0.2:5001 7 10000 4 100 10.0.0.1:40000\n" \
+	"P 4002 udp 10.0.0.2:6000 1 1000 0 0 10.0.0.1:40001\n" \
+	"P 4002 tcp 127.0.0.1:7000 1 10 1 10 127.0.0.1:40002\n" \
+	"P 4003 tcp 127.0.0.1:40002 1 10 1 10 127.0.0.1:7000\n" \
+	"P 4002 udp 192.168.9.9:53 1 50 1 50 10.0.0.1:40003\n"
+#define JOBS_NET_2 "A net 2 ts=1 interval=1000000000 packets=12 bytes=11100 jobs=2 peers=2 " \
+	"lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 " \
+	"unkeyed=0 dropped=0 skipped=0\n" \
+	"P 5001 tcp 10.0.0.1:40000 4 100 7 10000 10.0.0.2:5001\n" \
+	"P 5002 udp 10.0.0.1:40001 0 0 1 1000 10.0.0.2:6000\n"
+
+START_TEST(totals)
+{
+	static const char *const bad[] = {
+		"OK 1 totals node=n ts=1 uptime=1 records=1 bytes=1 kernel_lost=0 daemon_dropped=0\nnet 1 tcp tx_packets=1 tx_bytes=1 rx_packets=1 rx_bytes=1\n",
+		"OK 2 totals node=n ts=1 uptime=1 records=1 bytes=1 kernel_lost=0 daemon_dropped=0\njob 1 /a events=1 sock_bytes=0 exported=1\npeer 2 1.2.3.4 tx_packets=1 tx_bytes=1 rx_packets=1 rx_bytes=1\n",
+		"OK 2 totals node=n ts=1 uptime=1 records=1 bytes=1 kernel_lost=0 daemon_dropped=0\njob 1 /a events=1 sock_bytes=0 exported=1\nnet 1 tcp tx_packets=1 tx_bytes=1 rx_packets=x rx_bytes=1\n",
+		"OK 2 totals node=n ts=1 uptime=1 records=1 bytes=1 kernel_lost=0 daemon_dropped=0\njob 1 /a events=1 sock_bytes=0 exported=1\npeer 1 other tx_packets=1 tx_bytes=1 rx_packets=1 rx_bytes=1\n",
+		"OK 1 totals node=n ts=1 uptime=1 records=1 bytes=1 kernel_lost=0 daemon_dropped=0\njob 1 /a events=1 exported=1\n",
+		"OK 1 totals node=n ts=1 uptime=1 records=1 bytes=1 kernel_lost=0 daemon_dropped=0\njob 1 /a%zz events=1 sock_bytes=0 exported=1\n",
+		"OK 1 totals node=n ts=1 uptime=1 records=1 bytes=1 kernel_lost=0 daemon_dropped=0\njob 1 /a events=1 sock_bytes=0 exported=2\n",
+		"OK 2 totals node=n ts=1 uptime=1 records=1 bytes=1 kernel_lost=0 daemon_dropped=0\njob 1 /a events=1 sock_bytes=0 exported=1\n",
+		"OK 0 totals ts=1 uptime=1 records=1 bytes=1 kernel_lost=0 daemon_dropped=0\n",
+		"OK 0 totals node=n ts=1 uptime=1 records=1 bytes=1 kernel_lost=0\n",
+		"OK 0 probes\n",
+	};
+	static const char *const bad_why[] = {
+		"TOTALS line 1: not after its job's line: 'net 1 tcp tx_packets=1 tx_bytes=1 rx_pac...'",
+		"TOTALS line 2: not after its job's line: 'peer 2 1.2.3.4 tx_packets=1 tx_bytes=1 r...'",
+		"TOTALS line 2: TOTALS net: rx_packets=x is not a number in 'net 1 tcp tx_packets=1 tx_bytes=1 rx_pac...'",
+		"TOTALS line 2: TOTALS peer: no evictions= on other's in 'peer 1 other tx_packets=1 tx_bytes=1 rx_...'",
+		"TOTALS line 1: TOTALS job: no sock_bytes= in 'job 1 /a events=1 exported=1'",
+		"TOTALS line 1: bad %XX escape in 'job 1 /a%zz events=1 sock_bytes=0 export...'",
+		"TOTALS line 1: TOTALS job: no exported=0 or 1 in 'job 1 /a events=1 sock_bytes=0 exported=...'",
+		"TOTALS: 2 lines announced, fewer follow",
+		"TOTALS: no node=",
+		"TOTALS: no daemon_dropped=",
+		"expected 'OK <n> totals', not 'OK 0 probes'",
+	};
+	static const char old[] =
+		"OK 2 totals node=n1 ts=1 uptime=1 module=up cpus=1 records=9 bytes=9 kernel_lost=0 daemon_dropped=0 probes=0 jobs=1\n"
+		"job 7 /a%20b events=9 sock_bytes=4 exported=0 intr=0 lost_fair=0\n"
+		"future 1 2\n";
+	struct mgc_totals t;
+	size_t i;
+
+	ck_assert_int_eq(mgc_parse_totals(JOBS_TOTALS_1, strlen(JOBS_TOTALS_1), &t, why,
+					  sizeof(why)), 0);
+	ck_assert_str_eq(t.node, "node1");
+	ck_assert_uint_eq(t.net_packets, 127);
+	ck_assert_uint_eq(t.njobs, 4);
+	ck_assert_uint_eq(t.job[0].cgroup, 4001);
+	ck_assert(t.job[0].slurm.is && t.job[0].slurm.job == 42);
+	ck_assert_str_eq(t.job[0].slurm.step, "0");
+	ck_assert_uint_eq(t.job[0].nnet, 1);
+	ck_assert_str_eq(t.job[0].net[0].proto, "tcp");
+	ck_assert_uint_eq(t.job[0].net[0].c.tx_bytes, 100000);
+	ck_assert_uint_eq(t.job[0].npeers, 2);
+	ck_assert_str_eq(t.job[0].peer[0].peer, "10.0.0.2");
+	ck_assert_uint_eq(t.job[0].peer[0].c.rx_bytes, 1007);
+	ck_assert(t.job[0].peer[1].other);
+	ck_assert_uint_eq(t.job[1].nnet, 2);
+	ck_assert_str_eq(t.job[1].net[1].proto, "udp");
+	ck_assert_uint_eq(t.job[1].npeers, 4);
+	ck_assert_str_eq(t.job[1].peer[2].peer, "127.0.0.1");
+	ck_assert_uint_eq(t.job[2].nnet, 1);
+	ck_assert_uint_eq(t.job[2].npeers, 1);
+	ck_assert_str_eq(t.job[2].slurm.step, "batch");
+	ck_assert_uint_eq(t.job[3].cgroup, 0);
+	ck_assert_str_eq(t.job[3].path, "other");
+	ck_assert_uint_eq(t.job[3].nnet + t.job[3].npeers, 0);
+	mgc_totals_free(&t);
+
+	/* A magnetd before the traffic lines: jobs, no net, counters 0. */
+	ck_assert_int_eq(mgc_parse_totals(old, strlen(old), &t, why, sizeof(why)), 0);
+	ck_assert_uint_eq(t.njobs, 1);
+	ck_assert_str_eq(t.job[0].path, "/a b");
+	ck_assert(!t.job[0].exported && !t.job[0].slurm.is);
+	ck_assert_uint_eq(t.net_packets + t.job[0].nnet, 0);
+	mgc_totals_free(&t);
+
+	ck_assert_uint_eq(sizeof(bad) / sizeof(bad[0]), sizeof(bad_why) / sizeof(bad_why[0]));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(mgc_parse_totals(bad[i], strlen(bad[i]), &t, why, sizeof(why)) == -EPROTO,
+			      "'%s' accepted", bad[i]);
+		ck_assert_str_eq(why, bad_why[i]);
+		ck_assert_ptr_null(t.job);
+	}
+}
+END_TEST
+
+static const struct mgj_group *group_named(const struct mgj_group *g, size_t n,
+					   const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(g[i].key, key))
+			return &g[i];
+	return NULL;
+}
+
+static const struct mgj_peer *peer_named(const struct mgj_row *r, const char *addr)
+{
+	size_t i;
+
+	for (i = 0; i < r->npeers; i++)
+		if (!strcmp(r->peers[i].addr, addr))
+			return &r->peers[i];
+	return NULL;
+}
+
+/*
+ * The matcher on the two nodes' replies: each job's steps on a node are
+ * one row; a peer host is the node whose flows end there (loopback: the
+ * node itself); a flow's peer job is the one the other end's node
+ * reports with the ends swapped, so two jobs sharing the nodes are never
+ * each other's peers; a host no node reports, and a node without flows
+ * (an older magnetd without local ends), give none.
+ */
+START_TEST(jobs_match)
+{
+	struct mgc_totals t1, t2;
+	struct mgc_net n1, n2, n2_old;
+	struct mgj_node nodes[2] = { { .name = "node1", .totals = &t1, .flows = &n1 },
+				     { .name = "node2", .totals = &t2, .flows = &n2 } };
+	const struct mgc_net_peer *o;
+	const struct mgj_group *g;
+	const struct mgj_peer *p;
+	struct mgj_group *gs;
+	size_t ng;
+	char a[MGJ_ADDR_MAX], old_net[sizeof(JOBS_NET_2)], *q;
+
+	ck_assert_int_eq(mgc_parse_totals(JOBS_TOTALS_1, strlen(JOBS_TOTALS_1), &t1, why, sizeof(why)), 0);
+	ck_assert_int_eq(mgc_parse_totals(JOBS_TOTALS_2, strlen(JOBS_TOTALS_2), &t2, why, sizeof(why)), 0);
+	ck_assert_int_eq(mgc_parse_net(JOBS_NET_1, strlen(JOBS_NET_1), &n1, why, sizeof(why)), 0);
+	ck_assert_int_eq(mgc_parse_net(JOBS_NET_2, strlen(JOBS_NET_2), &n2, why, sizeof(why)), 0);
+
+	ck_assert_str_eq(mgj_addr_of("10.0.0.2:5001", a, sizeof(a)), "10.0.0.2");
+	ck_assert_str_eq(mgj_addr_of("[fe80::1]:80", a, sizeof(a)), "fe80::1");
+	ck_assert_str_eq(mgj_addr_of("10.0.0.2", a, sizeof(a)), "10.0.0.2");
+	ck_assert_int_eq(mgj_addr_node(nodes, 2, 0, "10.0.0.2"), 1);
+	ck_assert_int_eq(mgj_addr_node(nodes, 2, 1, "10.0.0.1"), 0);
+	ck_assert_int_eq(mgj_addr_node(nodes, 2, 1, "127.0.0.1"), 1);
+	ck_assert_int_eq(mgj_addr_node(nodes, 2, 0, "192.168.9.9"), -1);
+	ck_assert_int_eq(mgj_match(nodes, 2, 0, &n1.peer[0], &o), 1);
+	ck_assert_uint_eq(o->job, 5001);
+	ck_assert_int_eq(mgj_match(nodes, 2, 0, &n1.peer[2], &o), 0);	/* loopback */
+	ck_assert_uint_eq(o->job, 4003);
+	ck_assert_int_eq(mgj_match(nodes, 2, 0, &n1.peer[4], &o), -1);
+
+	ck_assert_int_eq(mgj_build(nodes, 2, &gs, &ng), 0);
+	ck_assert_uint_eq(ng, 2);
+	ck_assert_str_eq(gs[0].key, "slurm=42");	/* most bytes first */
+	g = group_named(gs, ng, "slurm=42");
+	ck_assert(g->slurm && g->slurm_job == 42);
+	ck_assert_uint_eq(g->nrows, 2);
+	ck_assert_uint_eq(g->rows[0].node, 0);
+	/* step 0 and batch on node1: one row */
+	ck_assert_uint_eq(g->rows[0].c.tx_bytes, 100030);
+	ck_assert_uint_eq(g->rows[0].nprotos, 1);
+	ck_assert_uint_eq(g->c.rx_bytes, 1007 + 30 + 100000);
+	p = peer_named(&g->rows[0], "10.0.0.2");
+	ck_assert(p && p->node == 1 && p->njobs == 1);
+	ck_assert_uint_eq(p->jobs[0].node, 1);
+	ck_assert_str_eq(p->jobs[0].job, "slurm=42");
+	p = peer_named(&g->rows[0], "127.0.0.1");
+	ck_assert(p && p->node == 0 && p->njobs == 1);
+	ck_assert_str_eq(p->jobs[0].job, "slurm=43");
+	ck_assert_str_eq(g->rows[0].peers[g->rows[0].npeers - 1].addr, "other");
+	p = peer_named(&g->rows[1], "10.0.0.1");
+	ck_assert(p && p->node == 0 && p->njobs == 1);
+	ck_assert_str_eq(p->jobs[0].job, "slurm=42");
+	ck_assert_uint_eq(p->jobs[0].node, 0);
+
+	g = group_named(gs, ng, "slurm=43");
+	ck_assert_uint_eq(g->nrows, 2);
+	ck_assert_uint_eq(g->rows[0].nprotos, 2);
+	p = peer_named(&g->rows[0], "10.0.0.2");
+	ck_assert(p && p->njobs == 1);
+	ck_assert_str_eq(p->jobs[0].job, "slurm=43");	/* not 42: shared nodes */
+	p = peer_named(&g->rows[0], "192.168.9.9");
+	ck_assert(p && p->node == -1 && p->njobs == 0);
+	p = peer_named(&g->rows[1], "10.0.0.1");
+	ck_assert(p && p->njobs == 1);
+	ck_assert_str_eq(p->jobs[0].job, "slurm=43");
+	mgj_free(gs, ng);
+
+	/* node2 an older magnetd: no local ends, so no match either way. */
+	strcpy(old_net, JOBS_NET_2);
+	while ((q = strstr(old_net, " 10.0.0.2:")))
+		memset(q, ' ', strcspn(q + 1, "\n") + 1);
+	ck_assert_int_eq(mgc_parse_net(old_net, strlen(old_net), &n2_old, why, sizeof(why)), 0);
+	nodes[1].flows = &n2_old;
+	ck_assert_int_eq(mgj_build(nodes, 2, &gs, &ng), 0);
+	g = group_named(gs, ng, "slurm=42");
+	ck_assert_uint_eq(peer_named(&g->rows[0], "10.0.0.2")->njobs, 0);
+	ck_assert_int_eq(peer_named(&g->rows[0], "10.0.0.2")->node, -1);
+	ck_assert_uint_eq(peer_named(&g->rows[1], "10.0.0.1")->njobs, 0);
+	mgj_free(gs, ng);
+	/* Without flows at all, the counts are TOTALS' all the same. */
+	nodes[0].flows = nodes[1].flows = NULL;
+	ck_assert_int_eq(mgj_build(nodes, 2, &gs, &ng), 0);
+	ck_assert_uint_eq(group_named(gs, ng, "slurm=42")->c.tx_bytes, 100000 + 30 + 1007);
+	mgj_free(gs, ng);
+
+	mgc_totals_free(&t1);
+	mgc_totals_free(&t2);
+	mgc_net_free(&n1);
+	mgc_net_free(&n2);
+	mgc_net_free(&n2_old);
 }
 END_TEST
 
@@ -1084,6 +1348,7 @@ struct fake {
 	int pace_ms;			/* before each report */
 	bool close_after_reports;
 	const char *auth;		/* the reply to AUTH, if set */
+	const char *totals;		/* the reply to TOTALS, if set */
 };
 
 static const char *const agg_keys[4] = { "tgid", "cgroup", "probe", "net" };
@@ -1192,6 +1457,10 @@ static bool fake_command(struct fake *f, int fd, const char *line)
 		return !f->close_after_reports;
 	} else if (!strncmp(line, "AUTH ", 5)) {
 		say(fd, f->auth ? f->auth : "OK AUTH uid=0 access=all\n");
+	} else if (!strcmp(line, "TOTALS") && f->totals) {
+		say(fd, f->totals);
+	} else if (!strcmp(line, "UNSUBSCRIBE")) {
+		say(fd, "OK\n");
 	} else if (!strcmp(line, "QUIT")) {
 		say(fd, "OK bye\n");
 		return false;
@@ -1979,14 +2248,15 @@ END_TEST
 	"dropped=0 skipped=0\n" \
 	"J 4242 tcp 10 64000 20 6000 /system.slice/a%20b.service\n" \
 	"J 0 udp 0 0 1 100 -\n" \
-	"P 4242 tcp 10.0.0.2:443 10 64000 20 6000\n" \
+	"P 4242 tcp 10.0.0.2:443 10 64000 20 6000 10.0.0.1:51000\n" \
 	"P 0 udp [fe80::1]:53 0 0 1 100\n"
-#define NET_REPORT_2 "A net 2 ts=1700000001000000000 interval=500000000 " \
+#define NET_REPORT_2 "A net 3 ts=1700000001000000000 interval=500000000 " \
 	"packets=50 bytes=1500000 jobs=1 peers=1 lost=2 evicted_jobs=3 " \
 	"evicted_job_bytes=500000 evicted_peers=4 evicted_peer_bytes=700000 " \
 	"unkeyed=5 dropped=6 skipped=1\n" \
 	"J 4343 tcp 40 1000000 0 0 /job%2542\n" \
-	"P 4343 tcp 10.1.2.3:5201 30 800000 0 0\n"
+	"P 4343 tcp 10.1.2.3:5201 20 500000 0 0 10.0.0.1:40000\n" \
+	"P 4343 tcp 10.1.2.3:5201 10 300000 0 0 10.0.0.1:40001\n"
 /* No skb probes: an empty report. */
 #define NET_REPORT_EMPTY "A net 0 ts=1700000000000000000 interval=1000000000 " \
 	"packets=0 bytes=0 jobs=0 peers=0 lost=0 evicted_jobs=0 " \
@@ -2106,8 +2376,8 @@ START_TEST(top_machine)
 		"job\t4242\t/system.slice/a\\x20b.service\t5010\t5010.0\t-\t-\t-\n"
 		"net_job\t4242\ttcp\t/system.slice/a\\x20b.service\t10\t64000\t20\t6000\t-\t-\t-\n"
 		"net_job\t0\tudp\t-\t0\t0\t1\t100\t-\t-\t-\n"
-		"net_peer\t4242\ttcp\t10.0.0.2:443\t10\t64000\t20\t6000\n"
-		"net_peer\t0\tudp\t[fe80::1]:53\t0\t0\t1\t100\n"
+		"net_peer\t4242\ttcp\t10.0.0.2:443\t10\t64000\t20\t6000\t10.0.0.1:51000\n"
+		"net_peer\t0\tudp\t[fe80::1]:53\t0\t0\t1\t100\t-\n"
 		"probe\t17\ttcp_sendmsg\tkretprobe\t99\t5010\t5010.0\n"
 		"probe\t16\tvfs_read\tkprobe\t1234\t0\t0.0\n"
 		"\n");
@@ -2142,7 +2412,7 @@ START_TEST(top_net_batch)
 		"      4242 tcp         64.0k       6.0k  10.0.0.2:443            /system.slice/a\\x20b.service\n"
 		"         0 udp             0        100  [fe80::1]:53            -\n"
 		"\nPROBES");
-	/* 0.5 s: the rates are twice the counts; evictions and unkeyed said */
+	/* 0.5 s: the rates are twice the counts; evictions and unkeyed said; two flows to one peer, one row */
 	assert_has(b2,
 		"\nNETWORK BY JOB: 50 packets, 1500000 bytes in 0.50 s, 1 jobs, 5 unkeyed, 3 evicted (500000 bytes)\n"
 		"    CGROUP PROTO      TX B/s     RX B/s   TX PKT/s   RX PKT/s  PATH\n"
@@ -2178,10 +2448,11 @@ START_TEST(top_net_machine)
 		       "process\t");
 	assert_has(b2, "job\t4343\t/job42\t7020\t7020.0\t-\t-\t-\n"
 		       "net_job\t4343\ttcp\t/job%42\t40\t1000000\t0\t0\t-\t-\t-\n"
-		       "net_peer\t4343\ttcp\t10.1.2.3:5201\t30\t800000\t0\t0\n"
+		       "net_peer\t4343\ttcp\t10.1.2.3:5201\t20\t500000\t0\t0\t10.0.0.1:40000\n"
+		       "net_peer\t4343\ttcp\t10.1.2.3:5201\t10\t300000\t0\t0\t10.0.0.1:40001\n"
 		       "probe\t16\t");
-	/* 14 header, 4 report, 2 process, job, net_job, net_peer, 2 probe, blank */
-	ck_assert_uint_eq(count_lines(b2), 26);
+	/* 14 header, 4 report, 2 process, job, net_job, 2 net_peer, 2 probe, blank */
+	ck_assert_uint_eq(count_lines(b2), 27);
 	run_free(&r);
 }
 END_TEST
@@ -2624,6 +2895,119 @@ static int auth_lines(const char *log, char *first, size_t len)
 	return n;
 }
 
+/* ---- magnet-jobs ---- */
+
+/* Two fakes, node1 and node2 (JOBS_TOTALS_*, JOBS_NET_*), and a run on both. */
+static void jobs_run(struct run *r, const char *mode, const char *extra_server)
+{
+	static struct fake f1, f2;
+	char servers[256];
+	const char *args[] = { "-d", "0.05", "-s", servers, mode, NULL };
+
+	fake_init(&f1);
+	fake_init(&f2);
+	f1.totals = JOBS_TOTALS_1;
+	f2.totals = JOBS_TOTALS_2;
+	f1.reports[3][0] = JOBS_NET_1;
+	f2.reports[3][0] = JOBS_NET_2;
+	fake_start(&f1);
+	fake_start(&f2);
+	snprintf(servers, sizeof(servers), "%s,%s%s%s", f1.addr, f2.addr,
+		 extra_server ? "," : "", extra_server ? extra_server : "");
+	run(r, "magnet-jobs", args);
+	fake_stop(&f1);
+	fake_stop(&f2);
+	/* What each was asked, in order: the flows, then the totals. */
+	assert_has(f1.log, "AGG net EVERY 50ms\nUNSUBSCRIBE\nTOTALS\n");
+	assert_has(f2.log, "AGG net EVERY 50ms\nUNSUBSCRIBE\nTOTALS\n");
+}
+
+/* -m: every line exact, the nodes' (with their servers) first. */
+START_TEST(jobs_machine)
+{
+	struct run r;
+	char *nodes_end;
+
+	jobs_run(&r, "-m", NULL);
+	assert_status(&r, 0);
+	nodes_end = strstr(r.out, "\nnet\t");
+	ck_assert_ptr_nonnull(nodes_end);
+	ck_assert_msg(!strncmp(r.out, "node\tnode1\t127.0.0.1:", 21) &&
+		      strstr(r.out, "\tflows\t-\nnode\tnode2\t127.0.0.1:") &&
+		      strstr(r.out, "\tflows\t-\n") < nodes_end, "%s", r.out);
+	ck_assert_str_eq(nodes_end + 1,
+		"net\tslurm=42\tnode1\ttcp\t73\t100030\t43\t1037\n"
+		"peer\tslurm=42\tnode1\t10.0.0.2\tnode2\t70\t100000\t40\t1007\tnode2:slurm=42\n"
+		"peer\tslurm=42\tnode1\t127.0.0.1\tnode1\t3\t30\t3\t30\tnode1:slurm=43\n"
+		"net\tslurm=42\tnode2\ttcp\t40\t1007\t70\t100000\n"
+		"peer\tslurm=42\tnode2\t10.0.0.1\tnode1\t40\t1007\t70\t100000\tnode1:slurm=42\n"
+		"net\tslurm=43\tnode1\ttcp\t3\t30\t3\t30\n"
+		"net\tslurm=43\tnode1\tudp\t6\t5050\t1\t50\n"
+		"peer\tslurm=43\tnode1\t10.0.0.2\tnode2\t5\t5000\t0\t0\tnode2:slurm=43\n"
+		"peer\tslurm=43\tnode1\t192.168.9.9\t-\t1\t50\t1\t50\t-\n"
+		"peer\tslurm=43\tnode1\t127.0.0.1\tnode1\t3\t30\t3\t30\tnode1:slurm=42\n"
+		"net\tslurm=43\tnode2\tudp\t0\t0\t5\t5000\n"
+		"peer\tslurm=43\tnode2\t10.0.0.1\tnode1\t0\t0\t5\t5000\tnode1:slurm=43\n");
+	ck_assert_str_eq(r.err, "");
+	run_free(&r);
+}
+END_TEST
+
+/* Text: a block per job, its rows by node; JSON: the same, valid (jq). */
+START_TEST(jobs_text_json)
+{
+	struct run r;
+	char path[64], cmd[512];
+	int fd, st;
+
+	jobs_run(&r, "-d0.05", NULL);	/* text: the mode option a no-op */
+	assert_status(&r, 0);
+	assert_has(r.out, "2 nodes, flows of 0.050 s: node1 node2\n");
+	assert_before(r.out, "\nJOB slurm=42 on 2 nodes\n", "\nJOB slurm=43 on 2 nodes\n");
+	assert_has(r.out, "  node1            10.0.0.2 (node2)                70        100000        40          1007  node2:slurm=42\n");
+	assert_has(r.out, "  node1            192.168.9.9                      1            50         1            50  -\n");
+	run_free(&r);
+
+	jobs_run(&r, "-j", NULL);
+	assert_status(&r, 0);
+	assert_has(r.out, "{\"window_ms\":50,\"nodes\":[{\"node\":\"node1\",");
+	if (access("/usr/bin/jq", X_OK)) {
+		fprintf(stderr, "jobs_text_json: jq not installed: JSON not parsed (run tools/bootstrap)\n");
+		run_free(&r);
+		return;
+	}
+	fd = tu_tmpfile(path);
+	ck_assert_int_eq(write(fd, r.out, r.out_len), (ssize_t)r.out_len);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "jq -e '.jobs[0].job == \"slurm=42\" and .jobs[0].slurm_job_id == 42 "
+		 "and .jobs[0].total.tx_bytes == 101037 and .jobs[1].nodes[0].net[1].proto == \"udp\" "
+		 "and .jobs[1].nodes[0].peers[0].peer_jobs[0] == {\"node\": \"node2\", \"job\": \"slurm=43\"} "
+		 "and .jobs[1].nodes[0].peers[1].peer_node == \"-\" and (.nodes | length) == 2' < %s >/dev/null",
+		 path);
+	st = system(cmd);
+	unlink(path);
+	ck_assert_msg(st == 0, "jq refused or disagreed with:\n%s", r.out);
+	run_free(&r);
+}
+END_TEST
+
+/* A node down: the others' jobs all the same, its error said, exit 3. */
+START_TEST(jobs_node_down)
+{
+	char dead[64];
+	struct run r;
+	int fd = listen_loopback(dead, sizeof(dead));
+
+	close(fd);	/* nothing listens there now */
+	jobs_run(&r, "-m", dead);
+	assert_status(&r, 3);
+	assert_has(r.err, "magnet-jobs: cannot connect to ");
+	assert_has(r.out, "\terror\tcannot\\x20connect\\x20to\\x20");
+	assert_has(r.out, "peer\tslurm=42\tnode2\t10.0.0.1\tnode1\t40\t1007\t70\t100000\tnode1:slurm=42\n");
+	run_free(&r);
+}
+END_TEST
+
 /*
  * -M: AUTH MUNGE first on every connection, with a credential of ours for
  * magnetd that a real munged decodes; refused, the server's reason and
@@ -2729,6 +3113,8 @@ int main(void)
 	tcase_add_test(tp, agg);
 	tcase_add_test(tp, agg_net);
 	tcase_add_test(tp, json_lost);
+	tcase_add_test(tp, totals);
+	tcase_add_test(tp, jobs_match);
 	suite_add_tcase(s, tp);
 
 	tcase_add_test(tc, conn_refused);
@@ -2762,6 +3148,9 @@ int main(void)
 	tcase_add_test(te, top_term_q);
 	tcase_add_test(te, top_term_sigterm);
 	tcase_add_test(te, munge);
+	tcase_add_test(te, jobs_machine);
+	tcase_add_test(te, jobs_text_json);
+	tcase_add_test(te, jobs_node_down);
 	suite_add_tcase(s, te);
 	return tu_run(s);
 }

@@ -81,6 +81,49 @@ START_TEST(parse)
 END_TEST
 
 /*
+ * A job's traffic (its net lines, after its job line): the protocols'
+ * bytes summed per direction; peer lines left alone; a net line of
+ * another job than the line before, or without its counters, refused.
+ */
+START_TEST(parse_net)
+{
+	static const char net[] =
+		"OK 9 totals node=n1 ts=1 uptime=1 module=up cpus=1 records=9 bytes=9 kernel_lost=0 daemon_dropped=0 probes=0 jobs=2 net_packets=9 net_bytes=9 net_unkeyed=0\n"
+		"job 100 /a events=5 sock_bytes=0 exported=1 intr=0 lost_fair=0\n"
+		"net 100 tcp tx_packets=70 tx_bytes=100000 rx_packets=40 rx_bytes=1007\n"
+		"net 100 udp tx_packets=5 tx_bytes=1500 rx_packets=1 rx_bytes=20\n"
+		"peer 100 10.0.0.2 tx_packets=75 tx_bytes=101500 rx_packets=41 rx_bytes=1027\n"
+		"peer 100 other tx_packets=0 tx_bytes=0 rx_packets=0 rx_bytes=0 evictions=0\n"
+		"job 101 /b events=5 sock_bytes=0 exported=1 intr=0 lost_fair=0\n"
+		"job 0 other events=0 sock_bytes=0 exported=1 intr=0 lost_fair=0\n"
+		"net 0 icmp tx_packets=0 tx_bytes=0 rx_packets=2 rx_bytes=112\n"
+		"peer 0 other tx_packets=0 tx_bytes=0 rx_packets=2 rx_bytes=112 evictions=0\n";
+	static const char *const bad[] = {
+		"OK 1 totals node=n1 ts=1 uptime=1 records=1 bytes=1 kernel_lost=0 daemon_dropped=0 probes=0\nnet 100 tcp tx_bytes=1 rx_bytes=1\n",
+		"OK 2 totals node=n1 ts=1 uptime=1 records=1 bytes=1 kernel_lost=0 daemon_dropped=0 probes=0\njob 1 /a events=1 sock_bytes=1\nnet 2 tcp tx_bytes=1 rx_bytes=1\n",
+		"OK 2 totals node=n1 ts=1 uptime=1 records=1 bytes=1 kernel_lost=0 daemon_dropped=0 probes=0\njob 1 /a events=1 sock_bytes=1\nnet 1 tcp tx_bytes=1\n",
+		"OK 2 totals node=n1 ts=1 uptime=1 records=1 bytes=1 kernel_lost=0 daemon_dropped=0 probes=0\njob 1 /a events=1 sock_bytes=1\nnet 1 tcp tx_bytes=nan rx_bytes=1\n",
+	};
+	struct mgg_snapshot s;
+	char why[128];
+	size_t i;
+
+	ck_assert_int_eq(parse_exact(net, strlen(net), &s, why), 0);
+	ck_assert_uint_eq(s.njobs, 3);
+	ck_assert(s.jobs_v[0].net_tx_bytes == 101500 && s.jobs_v[0].net_rx_bytes == 1027);
+	ck_assert(s.jobs_v[1].net_tx_bytes == 0 && s.jobs_v[1].net_rx_bytes == 0);
+	ck_assert(s.jobs_v[2].net_rx_bytes == 112);
+	mgg_free(&s);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(parse_exact(bad[i], strlen(bad[i]), &s, why) == -EINVAL,
+			      "accepted: %s", bad[i]);
+		ck_assert_msg(!strncmp(why, "bad TOTALS line: net ", 21), "%s", why);
+	}
+}
+END_TEST
+
+/*
  * The issue's reply: module=down, its last byte the buffer's last. The
  * search for " module=up " must stop at the line's end, not run on.
  */
@@ -584,12 +627,12 @@ START_TEST(fetch_oversized)
 {
 	static const char head[] =
 		"OK 1000000 totals node=n1 ts=1 uptime=1 module=up records=0 bytes=0 kernel_lost=0 daemon_dropped=0 probes=0\n";
-	struct server sv = { .send = head, .len = strlen(head), .junk = 9 << 20 };
+	struct server sv = { .send = head, .len = strlen(head), .junk = 33 << 20 };
 	struct mgg_snapshot s;
 	char why[256];
 
 	ck_assert_int_eq(fetch_from(&sv, 10000, &s, why, sizeof(why)), -EFBIG);
-	ck_assert_msg(strstr(why, ": reply larger than 8 MiB"), "%s", why);
+	ck_assert_msg(strstr(why, ": reply larger than 32 MiB"), "%s", why);
 }
 END_TEST
 
@@ -680,6 +723,7 @@ int main(void)
 	TCase *tc = tcase_create("ganglia");
 
 	tcase_add_test(tc, parse);
+	tcase_add_test(tc, parse_net);
 	tcase_add_test(tc, parse_unterminated);
 	tcase_add_test(tc, parse_errors);
 	tcase_add_test(tc, slurm_names);

@@ -2,7 +2,8 @@
 /*
  * lib/flow.c and daemon/netview.c (AGG net): flows read from IPv4 and IPv6
  * headers as the skb handler captures them (TCP with options, UDP, other
- * protocols, fragments, every refusal); the per-job and per-peer tables
+ * protocols, fragments, every refusal); the per-job and per-flow (peer and
+ * local end, as the other host would see them swapped) tables
  * exact under capacity, against a reference over random traffic, and at
  * capacity with evictions counted so that bytes always add up; LOST
  * records folded, other records ignored, unreadable packets unkeyed; a
@@ -346,17 +347,36 @@ START_TEST(exact)
 	ck_assert_uint_eq(e[2].tx_bytes, 300);
 	n = mg_netview_top_peers(v, 8, e);
 	ck_assert_uint_eq(n, 3);
-	/* The client's peer 127.0.0.2:5001 both ways; the server's 127.0.0.1:40000. */
+	/*
+	 * The client's peer 127.0.0.2:5001 both ways, from its end
+	 * 127.0.0.1:40000; the server's peer 127.0.0.1:40000, from its end
+	 * 127.0.0.2:5001: each has the other's ends, as two hosts' would.
+	 */
 	ck_assert_uint_eq(e[0].job, 0x10);
 	ck_assert_uint_eq(e[0].port, htons(5001));
+	ck_assert_uint_eq(e[0].lport, htons(40000));
+	ck_assert(!memcmp(e[0].laddr, "\x7f\0\0\x01", 4));
+	ck_assert(!memcmp(e[0].addr, "\x7f\0\0\x02", 4));
 	ck_assert_uint_eq(e[0].tx_bytes, 2000);
 	ck_assert_uint_eq(e[0].rx_bytes, 7);
 	ck_assert_uint_eq(e[1].job, 0x20);
 	ck_assert_uint_eq(e[1].port, htons(40000));
+	ck_assert_uint_eq(e[1].lport, htons(5001));
+	ck_assert(!memcmp(e[1].laddr, e[0].addr, 16) && !memcmp(e[1].addr, e[0].laddr, 16));
 	ck_assert_uint_eq(e[2].port, htons(5002));
+	ck_assert_uint_eq(e[2].lport, htons(40001));
 	/* Only the first n, best first. */
 	ck_assert_uint_eq(mg_netview_top_peers(v, 1, e), 1);
 	ck_assert_uint_eq(e[0].tx_bytes, 2000);
+	/* The same peer from another local port: a flow of its own. */
+	a.sport = 40002;
+	add(v, &a, MAGNET_SKB_DIR_OUT, 0x10);
+	ck_assert_uint_eq(mg_netview_top_peers(v, 8, e), 4);
+	for (n = 0; n < 4 && e[n].lport != htons(40002); n++)
+		;
+	ck_assert_uint_lt(n, 4);
+	ck_assert_uint_eq(e[n].port, htons(5001));
+	ck_assert_uint_eq(e[n].tx_bytes, 1000);
 	check_sums(v);
 	mg_netview_reset(v);
 	st = stats(v);
@@ -441,6 +461,7 @@ START_TEST(random_traffic)
 			p.src = addr;
 			p.dst = "10.1.0.1";
 			p.sport = 1000 + k;
+			p.dport = 999;	/* the same flow: its local end */
 		}
 		ref[j][k][dir == MAGNET_SKB_DIR_OUT] += p.payload;
 		add(big, &p, dir, j + 1);

@@ -13,12 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "prom.h"
+#include "record.h"
 #include "testutil.h"
 
 static struct mg_totals_probe probes[3];
 static struct mg_totals_job jobs[6];
+static struct mg_totals_peer peers[4];
 
 /* A Slurm job's series as magnetd's server describes it (fanout.c). */
 static struct mg_totals_job slurm_job(__u64 cgroup, const char *path,
@@ -74,11 +79,40 @@ static struct mg_totals_view view(void)
 	jobs[4] = slurm_job(104, "/system.slice/n1_slurmstepd.scope/job_42/step_batch/slurm",
 			    5, true, 1000);
 	jobs[5] = slurm_job(105, "/system.slice/slurmstepd.scope/job_43", 2, false, 0);
+	/* /a's traffic: since met (n) and in its series alike; /late's not shown. */
+	jobs[0].has_net = true;
+	jobs[0].net.proto[MG_TOTALS_TCP] = (struct mg_totals_counts){ 70, 100000, 40, 1007 };
+	jobs[0].net.proto_series[MG_TOTALS_TCP] = jobs[0].net.proto[MG_TOTALS_TCP];
+	jobs[0].net.proto[MG_TOTALS_UDP] = (struct mg_totals_counts){ 5, 1500, 0, 0 };
+	jobs[0].net.proto_series[MG_TOTALS_UDP] = jobs[0].net.proto[MG_TOTALS_UDP];
+	memset(peers, 0, sizeof(peers));
+	peers[0] = (struct mg_totals_peer){ .family = AF_INET, .addr = { 10, 0, 0, 2 },
+		.n = { 70, 100000, 40, 1007 } };
+	peers[1] = (struct mg_totals_peer){ .family = AF_INET6,
+		.addr = { 0xfe, 0x80, [15] = 1 }, .n = { 4, 1200, 0, 0 } };
+	peers[0].series = peers[0].n;
+	peers[1].series = peers[1].n;
+	jobs[0].net.peers = peers;
+	jobs[0].net.npeers = 2;
+	jobs[0].net.other.n = (struct mg_totals_counts){ 1, 300, 0, 0 };
+	jobs[0].net.other.series = jobs[0].net.other.n;
+	jobs[0].net.evictions = jobs[0].net.evictions_series = 3;
+	jobs[2].has_net = true;
+	jobs[2].net.proto[MG_TOTALS_TCP] = (struct mg_totals_counts){ 1, 1, 1, 1 };
+	jobs[2].net.peers = &peers[2];
+	jobs[2].net.npeers = 1;
+	peers[2] = (struct mg_totals_peer){ .family = AF_INET, .addr = { 10, 9, 9, 9 },
+		.n = { 1, 1, 1, 1 } };
 	v.jobs = jobs;
 	v.njobs = 6;
 	v.other = (struct mg_totals_job){ .path = "other", .exported = true,
 		.events = 12, .sock_bytes = 40,
-		.series = { .events = 12, .sock_bytes = 40 } };
+		.series = { .events = 12, .sock_bytes = 40 }, .has_net = true };
+	v.other.net.proto[MG_TOTALS_ICMP] = (struct mg_totals_counts){ 0, 0, 2, 112 };
+	v.other.net.proto_series[MG_TOTALS_ICMP] = v.other.net.proto[MG_TOTALS_ICMP];
+	v.other.net.other.n = v.other.net.proto[MG_TOTALS_ICMP];
+	v.other.net.other.series = v.other.net.other.n;
+	v.node.net_unkeyed = 4;
 	return v;
 }
 
@@ -144,6 +178,28 @@ START_TEST(page)
 	has_line(p, "magnet_job_events_total{cgroup=\"/system.slice/n1_slurmstepd.scope/job_42/step_batch/slurm\",slurm_job_id=\"42\",slurm_step=\"batch\",slurm_stepd=\"1\",slurm_node=\"n1\",uid=\"1000\"} 5");
 	has_line(p, "magnet_job_events_total{cgroup=\"/system.slice/slurmstepd.scope/job_43\",slurm_job_id=\"43\"} 2");
 	has_line(p, "magnet_job_sock_bytes_total{cgroup=\"/system.slice/slurmstepd.scope/job_42/step_0\",slurm_job_id=\"42\",slurm_step=\"0\",uid=\"1000\"} 0");
+	/* Traffic: per protocol counted, per peer listed, and "other". */
+	has_line(p, "magnet_net_unkeyed_records_total 4");
+	has_line(p, "# TYPE magnet_job_net_bytes_total counter");
+	has_line(p, "magnet_job_net_bytes_total{cgroup=\"/a\",proto=\"tcp\",direction=\"tx\"} 100000");
+	has_line(p, "magnet_job_net_bytes_total{cgroup=\"/a\",proto=\"tcp\",direction=\"rx\"} 1007");
+	has_line(p, "magnet_job_net_packets_total{cgroup=\"/a\",proto=\"tcp\",direction=\"tx\"} 70");
+	has_line(p, "magnet_job_net_bytes_total{cgroup=\"/a\",proto=\"udp\",direction=\"rx\"} 0");
+	ck_assert_ptr_null(strstr(p, "cgroup=\"/a\",proto=\"icmp\""));
+	has_line(p, "magnet_job_net_packets_total{cgroup=\"other\",proto=\"icmp\",direction=\"rx\"} 2");
+	has_line(p, "magnet_job_peer_bytes_total{cgroup=\"/a\",peer=\"10.0.0.2\",direction=\"tx\"} 100000");
+	has_line(p, "magnet_job_peer_packets_total{cgroup=\"/a\",peer=\"fe80::1\",direction=\"tx\"} 4");
+	has_line(p, "magnet_job_peer_bytes_total{cgroup=\"/a\",peer=\"other\",direction=\"tx\"} 300");
+	has_line(p, "magnet_job_peer_bytes_total{cgroup=\"other\",peer=\"other\",direction=\"rx\"} 112");
+	has_line(p, "magnet_job_peer_evictions_total{cgroup=\"/a\"} 3");
+	ck_assert_ptr_null(strstr(p, "10.9.9.9"));
+	/* A Slurm job's traffic has its labels, then the protocol's. */
+	jobs[3].has_net = true;
+	jobs[3].net.proto[MG_TOTALS_UDP] = (struct mg_totals_counts){ 3, 30, 0, 0 };
+	jobs[3].net.proto_series[MG_TOTALS_UDP] = jobs[3].net.proto[MG_TOTALS_UDP];
+	free(p);
+	p = render(&v, NULL, NULL);
+	has_line(p, "magnet_job_net_bytes_total{cgroup=\"/system.slice/slurmstepd.scope/job_42/step_0\",slurm_job_id=\"42\",slurm_step=\"0\",uid=\"1000\",proto=\"udp\",direction=\"tx\"} 30");
 	/* The uid is a Slurm job's only: other jobs keep their one label. */
 	jobs[0].has_owner = true;
 	free(p);
@@ -159,6 +215,81 @@ START_TEST(page)
 	has_line(p, "# TYPE magnet_probe_events_total counter");
 	has_line(p, "magnet_job_events_total{cgroup=\"other\"} 12");
 	free(p);
+}
+END_TEST
+
+/* The sum of the samples of lines that start with prefix; their count in *n. */
+static unsigned long long sum_of(const char *page, const char *prefix, size_t *n)
+{
+	unsigned long long sum = 0;
+	const char *p = page;
+
+	*n = 0;
+	while ((p = strstr(p, prefix))) {
+		if (p == page || p[-1] == '\n') {
+			sum += strtoull(strchr(p, '}') + 2, NULL, 10);
+			(*n)++;
+		}
+		p++;
+	}
+	return sum;
+}
+
+/*
+ * A hostile flood through the real totals: 40 jobs, each sending to 3,000
+ * new hosts and to 2 real ones. The page has at most export_jobs + 1
+ * jobs' series, each at most 17 peers (16 and "other") a direction, and
+ * each job's peers add up to its protocols, exactly.
+ */
+START_TEST(flood_bounded)
+{
+	static unsigned char rec[MAGNET_RECORD_MAX];
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	unsigned int job, k;
+	size_t i, n, jobs_shown = 0;
+	char *p, dst[32], prefix[512];
+
+	ck_assert_int_eq(mg_totals_create(20, &t), 0);
+	for (job = 1; job <= 40; job++)
+		for (k = 0; k < 3000; k++) {
+			struct tu_packet pk = { .family = AF_INET, .proto = IPPROTO_UDP,
+				.src = "10.0.0.1", .dst = dst, .sport = 1000, .dport = 53,
+				.payload = 10, .out = true, .cgroup = job, .sk_cgroup = job };
+
+			snprintf(dst, sizeof(dst), "10.%u.%u.%u", job, k >> 8, k & 255);
+			if (k % 10 == 0)
+				snprintf(dst, sizeof(dst), "10.200.0.%u", k % 20 ? 1 : 2);
+			ck_assert_int_gt(tu_skb_record(rec, sizeof(rec), &pk), 0);
+			mg_totals_add(t, (const void *)rec);
+		}
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	for (i = 0; i < v.njobs; i++)
+		snprintf(v.jobs[i].path, sizeof(v.jobs[i].path), "/j%llu",
+			 (unsigned long long)v.jobs[i].cgroup);
+	p = render(&v, NULL, NULL);
+	sum_of(p, "magnet_job_peer_bytes_total{", &n);
+	ck_assert_uint_le(n, 21 * 17 * 2);
+	for (i = 0; i <= v.njobs; i++) {
+		const struct mg_totals_job *j = i < v.njobs ? &v.jobs[i] : &v.other;
+		unsigned long long net, peers;
+		size_t m;
+
+		if (!j->exported)
+			continue;
+		jobs_shown++;
+		snprintf(prefix, sizeof(prefix), "magnet_job_peer_bytes_total{cgroup=\"%s\",", j->path);
+		peers = sum_of(p, prefix, &m);
+		ck_assert_uint_le(m, 17 * 2);
+		snprintf(prefix, sizeof(prefix), "magnet_job_net_bytes_total{cgroup=\"%s\",", j->path);
+		net = sum_of(p, prefix, &n);
+		ck_assert_uint_eq(peers, net);
+		ck_assert_uint_gt(net, 0);
+	}
+	ck_assert_uint_eq(jobs_shown, 21);
+	free(p);
+	mg_totals_view_free(&v);
+	mg_totals_free(t);
 }
 END_TEST
 
@@ -251,6 +382,7 @@ int main(void)
 
 	tcase_add_test(tc, page);
 	tcase_add_test(tc, http);
+	tcase_add_test(tc, flood_bounded);
 	tcase_add_test(tc, promtool);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);

@@ -1579,17 +1579,19 @@ static size_t put_pkt(char *chunk, size_t off, __u64 job, int dir, int proto,
 
 /*
  * Two jobs and a socketless packet: J lines per job and protocol, P lines
- * per peer, exact bytes; the header's sums; a packet without IP header
- * unkeyed; records of other handlers not counted.
+ * per flow (peer, then the local end last), exact bytes; the header's
+ * sums; a packet without IP header unkeyed; records of other handlers not
+ * counted. TOTALS: the same traffic under the sockets' jobs, not the
+ * header's cgroup.
  */
 START_TEST(agg_net)
 {
 	static char chunk[8192];
-	char lines[64][256], hdr[512];
+	char lines[64][256], hdr[512], line[4096];
 	struct mg_record_hdr h = { .event_id = 16, .pid = 1, .tgid = 1 };
 	struct magnet_skb raw = { .len = 60, .direction = MAGNET_SKB_DIR_OUT };
-	struct cl *c;
-	unsigned int n;
+	struct cl *c, *t;
+	unsigned int n, i, seen;
 	size_t off = 0;
 
 	start();
@@ -1619,10 +1621,11 @@ START_TEST(agg_net)
 	ck_assert_str_eq(lines[1], "J 7 tcp 0 0 1 1500 cgroup:7");
 	ck_assert_str_eq(lines[2], "J 4294967280 udp 1 300 0 0 cgroup:4294967280");
 	ck_assert_str_eq(lines[3], "J 0 tcp 1 0 0 0 -");
-	ck_assert_str_eq(lines[4], "P 4294967280 tcp 127.0.0.2:5001 2 1500 1 42");
-	ck_assert_str_eq(lines[5], "P 7 tcp 127.0.0.1:40000 0 0 1 1500");
-	ck_assert_str_eq(lines[6], "P 4294967280 udp 127.0.0.3:5002 1 300 0 0");
-	ck_assert_str_eq(lines[7], "P 0 tcp 127.0.0.1:40000 1 0 0 0");
+	/* Each flow's local end last: job 7's is the other end of 4294967280's. */
+	ck_assert_str_eq(lines[4], "P 4294967280 tcp 127.0.0.2:5001 2 1500 1 42 127.0.0.1:40000");
+	ck_assert_str_eq(lines[5], "P 7 tcp 127.0.0.1:40000 0 0 1 1500 127.0.0.2:5001");
+	ck_assert_str_eq(lines[6], "P 4294967280 udp 127.0.0.3:5002 1 300 0 0 127.0.0.1:40001");
+	ck_assert_str_eq(lines[7], "P 0 tcp 127.0.0.1:40000 1 0 0 0 127.0.0.2:5001");
 	/* AGG net again: its tables reused, empty; still one aggregator. */
 	cl_expect(c, "AGG net EVERY 100ms\n", "OK agg key=net");
 	ck_assert_uint_eq(stat_of("aggregators"), 1);
@@ -1633,6 +1636,42 @@ START_TEST(agg_net)
 	ck_assert_msg(strstr(hdr, "A net 2 ") && strstr(hdr, " packets=1 bytes=10 jobs=1 peers=1 "),
 		      "%s", hdr);
 	ck_assert_str_eq(lines[0], "J 7 tcp 0 0 1 10 cgroup:7");
+
+	/*
+	 * TOTALS: the packets since start under their sockets' jobs, not the
+	 * header's cgroup (1 for all above, 0 here: a softirq's). Jobs 7 and
+	 * 4294967280 are cgroups no walk finds: gone, and their series with
+	 * them; the root cgroup's (1) stays.
+	 */
+	off = put_pkt(chunk, 0, 1, MAGNET_SKB_DIR_IN, IPPROTO_UDP,
+		      "10.9.9.9", "127.0.0.1", 53, 40003, 77);
+	((struct magnet_record *)chunk)->cgroup = 0;
+	ck_assert_int_eq(feed(0, chunk, off), 0);
+	agg_report(c, lines, &n, hdr, sizeof(hdr));
+	t = cl_new(connect_fd(0));
+	cl_send(t, "TOTALS\n");
+	ck_assert(cl_line(t, line, sizeof(line), 2000));
+	ck_assert_msg(sscanf(line, "OK %u totals ", &n) == 1 &&
+		      strstr(line, " net_packets=8 net_bytes=3429 net_unkeyed=1"), "%s", line);
+	for (i = 0, seen = 0; i < n; i++) {
+		static const char *const want[] = {
+			"net 1 udp tx_packets=0 tx_bytes=0 rx_packets=1 rx_bytes=77",
+			"peer 1 10.9.9.9 tx_packets=0 tx_bytes=0 rx_packets=1 rx_bytes=77",
+			"peer 1 other tx_packets=0 tx_bytes=0 rx_packets=0 rx_bytes=0 evictions=0",
+			"net 0 tcp tx_packets=1 tx_bytes=0 rx_packets=0 rx_bytes=0",
+			"peer 0 127.0.0.1 tx_packets=1 tx_bytes=0 rx_packets=0 rx_bytes=0",
+		};
+		unsigned int k;
+
+		ck_assert(cl_line(t, line, sizeof(line), 2000));
+		for (k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+			seen |= !strcmp(line, want[k]) << k;
+		if (!strncmp(line, "job 1 ", 6))
+			ck_assert_msg(strstr(line, " events=8 "), "%s", line);
+		ck_assert_msg(strncmp(line, "net 1 tcp", 9), "%s", line);
+	}
+	ck_assert_uint_eq(seen, 0x1f);
+	cl_free(t);
 	cl_free(c);
 }
 END_TEST

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sfsexp/sexp.h>
 
 #include "supermon.h"
@@ -20,6 +21,7 @@
 
 static struct mg_totals_probe probes[2];
 static struct mg_totals_job jobs[5];
+static struct mg_totals_peer peers[2];
 static struct mg_totals_view v;
 
 static void setup(void)
@@ -52,6 +54,19 @@ static void setup(void)
 		.series.events = 200 };
 	jobs[2] = (struct mg_totals_job){ .cgroup = 102, .path = "/late",
 		.events = 50 };
+	/* /a's traffic: 10 TCP segments before it was exported, not in its series. */
+	jobs[0].has_net = true;
+	jobs[0].net.proto[MG_TOTALS_TCP] = (struct mg_totals_counts){ 80, 70000, 40, 1000 };
+	jobs[0].net.proto_series[MG_TOTALS_TCP] = (struct mg_totals_counts){ 70, 60000, 40, 1000 };
+	peers[0] = (struct mg_totals_peer){ .family = AF_INET, .addr = { 10, 0, 0, 2 },
+		.n = { 80, 70000, 30, 900 }, .series = { 70, 60000, 30, 900 } };
+	jobs[0].net.peers = peers;
+	jobs[0].net.npeers = 1;
+	jobs[0].net.other.n = jobs[0].net.other.series =
+		(struct mg_totals_counts){ 0, 0, 10, 100 };
+	jobs[0].net.evictions = jobs[0].net.evictions_series = 2;
+	jobs[2].has_net = true;		/* not exported: not shown */
+	jobs[2].net.proto[MG_TOTALS_UDP] = (struct mg_totals_counts){ 1, 1, 0, 0 };
 	v.jobs = jobs;
 	v.njobs = 3;
 	v.other = (struct mg_totals_job){ .path = "other", .exported = true,
@@ -127,10 +142,12 @@ START_TEST(description)
 		cat = x->list->next;
 		bits |= atoi(cat->next->val);
 		n++;
-		/* node: variables; probes, jobs: an entry's variables. */
+		/* node: variables; the others: an entry's variables. */
 		var = cat->next->next;
 		if (strcmp(cat->val, "node")) {
-			ck_assert_str_eq(head(var), !strcmp(cat->val, "probes") ? "probe" : "job");
+			ck_assert_str_eq(head(var), !strcmp(cat->val, "probes") ? "probe" :
+					 !strcmp(cat->val, "jobs") ? "job" :
+					 !strcmp(cat->val, "net") ? "net" : "peer");
 			var = var->list->next;
 		}
 		for (; var; var = var->next) {
@@ -144,14 +161,16 @@ START_TEST(description)
 			ck_assert_ptr_null(f->next->next->next->next);
 		}
 	}
-	ck_assert_uint_eq(n, 3);
-	ck_assert_uint_eq(bits, 7);
+	ck_assert_uint_eq(n, 5);
+	ck_assert_uint_eq(bits, 31);
 	x = find(e, "category");
 	ck_assert_str_eq(x->list->next->val, "node");
 	ck_assert_str_eq(x->list->next->next->val, "1");
 	ck_assert_ptr_nonnull(strstr(text, "(records u64 counter \""));
 	ck_assert_ptr_nonnull(strstr(text, "(category probes 2 (probe (id u32 label"));
 	ck_assert_ptr_nonnull(strstr(text, "(category jobs 4 (job (cgroup u64 label"));
+	ck_assert_ptr_nonnull(strstr(text, "(category net 8 (net (cgroup u64 label"));
+	ck_assert_ptr_nonnull(strstr(text, "(category peers 16 (peer (cgroup u64 label"));
 	destroy_sexp(e);
 	free(text);
 }
@@ -197,6 +216,27 @@ START_TEST(sample_whole_and_masked)
 	ck_assert_str_eq(val(x->next->next, "path"), "other");
 	ck_assert_str_eq(val(x->next->next, "events"), "100");
 	ck_assert_ptr_null(strstr(text, "/late"));
+	/* Traffic: /a's series per protocol it has, per peer, then other. */
+	x = find(e, "net")->list->next;
+	ck_assert_str_eq(head(x), "net");
+	ck_assert_str_eq(val(x, "path"), "/a");
+	ck_assert_str_eq(val(x, "proto"), "tcp");
+	ck_assert_str_eq(val(x, "tx_packets"), "70");
+	ck_assert_str_eq(val(x, "tx_bytes"), "60000");
+	ck_assert_str_eq(val(x, "rx_bytes"), "1000");
+	ck_assert_ptr_null(x->next);	/* no other protocol, no other job */
+	x = find(e, "peers")->list->next;
+	ck_assert_str_eq(head(x), "peer");
+	ck_assert_str_eq(val(x, "cgroup"), "100");
+	ck_assert_str_eq(val(x, "peer"), "10.0.0.2");
+	ck_assert_int_eq(find(x, "peer")->list->next->aty, SEXP_DQUOTE);
+	ck_assert_str_eq(val(x, "tx_bytes"), "60000");
+	ck_assert_ptr_null(find(x, "evictions"));
+	x = x->next;
+	ck_assert_str_eq(val(x, "peer"), "other");
+	ck_assert_str_eq(val(x, "rx_bytes"), "100");
+	ck_assert_str_eq(val(x, "evictions"), "2");
+	ck_assert_ptr_null(x->next);
 	destroy_sexp(e);
 	free(text);
 
@@ -219,6 +259,15 @@ START_TEST(sample_whole_and_masked)
 	ck_assert_ptr_null(find(e, "node"));
 	ck_assert_ptr_nonnull(find(e, "probes"));
 	ck_assert_ptr_null(find(e, "jobs"));
+	destroy_sexp(e);
+	free(text);
+	e = ask(&c, "M 24", &rc, &text);
+	destroy_sexp(e);
+	free(text);
+	e = ask(&c, "S", &rc, &text);
+	ck_assert_ptr_null(find(e, "jobs"));
+	ck_assert_ptr_nonnull(find(e, "net"));
+	ck_assert_ptr_nonnull(find(e, "peers"));
 	destroy_sexp(e);
 	free(text);
 }
@@ -286,7 +335,7 @@ END_TEST
 START_TEST(bad_requests)
 {
 	static const char *const bad[] = {
-		"X", "SS", "s", "M", "M 0", "M 8", "M 15", "M -1", "M x",
+		"X", "SS", "s", "M", "M 0", "M 32", "M 63", "M -1", "M x",
 		"M 1 2", "M 99999999999999999999999", "#S", "\x01",
 		"GET / HTTP/1.1", "(sample)",
 	};

@@ -14,8 +14,12 @@
  * it joined (its series ends: no count shown twice).
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "record.h"
 #include "testutil.h"
@@ -74,6 +78,93 @@ static const struct magnet_record *job_lost(__u64 cgroup, __u64 fair)
 
 	ck_assert_int_gt(mg_record_encode_job_lost(buf, sizeof(buf), &h, cgroup, fair), 0);
 	return (const void *)buf;
+}
+
+/* A packet of job sk (the socket's), written by a thread of cg. */
+static const struct magnet_record *pkt(int family, int proto, const char *src,
+				       const char *dst, unsigned int sport,
+				       unsigned int dport, unsigned int payload,
+				       bool out, __u32 cg, __u64 sk)
+{
+	struct tu_packet p = { .family = family, .proto = proto, .src = src,
+			       .dst = dst, .sport = sport, .dport = dport,
+			       .payload = payload, .out = out, .cgroup = cg,
+			       .sk_cgroup = sk };
+
+	ck_assert_int_gt(tu_skb_record(buf, sizeof(buf), &p), 0);
+	return (const void *)buf;
+}
+
+/* Job sk at 10.0.0.1 sends payload bytes to dst (its thread writes it). */
+static const struct magnet_record *tx4(__u64 sk, int proto, const char *dst,
+				       unsigned int payload)
+{
+	return pkt(AF_INET, proto, "10.0.0.1", dst, 40000, 5001, payload, true,
+		   (__u32)sk, sk);
+}
+
+/* Job sk receives from src, in softirq over thread cg. */
+static const struct magnet_record *rx4(__u64 sk, int proto, const char *src,
+				       unsigned int payload, __u32 cg)
+{
+	return pkt(AF_INET, proto, src, "10.0.0.1", 5001, 40000, payload, false,
+		   cg, sk);
+}
+
+static const struct mg_totals_peer *peer(const struct mg_totals_net *n,
+					 const char *addr)
+{
+	unsigned char a[16] = { 0 };
+	int family = strchr(addr, ':') ? AF_INET6 : AF_INET;
+	size_t i;
+
+	ck_assert_int_eq(inet_pton(family, addr, a), 1);
+	for (i = 0; i < n->npeers; i++)
+		if (n->peers[i].family == family && !memcmp(n->peers[i].addr, a, 16))
+			return &n->peers[i];
+	return NULL;
+}
+
+static void counts_add(struct mg_totals_counts *a, const struct mg_totals_counts *b)
+{
+	a->tx_packets += b->tx_packets;
+	a->tx_bytes += b->tx_bytes;
+	a->rx_packets += b->rx_packets;
+	a->rx_bytes += b->rx_bytes;
+}
+
+static bool counts_eq(const struct mg_totals_counts *a, const struct mg_totals_counts *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+/*
+ * A job's peers (listed and "other") add up to its protocols, since first
+ * met and in its series; its listed peers are at most MG_TOTALS_PEERS,
+ * most bytes first. The protocols' sums into *n and *series.
+ */
+static void net_adds_up(const struct mg_totals_net *net, struct mg_totals_counts *n,
+			struct mg_totals_counts *series)
+{
+	struct mg_totals_counts pn = net->other.n, ps = net->other.series;
+	size_t i;
+
+	memset(n, 0, sizeof(*n));
+	memset(series, 0, sizeof(*series));
+	for (i = 0; i < MG_TOTALS_PROTOS; i++) {
+		counts_add(n, &net->proto[i]);
+		counts_add(series, &net->proto_series[i]);
+	}
+	tu_assert_op(net->npeers, <=, MG_TOTALS_PEERS);
+	for (i = 0; i < net->npeers; i++) {
+		counts_add(&pn, &net->peers[i].n);
+		counts_add(&ps, &net->peers[i].series);
+		if (i)
+			tu_assert_op(net->peers[i - 1].n.tx_bytes + net->peers[i - 1].n.rx_bytes,
+				     >=, net->peers[i].n.tx_bytes + net->peers[i].n.rx_bytes);
+	}
+	tu_assert(counts_eq(&pn, n));
+	tu_assert(counts_eq(&ps, series));
 }
 
 static const struct mg_totals_job *job(const struct mg_totals_view *v,
@@ -496,18 +587,31 @@ static size_t append(unsigned char *read, size_t off, const struct magnet_record
 	return off + r->size;
 }
 
+/* Two jobs alike, their traffic's peers compared by value. */
+static void assert_same_job(const struct mg_totals_job *a, const struct mg_totals_job *b)
+{
+	struct mg_totals_job x = *a, y = *b;
+
+	ck_assert_uint_eq(a->net.npeers, b->net.npeers);
+	if (a->net.npeers)
+		ck_assert(!memcmp(a->net.peers, b->net.peers,
+				  a->net.npeers * sizeof(*a->net.peers)));
+	x.net.peers = y.net.peers = NULL;
+	ck_assert(!memcmp(&x, &y, sizeof(x)));
+}
+
 static void assert_same(const struct mg_totals_view *a, const struct mg_totals_view *b)
 {
 	size_t i;
 
 	ck_assert(!memcmp(&a->node, &b->node, sizeof(a->node)));
-	ck_assert(!memcmp(&a->other, &b->other, sizeof(a->other)));
+	assert_same_job(&a->other, &b->other);
 	ck_assert_uint_eq(a->nprobes, b->nprobes);
 	ck_assert_uint_eq(a->njobs, b->njobs);
 	for (i = 0; i < a->nprobes; i++)
 		ck_assert(!memcmp(&a->probes[i], &b->probes[i], sizeof(a->probes[i])));
 	for (i = 0; i < a->njobs; i++)
-		ck_assert(!memcmp(&a->jobs[i], &b->jobs[i], sizeof(a->jobs[i])));
+		assert_same_job(&a->jobs[i], &b->jobs[i]);
 }
 
 /*
@@ -541,6 +645,12 @@ START_TEST(read_as_records)
 					r = lost(tu_rand() % 5, tu_rand() % 2);
 				else if (kind == 1)
 					r = task(tu_rand() % 100, cg, "t");
+				else if (kind == 2)
+					r = tu_rand() % 2 ?
+					    tx4(tu_rand() % 10, IPPROTO_TCP, "10.0.0.2",
+						tu_rand() % 1500) :
+					    rx4(tu_rand() % 10, IPPROTO_UDP, "10.0.0.3",
+						tu_rand() % 1500, cg);
 				else if (kind < 5)
 					r = sock(id, tu_rand() % 3000, cg);
 				else
@@ -867,6 +977,332 @@ START_TEST(series_exact)
 }
 END_TEST
 
+/*
+ * Packets count under their socket's job, not the writer's: job 1002's
+ * received segment, written in softirq while 1001's thread ran, is
+ * 1002's. Per protocol (the five kinds) and per peer host (no port),
+ * both directions; no socket: "other"; a packet unreadable: unkeyed.
+ */
+START_TEST(net_by_socket)
+{
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	struct mg_totals_counts n, series;
+	const struct mg_totals_job *a, *b;
+	const struct mg_totals_peer *p;
+	struct magnet_skb *k;
+
+	ck_assert_int_eq(mg_totals_create(20, &t), 0);
+	mg_totals_add(t, tx4(1001, IPPROTO_TCP, "10.0.0.2", 1000));
+	mg_totals_add(t, tx4(1001, IPPROTO_TCP, "10.0.0.2", 1000));
+	mg_totals_add(t, pkt(AF_INET, IPPROTO_TCP, "10.0.0.1", "10.0.0.2", 40001,
+			     5002, 24, true, 1001, 1001));	/* another port */
+	mg_totals_add(t, tx4(1001, IPPROTO_UDP, "10.0.0.3", 300));
+	mg_totals_add(t, tx4(1001, IPPROTO_ICMP, "10.0.0.2", 56));
+	mg_totals_add(t, pkt(AF_INET6, IPPROTO_ICMPV6, "fe80::2", "fe80::1", 0, 0,
+			     32, true, 1001, 1001));
+	mg_totals_add(t, tx4(1001, 132, "10.0.0.9", 100));	/* SCTP: other */
+	mg_totals_add(t, rx4(1002, IPPROTO_TCP, "10.0.0.2", 700, 1001));
+	mg_totals_add(t, rx4(1002, IPPROTO_TCP, "10.0.0.2", 0, 1001));	/* an ACK */
+	mg_totals_add(t, tx4(0, IPPROTO_UDP, "10.0.0.4", 40));	/* no socket */
+	tx4(1001, IPPROTO_TCP, "10.0.0.2", 10);
+	k = (struct magnet_skb *)((struct magnet_record *)buf)->payload;
+	k->layer = MAGNET_SKB_LAYER_LINK;
+	mg_totals_add(t, (const void *)buf);
+
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_uint_eq(v.node.net_packets, 10);
+	ck_assert_uint_eq(v.node.net_bytes, 2000 + 24 + 300 + 56 + 32 + 100 + 700 + 40);
+	ck_assert_uint_eq(v.node.net_unkeyed, 1);
+	ck_assert_uint_eq(v.node.records, 11);	/* every one an event too */
+
+	a = job(&v, 1001);
+	b = job(&v, 1002);
+	ck_assert(a && b && a->has_net && b->has_net);
+	ck_assert_uint_eq(a->events, 10);	/* the writer's, as ever */
+	ck_assert_uint_eq(b->events, 0);
+	ck_assert(counts_eq(&a->net.proto[MG_TOTALS_TCP],
+			    &(struct mg_totals_counts){ 3, 2024, 0, 0 }));
+	ck_assert(counts_eq(&a->net.proto[MG_TOTALS_UDP],
+			    &(struct mg_totals_counts){ 1, 300, 0, 0 }));
+	ck_assert(counts_eq(&a->net.proto[MG_TOTALS_ICMP],
+			    &(struct mg_totals_counts){ 1, 56, 0, 0 }));
+	ck_assert(counts_eq(&a->net.proto[MG_TOTALS_ICMPV6],
+			    &(struct mg_totals_counts){ 1, 32, 0, 0 }));
+	ck_assert(counts_eq(&a->net.proto[MG_TOTALS_PROTO_OTHER],
+			    &(struct mg_totals_counts){ 1, 100, 0, 0 }));
+	ck_assert_uint_eq(a->net.npeers, 4);
+	p = peer(&a->net, "10.0.0.2");		/* both ports, TCP and ICMP */
+	ck_assert(p && counts_eq(&p->n, &(struct mg_totals_counts){ 4, 2080, 0, 0 }));
+	ck_assert(p == &a->net.peers[0]);	/* most bytes first */
+	ck_assert_uint_eq(peer(&a->net, "10.0.0.3")->n.tx_bytes, 300);
+	ck_assert_uint_eq(peer(&a->net, "fe80::1")->n.tx_bytes, 32);
+	ck_assert_uint_eq(peer(&a->net, "10.0.0.9")->n.tx_bytes, 100);
+	ck_assert_uint_eq(a->net.evictions, 0);
+	ck_assert(counts_eq(&b->net.proto[MG_TOTALS_TCP],
+			    &(struct mg_totals_counts){ 0, 0, 2, 700 }));
+	ck_assert_uint_eq(b->net.npeers, 1);
+	ck_assert_uint_eq(peer(&b->net, "10.0.0.2")->n.rx_bytes, 700);
+	/* Exported since met: the series are the counts. */
+	net_adds_up(&a->net, &n, &series);
+	ck_assert(counts_eq(&n, &series));
+	ck_assert_uint_eq(n.tx_bytes, 2512);
+	ck_assert_uint_eq(a->series.packets, 7);
+	net_adds_up(&b->net, &n, &series);
+	ck_assert(counts_eq(&n, &series));
+	/* No socket: "other", its peer listed there. */
+	ck_assert(v.other.has_net);
+	ck_assert(counts_eq(&v.other.net.proto[MG_TOTALS_UDP],
+			    &(struct mg_totals_counts){ 1, 40, 0, 0 }));
+	ck_assert_uint_eq(peer(&v.other.net, "10.0.0.4")->n.tx_bytes, 40);
+	net_adds_up(&v.other.net, &n, &series);
+	ck_assert_uint_eq(n.tx_bytes, 40);
+	mg_totals_view_free(&v);
+	mg_totals_free(t);
+}
+END_TEST
+
+/* "10.X.Y.Z" of k, for a flood of distinct hosts. */
+static const char *host_of(char *a, size_t size, unsigned int k)
+{
+	snprintf(a, size, "10.%u.%u.%u", 100 + (k >> 16 & 0xff), k >> 8 & 0xff, k & 0xff);
+	return a;
+}
+
+/*
+ * A job floods 200,000 new hosts (a packet each) while it talks to three
+ * real peers: the three stay listed with their exact counts, at most 16
+ * peers are listed at any time, every eviction is counted, the flood's
+ * bytes are in "other", the peers add up to the protocols at every view,
+ * and another job's peers are untouched. Evictions are bounded: only an
+ * idle peer is replaced (MG_TOTALS_PEER_IDLE of the job's packets).
+ */
+START_TEST(net_peer_flood)
+{
+	enum { FLOOD = 200000 };
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	struct mg_totals_counts n, series;
+	const struct mg_totals_job *j;
+	unsigned int k, real = 0;
+	char a[32];
+
+	ck_assert_int_eq(mg_totals_create(20, &t), 0);
+	mg_totals_add(t, tx4(8, IPPROTO_TCP, "10.9.0.1", 1000));
+	for (k = 0; k < FLOOD; k++) {
+		mg_totals_add(t, tx4(7, IPPROTO_UDP, host_of(a, sizeof(a), k), 10));
+		if (k % 50 == 0) {
+			mg_totals_add(t, tx4(7, IPPROTO_TCP, "10.1.0.1", 1000));
+			mg_totals_add(t, rx4(7, IPPROTO_TCP, "10.1.0.2", 500, 9));
+			mg_totals_add(t, tx4(7, IPPROTO_UDP, "10.1.0.3", 100));
+			real++;
+		}
+		if (k % 20000 == 0) {
+			ck_assert_int_eq(mg_totals_view(t, &v), 0);
+			j = job(&v, 7);
+			net_adds_up(&j->net, &n, &series);
+			ck_assert(counts_eq(&n, &series));
+			mg_totals_view_free(&v);
+		}
+	}
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	j = job(&v, 7);
+	net_adds_up(&j->net, &n, &series);
+	ck_assert_uint_eq(n.tx_bytes, FLOOD * 10ULL + real * 1100ULL);
+	ck_assert_uint_eq(n.rx_bytes, real * 500ULL);
+	ck_assert_uint_eq(j->net.npeers, MG_TOTALS_PEERS);
+	ck_assert(counts_eq(&peer(&j->net, "10.1.0.1")->n,
+			    &(struct mg_totals_counts){ real, real * 1000ULL, 0, 0 }));
+	ck_assert(counts_eq(&peer(&j->net, "10.1.0.2")->n,
+			    &(struct mg_totals_counts){ 0, 0, real, real * 500ULL }));
+	ck_assert(counts_eq(&peer(&j->net, "10.1.0.3")->n,
+			    &(struct mg_totals_counts){ real, real * 100ULL, 0, 0 }));
+	/* The flood's bytes: in "other", but for the 13 listed now. */
+	ck_assert_uint_eq(j->net.other.n.tx_bytes, (FLOOD - 13) * 10ULL);
+	ck_assert_uint_gt(j->net.evictions, 0);
+	ck_assert_uint_le(j->net.evictions,
+			  (FLOOD + 3 * real) / MG_TOTALS_PEER_IDLE * MG_TOTALS_PEERS + MG_TOTALS_PEERS);
+	ck_assert_uint_eq(j->net.evictions, j->net.evictions_series);
+	j = job(&v, 8);
+	ck_assert_uint_eq(j->net.npeers, 1);
+	ck_assert_uint_eq(peer(&j->net, "10.9.0.1")->n.tx_bytes, 1000);
+	ck_assert_uint_eq(j->net.evictions, 0);
+	mg_totals_view_free(&v);
+	mg_totals_free(t);
+}
+END_TEST
+
+/*
+ * Peers met when every place is busy (all counted within the last
+ * MG_TOTALS_PEER_IDLE packets) count in "other" and evict nobody: 20
+ * peers in turn keep the first 16 listed, with no eviction at all.
+ */
+START_TEST(net_peer_busy)
+{
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	struct mg_totals_counts n, series;
+	const struct mg_totals_job *j;
+	unsigned int k;
+	char a[32];
+
+	ck_assert_int_eq(mg_totals_create(20, &t), 0);
+	for (k = 0; k < 20 * 1000; k++)
+		mg_totals_add(t, tx4(7, IPPROTO_TCP, host_of(a, sizeof(a), k % 20), 100));
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	j = job(&v, 7);
+	net_adds_up(&j->net, &n, &series);
+	ck_assert_uint_eq(j->net.npeers, MG_TOTALS_PEERS);
+	ck_assert_uint_eq(j->net.evictions, 0);
+	for (k = 0; k < 16; k++)
+		ck_assert_uint_eq(peer(&j->net, host_of(a, sizeof(a), k))->n.tx_bytes, 100000);
+	ck_assert_uint_eq(j->net.other.n.tx_bytes, 4 * 100000);
+	mg_totals_view_free(&v);
+	mg_totals_free(t);
+}
+END_TEST
+
+/*
+ * A job that only receives (its packets written in softirq over other
+ * threads: no event of its own) is as busy as its traffic: it takes the
+ * place of an idle job.
+ */
+START_TEST(net_rank_receiver)
+{
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	unsigned int s, k;
+
+	ck_assert_int_eq(mg_totals_create(1, &t), 0);
+	add_n(t, 1, 10);
+	for (s = 1; s <= 5; s++) {
+		for (k = 0; k < 1000; k++)
+			mg_totals_add(t, rx4(2, IPPROTO_UDP, "10.0.0.2", 100, 0));
+		mg_totals_rank(t, s * SEC);
+	}
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert(job(&v, 2)->exported);
+	ck_assert(!job(&v, 1)->exported);
+	ck_assert_uint_eq(job(&v, 2)->events, 0);
+	/* It entered at 0: the packets before are "other"'s. */
+	ck_assert_uint_eq(job(&v, 2)->net.proto_series[MG_TOTALS_UDP].rx_packets +
+			  v.other.net.proto_series[MG_TOTALS_UDP].rx_packets, 5000);
+	mg_totals_view_free(&v);
+	mg_totals_free(t);
+}
+END_TEST
+
+/*
+ * Tasks of a step (their sockets' cgroups) join the step's series: their
+ * traffic so far and after is the step's, peers merged by host.
+ */
+START_TEST(net_series_join)
+{
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	struct mg_totals_counts n, series;
+	const struct mg_totals_job *j;
+
+	ck_assert_int_eq(mg_totals_create(20, &t), 0);
+	mg_totals_add(t, tx4(501, IPPROTO_TCP, "10.0.0.2", 1000));
+	mg_totals_add(t, rx4(502, IPPROTO_TCP, "10.0.0.2", 300, 501));
+	mg_totals_add(t, tx4(502, IPPROTO_UDP, "10.0.0.3", 20));
+	mg_totals_job_series(t, 501, 500);
+	mg_totals_job_series(t, 502, 500);
+	mg_totals_add(t, tx4(501, IPPROTO_TCP, "10.0.0.2", 5));
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_uint_eq(v.njobs, 1);
+	j = job(&v, 500);
+	ck_assert(j->exported && j->has_net);
+	ck_assert(counts_eq(&j->net.proto[MG_TOTALS_TCP],
+			    &(struct mg_totals_counts){ 2, 1005, 1, 300 }));
+	ck_assert_uint_eq(j->net.npeers, 2);
+	ck_assert(counts_eq(&peer(&j->net, "10.0.0.2")->n,
+			    &(struct mg_totals_counts){ 2, 1005, 1, 300 }));
+	net_adds_up(&j->net, &n, &series);
+	ck_assert(counts_eq(&n, &series));	/* the tasks were exported */
+	ck_assert_uint_eq(j->series.packets, 4);
+	mg_totals_view_free(&v);
+	mg_totals_free(t);
+}
+END_TEST
+
+/*
+ * Every packet in exactly one series, as records are (series_exact), and
+ * a job's peers adding up to its protocols in every view: random traffic
+ * of 60 sockets' cgroups (tasks of 5 steps when even) with 40 hosts,
+ * joins, places taken and left, jobs gone.
+ */
+START_TEST(net_series_exact)
+{
+	enum { IDS = 60, STEPS = 5, HOSTS = 40 };
+	struct mg_totals *t;
+	struct mg_totals_view a, b;
+	unsigned int step;
+
+	tu_seed(0x9e7 + _i);
+	ck_assert_int_eq(mg_totals_create(3, &t), 0);
+	for (step = 0; step < 300; step++) {
+		struct mg_totals_counts n, series;
+		__u64 sum = 0, other;
+		unsigned int k;
+		size_t i;
+		char h[32];
+
+		ck_assert_int_eq(mg_totals_view(t, &a), 0);
+		for (k = 0; k < 60; k++) {
+			__u32 sk = tu_rand() % (IDS + 1);	/* 0: no socket */
+			unsigned int bytes = tu_rand() % 1500;
+
+			host_of(h, sizeof(h), tu_rand() % HOSTS);
+			mg_totals_add(t, tu_rand() % 2 ?
+				      tx4(sk, IPPROTO_TCP, h, bytes) :
+				      rx4(sk, tu_rand() % 3 ? IPPROTO_UDP : 47, h, bytes,
+					  tu_rand() % IDS));
+		}
+		ck_assert_int_eq(mg_totals_view(t, &b), 0);
+		for (i = 0; i < b.njobs; i++) {
+			__u64 c = b.jobs[i].cgroup;
+
+			if (!b.jobs[i].named)
+				mg_totals_job_series(t, c, c % 2 ? c : 10001 + c % STEPS);
+		}
+		mg_totals_view_free(&b);
+		ck_assert_int_eq(mg_totals_view(t, &b), 0);
+		for (i = 0; i < b.njobs; i++) {
+			const struct mg_totals_job *o = job(&a, b.jobs[i].cgroup);
+			struct mg_totals_counts on, os;
+
+			net_adds_up(&b.jobs[i].net, &n, &series);
+			if (!b.jobs[i].exported)
+				continue;
+			sum += series.tx_bytes + series.rx_bytes;
+			if (o && o->exported) {
+				net_adds_up(&o->net, &on, &os);
+				tu_assert_op(series.tx_bytes, >=, os.tx_bytes);
+				tu_assert_op(series.rx_packets, >=, os.rx_packets);
+				tu_assert_op(b.jobs[i].net.other.series.tx_bytes, >=,
+					     o->net.other.series.tx_bytes);
+				sum -= os.tx_bytes + os.rx_bytes;
+			}
+		}
+		net_adds_up(&b.other.net, &n, &series);
+		other = n.tx_bytes + n.rx_bytes;
+		net_adds_up(&a.other.net, &n, &series);
+		tu_assert_op(other, >=, n.tx_bytes + n.rx_bytes);
+		other -= n.tx_bytes + n.rx_bytes;
+		tu_assert_op(sum + other, ==, b.node.net_bytes - a.node.net_bytes);
+		mg_totals_view_free(&a);
+		mg_totals_view_free(&b);
+		mg_totals_rank(t, (__u64)(step + 1) * SEC);
+		if (tu_rand() % 8 == 0)
+			mg_totals_job_gone(t, tu_rand() % 2 ? 10001 + tu_rand() % STEPS :
+						     1 + tu_rand() % IDS);
+	}
+	mg_totals_free(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("totals");
@@ -888,6 +1324,12 @@ int main(void)
 	tcase_add_test(tc, series_join);
 	tcase_add_test(tc, series_one_place);
 	tcase_add_loop_test(tc, series_exact, 0, 3);
+	tcase_add_test(tc, net_by_socket);
+	tcase_add_test(tc, net_peer_flood);
+	tcase_add_test(tc, net_peer_busy);
+	tcase_add_test(tc, net_rank_receiver);
+	tcase_add_test(tc, net_series_join);
+	tcase_add_loop_test(tc, net_series_exact, 0, 3);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "record.h"
 #include "testutil.h"
@@ -203,4 +205,54 @@ size_t tu_token_soup(char *buf, size_t len, const char *const *toks, size_t ntok
 		}
 	}
 	return n;
+}
+
+ssize_t tu_skb_record(void *buf, size_t cap, const struct tu_packet *p)
+{
+	struct mg_record_hdr h = { .event_id = 20, .cpu = 0, .pid = 7, .tgid = 7,
+				   .cgroup = p->cgroup };
+	unsigned char b[80] = { 0 };
+	size_t ip = p->family == AF_INET ? 20 : 40, l4 = 0, total;
+	struct magnet_skb k = {
+		.ifindex = 1, .sk_cgroup = p->sk_cgroup,
+		.direction = p->out ? MAGNET_SKB_DIR_OUT : MAGNET_SKB_DIR_IN,
+		.layer = MAGNET_SKB_LAYER_NETWORK,
+		.protocol = htons(p->family == AF_INET ? 0x0800 : 0x86dd),
+	};
+
+	if (p->proto == IPPROTO_TCP)
+		l4 = 20;
+	else if (p->proto == IPPROTO_UDP)
+		l4 = 8;
+	total = ip + l4 + p->payload;
+	if (p->family == AF_INET) {
+		b[0] = 0x45;
+		b[2] = total >> 8;
+		b[3] = total;
+		b[8] = 64;
+		b[9] = p->proto;
+		if (inet_pton(AF_INET, p->src, b + 12) != 1 ||
+		    inet_pton(AF_INET, p->dst, b + 16) != 1)
+			return -EINVAL;
+	} else {
+		b[0] = 0x60;
+		b[4] = (l4 + p->payload) >> 8;
+		b[5] = l4 + p->payload;
+		b[6] = p->proto;
+		b[7] = 64;
+		if (inet_pton(AF_INET6, p->src, b + 8) != 1 ||
+		    inet_pton(AF_INET6, p->dst, b + 24) != 1)
+			return -EINVAL;
+	}
+	if (l4) {
+		b[ip] = p->sport >> 8;
+		b[ip + 1] = p->sport;
+		b[ip + 2] = p->dport >> 8;
+		b[ip + 3] = p->dport;
+	}
+	if (p->proto == IPPROTO_TCP)
+		b[ip + 12] = 5 << 4;
+	k.len = total;
+	k.caplen = ip + l4;
+	return mg_record_encode_skb(buf, cap, &h, &k, b, k.caplen);
 }

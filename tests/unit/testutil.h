@@ -4,6 +4,7 @@
 #define MAGNET_TESTUTIL_H
 
 #include <check.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <linux/magnet.h>
@@ -48,6 +49,25 @@ ssize_t tu_random_record(void *buf, size_t cap, __u32 cpu, __u64 ts,
 
 /* A random valid struct magnet_sock: family 0, AF_INET or AF_INET6. */
 void tu_random_sock(struct magnet_sock *s);
+
+/*
+ * One packet as the net-jobs probes capture it: an skb record at the
+ * network layer. family AF_INET or AF_INET6; proto IPPROTO_TCP (a 20-byte
+ * header), IPPROTO_UDP, or another (no transport header); src and dst
+ * addresses as text; out: sent (else received); cgroup the header's (the
+ * writer's), sk_cgroup the socket's.
+ */
+struct tu_packet {
+	int family, proto;
+	const char *src, *dst;
+	unsigned int sport, dport, payload;
+	bool out;
+	__u32 cgroup;
+	__u64 sk_cgroup;
+};
+
+/* Its record at buf (cap bytes). Returns its size, or -ENOSPC. */
+ssize_t tu_skb_record(void *buf, size_t cap, const struct tu_packet *p);
 
 /* A fresh temporary file; path (at least 64 bytes) gets its name. */
 int tu_tmpfile(char *path);

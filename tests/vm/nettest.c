@@ -1,10 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * nettest: which job talks to which hosts, checked against the traffic
- * the test makes itself (issue 10, part 3).
+ * the test makes itself.
  *
  *   nettest jobs      magnetd on its Unix socket (or MDTEST_ADDR, HOST:PORT), the
- *                     module's net-jobs probe set loaded
+ *                     module's net-jobs probe set loaded: its AGG net reports
+ *   nettest totals HOST:PORT WANT
+ *                     the same traffic, then magnetd's TOTALS (since it
+ *                     started) and its Prometheus page at HOST:PORT: each
+ *                     job's traffic per protocol and per peer host, exact;
+ *                     the expectation written to the file WANT
+ *   nettest jobs-out WANT FILE
+ *                     magnet-jobs -m's output (FILE), of an interval that
+ *                     held the traffic: the same counts, and each flow's
+ *                     peer job (the servers' for the jobs, the jobs' for
+ *                     the servers)
  *
  * Four cgroups under /sys/fs/cgroup: net-srv runs the servers, net-a,
  * net-b and net-c one job each. Every process joins its cgroup before it
@@ -37,6 +47,12 @@
  * packet whose headers magnetd could not read) is printed, not refused:
  * the guest's own packets may have one now and then, and a packet of the
  * test's that was one would be missing from the exact sums.
+ * TOTALS and Prometheus count since magnetd started, and a job's
+ * received packets under its own socket's cgroup: on lo the receive path
+ * runs in the sender's softirq, so the record's own cgroup is the
+ * sender's; the servers' received bytes are the proof. Per peer host (no
+ * port) the P rows are summed over protocols and ports.
+ *
  * Exit 0 when all of it holds; a failure prints both sides and exits 1.
  */
 #include <arpa/inet.h>
@@ -551,10 +567,10 @@ static bool get_line(struct conn *c, char *line, size_t size, int ms)
 	return true;
 }
 
-static void md_connect(struct conn *c)
+static void md_open(struct conn *c)
 {
 	const char *addr = getenv("MDTEST_ADDR");
-	char host[64] = "127.0.0.1", line[512];
+	char host[64] = "127.0.0.1";
 	struct sockaddr_storage ss;
 	unsigned int port = 8650;
 	socklen_t sl;
@@ -576,6 +592,13 @@ static void md_connect(struct conn *c)
 		if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&ss, sl))
 			die("connect to magnetd at %s:%u: %s", host, port, strerror(errno));
 	}
+}
+
+static void md_connect(struct conn *c)
+{
+	char line[512];
+
+	md_open(c);
 	write_all(c->fd, "AGG net EVERY 250ms\n", 20);
 	if (!get_line(c, line, sizeof(line), 5000) || strncmp(line, "OK agg key=net ", 15))
 		die("AGG net: '%s'", line);
@@ -673,28 +696,31 @@ static bool same(const struct table *want, const struct table *got, bool print)
 	return ok;
 }
 
-static void run_jobs(void)
+/* The jobs' cgroups, made if need be: job_ids. */
+static void make_cgroups(void)
 {
-	static struct table want, got;
-	static struct exchange x[MAX_EXCHANGES];
-	unsigned int nx;
-	char labels[NJOBS][128] = { "", "", "", "" }, path[256], buf[4096];
-	int ready[2], ctl[2], res[2], i, status;
-	pid_t srv, kids[NJOBS];
-	struct conn *c = malloc(sizeof(*c));
+	char path[256];
 	struct stat st;
-	time_t end;
-	FILE *f;
+	int i;
 
-	if (!c)
-		die("out of memory");
 	for (i = 0; i < NJOBS; i++) {
 		snprintf(path, sizeof(path), CGROOT "/%s", job_names[i]);
 		if ((mkdir(path, 0755) && errno != EEXIST) || stat(path, &st))
 			die("cgroup %s: %s", path, strerror(errno));
 		job_ids[i] = (unsigned int)st.st_ino;
 	}
-	md_connect(c);
+}
+
+/* The servers and the three jobs, to their end: the expectation. */
+static void traffic(struct table *want)
+{
+	static struct exchange x[MAX_EXCHANGES];
+	unsigned int nx;
+	char buf[4096];
+	int ready[2], ctl[2], res[2], i, status;
+	pid_t srv, kids[NJOBS];
+	FILE *f;
+
 	if (pipe(ready) || pipe(ctl) || pipe(res))
 		die("pipe: %s", strerror(errno));
 	srv = fork();
@@ -734,7 +760,22 @@ static void run_jobs(void)
 		die("fdopen: %s", strerror(errno));
 	read_exchanges(f, x, &nx);
 	fclose(f);
-	expect(&want, x, nx);
+	expect(want, x, nx);
+}
+
+static void run_jobs(void)
+{
+	static struct table want, got;
+	char labels[NJOBS][128] = { "", "", "", "" }, path[256];
+	struct conn *c = malloc(sizeof(*c));
+	time_t end;
+	int i;
+
+	if (!c)
+		die("out of memory");
+	make_cgroups();
+	md_connect(c);
+	traffic(&want);
 
 	end = time(NULL) + WAIT_SECS;
 	while (!same(&want, &got, false)) {
@@ -763,6 +804,360 @@ static void run_jobs(void)
 	free(c);
 }
 
+/* ---- totals, Prometheus, magnet-jobs -------------------------------------- */
+
+/* "127.0.0.2:5001" -> "127.0.0.2", "[::1]:5003" -> "::1". */
+static void host_of(const char *end, char *buf, size_t size)
+{
+	const char *colon = strrchr(end, ':');
+
+	if (end[0] == '[')
+		snprintf(buf, size, "%.*s", (int)(strchr(end, ']') - end - 1), end + 1);
+	else
+		snprintf(buf, size, "%.*s", (int)(colon - end), end);
+}
+
+/*
+ * The expectation as the totals have it: the J rows (protocol, peer ""),
+ * and per job and peer host (protocol "*") the P rows' sums.
+ */
+static void by_host(const struct table *want, struct table *hosts)
+{
+	unsigned int i;
+
+	memset(hosts, 0, sizeof(*hosts));
+	for (i = 0; i < want->n; i++) {
+		const struct row *w = &want->r[i];
+		char host[PEER_MAX];
+		struct row *r;
+
+		if (!w->peer[0]) {
+			*row_of(hosts, w->job, w->proto, "") = *w;
+			continue;
+		}
+		host_of(w->peer, host, sizeof(host));
+		r = row_of(hosts, w->job, "*", host);
+		r->tx_packets += w->tx_packets;
+		r->tx_bytes += w->tx_bytes;
+		r->rx_packets += w->rx_packets;
+		r->rx_bytes += w->rx_bytes;
+	}
+}
+
+/* Rows equal, both ways: bytes always, packets of UDP protocol rows. */
+static bool same_rows(const struct table *want, const struct table *got, const char *what,
+		      bool print)
+{
+	bool ok = want->n == got->n;
+	unsigned int i, j;
+
+	for (i = 0; i < want->n; i++) {
+		const struct row *w = &want->r[i], *g = NULL;
+		bool udp = !strcmp(w->proto, "udp");
+
+		for (j = 0; j < got->n; j++)
+			if (got->r[j].job == w->job && !strcmp(got->r[j].proto, w->proto) &&
+			    !strcmp(got->r[j].peer, w->peer))
+				g = &got->r[j];
+		if (g && g->tx_bytes == w->tx_bytes && g->rx_bytes == w->rx_bytes &&
+		    (!udp || (g->tx_packets == w->tx_packets && g->rx_packets == w->rx_packets)))
+			continue;
+		ok = false;
+		if (print)
+			printf("  %s: want %s %s %s: tx %llu B %llu pkts, rx %llu B %llu pkts; got %s\n",
+			       what, job_names[job_index(w->job)], w->proto,
+			       w->peer[0] ? w->peer : "(job)", w->tx_bytes, w->tx_packets,
+			       w->rx_bytes, w->rx_packets, g ? "other counts" : "nothing");
+	}
+	for (j = 0; print && j < got->n; j++)
+		printf("  %s: got %s %s %s: tx %llu B %llu pkts, rx %llu B %llu pkts\n", what,
+		       job_names[job_index(got->r[j].job)], got->r[j].proto,
+		       got->r[j].peer[0] ? got->r[j].peer : "(job)", got->r[j].tx_bytes,
+		       got->r[j].tx_packets, got->r[j].rx_bytes, got->r[j].rx_packets);
+	return ok;
+}
+
+static unsigned long long kv(const char *line, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), " %s=", key);
+	p = strstr(line, k);
+	if (!p)
+		die("no %s in '%s'", key, line);
+	return strtoull(p + strlen(k), NULL, 10);
+}
+
+/*
+ * TOTALS' net and peer lines of our jobs into got (net lines by protocol,
+ * peer lines by host, protocol "*"); "other" peers must be 0, with no
+ * eviction.
+ */
+static void read_totals(struct table *got)
+{
+	struct conn *c = malloc(sizeof(*c));
+	char line[1024], kind[8], name[PEER_MAX];
+	unsigned int n, i, job;
+
+	if (!c)
+		die("out of memory");
+	memset(got, 0, sizeof(*got));
+	md_open(c);
+	write_all(c->fd, "TOTALS\n", 7);
+	if (!get_line(c, line, sizeof(line), 5000) || sscanf(line, "OK %u totals ", &n) != 1)
+		die("TOTALS: '%s'", line);
+	for (i = 0; i < n; i++) {
+		struct row *r;
+
+		if (!get_line(c, line, sizeof(line), 5000))
+			die("TOTALS cut short");
+		if (sscanf(line, "%7s %u %63s ", kind, &job, name) != 3 || job_index(job) < 0 ||
+		    (strcmp(kind, "net") && strcmp(kind, "peer")))
+			continue;
+		if (!strcmp(kind, "peer") && !strcmp(name, "other")) {
+			if (kv(line, "tx_bytes") || kv(line, "rx_bytes") || kv(line, "evictions"))
+				die("a job's other peer is not 0: %s", line);
+			continue;
+		}
+		r = !strcmp(kind, "net") ? row_of(got, job, name, "") : row_of(got, job, "*", name);
+		r->tx_packets = kv(line, "tx_packets");
+		r->tx_bytes = kv(line, "tx_bytes");
+		r->rx_packets = kv(line, "rx_packets");
+		r->rx_bytes = kv(line, "rx_bytes");
+	}
+	close(c->fd);
+	free(c);
+}
+
+/* The metrics page at HOST:PORT, its body, malloc'd. */
+static char *scrape(const char *where)
+{
+	static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+	char host[64], *buf = malloc(1 << 20), *body;
+	struct sockaddr_storage ss;
+	unsigned int port;
+	size_t len = 0;
+	socklen_t sl;
+	ssize_t r;
+	int fd;
+
+	if (!buf || sscanf(where, "%63[^:]:%u", host, &port) != 2)
+		die("Prometheus: want HOST:PORT, not '%s'", where);
+	sl = addr_of(host, port, &ss);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&ss, sl))
+		die("connect to %s: %s", where, strerror(errno));
+	write_all(fd, req, sizeof(req) - 1);
+	while ((r = read(fd, buf + len, (1 << 20) - 1 - len)) > 0)
+		len += r;
+	close(fd);
+	buf[len] = 0;
+	body = strstr(buf, "\r\n\r\n");
+	if (strncmp(buf, "HTTP/1.1 200 ", 13) || !body)
+		die("Prometheus answered '%.60s'", buf);
+	memmove(buf, body + 4, strlen(body + 4) + 1);
+	return buf;
+}
+
+/* One sample's value; -1 (all ones) when the page has no such series. */
+static unsigned long long sample(const char *page, const char *series)
+{
+	const char *p = page;
+	size_t n = strlen(series);
+
+	while ((p = strstr(p, series)))
+		if ((p == page || p[-1] == '\n') && p[n] == ' ')
+			return strtoull(p + n + 1, NULL, 10);
+		else
+			p++;
+	return ~0ULL;
+}
+
+/* The page's series of our jobs, as the rows want them: exact. */
+static bool same_prom(const struct table *hosts, const char *page, bool print)
+{
+	static const char *const dirs[2] = { "tx", "rx" };
+	bool ok = true;
+	unsigned int i, d;
+	char series[256];
+
+	for (i = 0; i < hosts->n; i++) {
+		const struct row *w = &hosts->r[i];
+		bool peer = !strcmp(w->proto, "*");
+
+		for (d = 0; d < 2; d++) {
+			unsigned long long want = d ? w->rx_bytes : w->tx_bytes, got;
+
+			snprintf(series, sizeof(series), "%s{cgroup=\"/%s\",%s=\"%s\",direction=\"%s\"}",
+				 peer ? "magnet_job_peer_bytes_total" : "magnet_job_net_bytes_total",
+				 job_names[job_index(w->job)], peer ? "peer" : "proto",
+				 peer ? w->peer : w->proto, dirs[d]);
+			got = sample(page, series);
+			if (got == want)
+				continue;
+			ok = false;
+			if (print)
+				printf("  Prometheus: %s %lld, want %llu\n", series,
+				       got == ~0ULL ? -1LL : (long long)got, want);
+		}
+	}
+	return ok;
+}
+
+static void write_want(const char *path, const struct table *want)
+{
+	FILE *f = fopen(path, "w");
+	unsigned int i;
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	for (i = 0; i < NJOBS; i++)
+		fprintf(f, "job %u %s\n", job_ids[i], job_names[i]);
+	for (i = 0; i < want->n; i++)
+		fprintf(f, "row %u %s %s %llu %llu %llu %llu\n", want->r[i].job,
+			want->r[i].proto, want->r[i].peer[0] ? want->r[i].peer : "-",
+			want->r[i].tx_packets, want->r[i].tx_bytes, want->r[i].rx_packets,
+			want->r[i].rx_bytes);
+	if (fclose(f))
+		die("%s: %s", path, strerror(errno));
+}
+
+static void read_want(const char *path, struct table *want)
+{
+	FILE *f = fopen(path, "r");
+	char line[256], name[32];
+	unsigned int i = 0, id;
+	struct row r;
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	memset(want, 0, sizeof(*want));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "job %u %31s", &id, name) == 2 && i < NJOBS &&
+		    !strcmp(name, job_names[i])) {
+			job_ids[i++] = id;
+			continue;
+		}
+		memset(&r, 0, sizeof(r));
+		if (sscanf(line, "row %u %7s %63s %llu %llu %llu %llu", &r.job, r.proto, r.peer,
+			   &r.tx_packets, &r.tx_bytes, &r.rx_packets, &r.rx_bytes) != 7)
+			die("%s: bad line '%s'", path, line);
+		if (!strcmp(r.peer, "-"))
+			r.peer[0] = 0;
+		*row_of(want, r.job, r.proto, r.peer) = r;
+	}
+	fclose(f);
+	if (i != NJOBS)
+		die("%s: not the jobs' ids", path);
+}
+
+static void run_totals(const char *prom, const char *want_path)
+{
+	static struct table want, hosts, got;
+	time_t end;
+	char *page;
+
+	make_cgroups();
+	traffic(&want);
+	write_want(want_path, &want);
+	by_host(&want, &hosts);
+	end = time(NULL) + WAIT_SECS;
+	for (;;) {
+		read_totals(&got);
+		if (same_rows(&hosts, &got, "TOTALS", false))
+			break;
+		if (time(NULL) > end) {
+			printf("after %d s TOTALS still differ:\n", WAIT_SECS);
+			same_rows(&hosts, &got, "TOTALS", true);
+			die("TOTALS: traffic per job, protocol and peer host: not exact");
+		}
+		usleep(250000);
+	}
+	/* The monitors' view of the same moment, a second at most later. */
+	page = scrape(prom);
+	if (!same_prom(&hosts, page, false)) {
+		usleep(1100000);
+		free(page);
+		page = scrape(prom);
+		if (!same_prom(&hosts, page, true))
+			die("Prometheus: traffic per job, protocol and peer host: not exact");
+	}
+	free(page);
+	printf("TOTALS and Prometheus: 4 jobs, %u rows (per protocol, per peer host; both ways), every byte exact, received bytes under the receiving socket's job\n",
+	       hosts.n);
+}
+
+/*
+ * magnet-jobs -m's lines of our jobs: its net lines the J rows; each
+ * client's peer jobs the servers' /net-srv, the servers' all three
+ * clients (each flow matched to its other end on this node).
+ */
+static void run_jobs_out(const char *want_path, const char *out_path)
+{
+	static struct table want, hosts, got;
+	char line[2048], kind[8], job[64], node[128], name[PEER_MAX], pnode[128], pjobs[1024];
+	bool peers_of[NJOBS][NJOBS] = { { false } };
+	unsigned long long v[4];
+	unsigned int i, k;
+	FILE *f;
+
+	read_want(want_path, &want);
+	by_host(&want, &hosts);
+	memset(&got, 0, sizeof(got));
+	f = fopen(out_path, "r");
+	if (!f)
+		die("%s: %s", out_path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		int j = -1;
+
+		if (sscanf(line, "%7s\t%63s\t", kind, job) != 2)
+			continue;
+		for (i = 0; i < NJOBS; i++)
+			if (job[0] == '/' && !strcmp(job + 1, job_names[i]))
+				j = i;
+		if (j < 0)
+			continue;
+		if (!strcmp(kind, "net") &&
+		    sscanf(line, "net\t%*s\t%127s\t%63s\t%llu\t%llu\t%llu\t%llu", node, name,
+			   &v[0], &v[1], &v[2], &v[3]) == 6) {
+			struct row *r = row_of(&got, job_ids[j], name, "");
+
+			r->tx_packets = v[0], r->tx_bytes = v[1], r->rx_packets = v[2], r->rx_bytes = v[3];
+		} else if (!strcmp(kind, "peer") &&
+			   sscanf(line, "peer\t%*s\t%127s\t%63s\t%127s\t%llu\t%llu\t%llu\t%llu\t%1023s",
+				  node, name, pnode, &v[0], &v[1], &v[2], &v[3], pjobs) == 8) {
+			for (k = 0; k < NJOBS; k++) {
+				char want_job[160];
+
+				snprintf(want_job, sizeof(want_job), "%s:/%s", node, job_names[k]);
+				if (strstr(pjobs, want_job))
+					peers_of[j][k] = true;
+			}
+		}
+	}
+	fclose(f);
+	/* Its net lines are TOTALS': the J rows alone. */
+	for (i = k = 0; i < hosts.n; i++)
+		if (strcmp(hosts.r[i].proto, "*"))
+			want.r[k++] = hosts.r[i];
+	want.n = k;
+	if (!same_rows(&want, &got, "magnet-jobs", false)) {
+		same_rows(&want, &got, "magnet-jobs", true);
+		die("magnet-jobs: traffic per job and protocol: not exact");
+	}
+	for (i = 1; i < NJOBS; i++)
+		if (!peers_of[i][0] || !peers_of[0][i])
+			die("magnet-jobs: %s and net-srv are not each other's peer jobs (%s: %d, net-srv: %d)",
+			    job_names[i], job_names[i], peers_of[i][0], peers_of[0][i]);
+	for (i = 1; i < NJOBS; i++)
+		for (k = 1; k < NJOBS; k++)
+			if (peers_of[i][k])
+				die("magnet-jobs: %s named %s its peer job: they never talked",
+				    job_names[i], job_names[k]);
+	printf("magnet-jobs: 4 jobs' bytes per protocol exact; net-a, net-b, net-c and net-srv each other's peer jobs by their flows, no other pair\n");
+}
+
 int main(int argc, char **argv)
 {
 	memset(filler, 'm', sizeof(filler));
@@ -771,6 +1166,14 @@ int main(int argc, char **argv)
 		run_jobs();
 		return 0;
 	}
-	fprintf(stderr, "usage: nettest jobs\n");
+	if (argc == 4 && !strcmp(argv[1], "totals")) {
+		run_totals(argv[2], argv[3]);
+		return 0;
+	}
+	if (argc == 4 && !strcmp(argv[1], "jobs-out")) {
+		run_jobs_out(argv[2], argv[3]);
+		return 0;
+	}
+	fprintf(stderr, "usage: nettest jobs | totals HOST:PORT WANT | jobs-out WANT FILE\n");
 	return 2;
 }

@@ -505,6 +505,12 @@ static bool net_empty(const struct table *tb)
 	return tb->have && !tb->net.packets && !tb->net.unkeyed;
 }
 
+/* Two P lines of one job, protocol and peer (their local ends apart). */
+static bool same_peer(const struct mgc_net_peer *a, const struct mgc_net_peer *b)
+{
+	return a->job == b->job && !strcmp(a->proto, b->proto) && !strcmp(a->peer, b->peer);
+}
+
 /* The network sections: traffic by job, then by peer. */
 static void render_net(FILE *f, const struct top *t, const size_t *max)
 {
@@ -512,7 +518,7 @@ static void render_net(FILE *f, const struct top *t, const size_t *max)
 	const struct mgc_net *a = &tb->net;
 	char lbl[LABEL_MAX], key[24], proto[LABEL_MAX], peer[LABEL_MAX];
 	char tx[16], rx[16];
-	size_t i;
+	size_t i, shown;
 
 	if (!t->net)
 		return;
@@ -564,16 +570,29 @@ static void render_net(FILE *f, const struct top *t, const size_t *max)
 	fprintf(f, "%s\n", staleness(tb));
 	fprintf(f, "%10s %-6s %10s %10s  %-22s  %s\n", "CGROUP", "PROTO",
 		"TX B/s", "RX B/s", "PEER", "PATH");
-	for (i = 0; tb->have && i < a->npeers && i < max[S_PEER]; i++) {
+	for (i = 0, shown = 0; tb->have && i < a->npeers && shown < max[S_PEER]; i++) {
 		const struct mgc_net_peer *e = &a->peer[i];
+		__u64 txb = 0, rxb = 0;
+		size_t k;
 
+		/* A row per job, protocol and peer: its flows (local ends) summed. */
+		for (k = 0; k < i && !same_peer(&a->peer[k], e); k++)
+			;
+		if (k < i)
+			continue;
+		for (k = i; k < a->npeers; k++)
+			if (same_peer(&a->peer[k], e)) {
+				txb += a->peer[k].tx_bytes;
+				rxb += a->peer[k].rx_bytes;
+			}
 		snprintf(key, sizeof(key), "%u", e->job);
 		fprintf(f, "%10s %-6s %10s %10s  %-22s  %s\n", key,
 			mgc_escape(proto, sizeof(proto), e->proto),
-			fmt_rate(tx, sizeof(tx), per_s(e->tx_bytes, a->interval)),
-			fmt_rate(rx, sizeof(rx), per_s(e->rx_bytes, a->interval)),
+			fmt_rate(tx, sizeof(tx), per_s(txb, a->interval)),
+			fmt_rate(rx, sizeof(rx), per_s(rxb, a->interval)),
 			mgc_escape(peer, sizeof(peer), e->peer),
 			job_label(lbl, sizeof(lbl), t, e->job));
+		shown++;
 	}
 }
 
@@ -671,13 +690,15 @@ static void render_net_machine(FILE *f, const struct top *t)
 	for (i = 0; tb->have && i < tb->net.npeers; i++) {
 		const struct mgc_net_peer *e = &tb->net.peer[i];
 
-		fprintf(f, "net_peer\t%u\t%s\t%s\t%llu\t%llu\t%llu\t%llu\n",
+		fprintf(f, "net_peer\t%u\t%s\t%s\t%llu\t%llu\t%llu\t%llu\t",
 			e->job, mgc_escape(proto, sizeof(proto), e->proto),
 			mgc_escape(lbl, sizeof(lbl), e->peer),
 			(unsigned long long)e->tx_packets,
 			(unsigned long long)e->tx_bytes,
 			(unsigned long long)e->rx_packets,
 			(unsigned long long)e->rx_bytes);
+		/* The flow's local end last: "-" from a magnetd that sends none. */
+		fprintf(f, "%s\n", e->local ? mgc_escape(lbl, sizeof(lbl), e->local) : "-");
 	}
 }
 

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * mgclient: the client side of magnetd's protocol (docs/protocol.md), for
- * magnet-cat and magnet-top.
+ * magnet-cat, magnet-top and magnet-jobs.
  *
  * Two layers:
  *
  *  - pure functions over bytes: address splitting, message framing (where
  *    one reply or piece of data ends), %XX unescaping and the parsers of
- *    the HELLO, PROBES, STATS and AGG texts. They do no I/O and keep no
+ *    the HELLO, PROBES, STATS, TOTALS and AGG texts. They do no I/O and keep no
  *    state, so the unit tests feed them every malformed input directly;
  *
  *  - a connection: a socket and a receive buffer that hands out whole
@@ -302,12 +302,13 @@ struct mgc_net_job {
 	struct mgc_slurm slurm;	/* a Slurm job's series */
 };
 
-/* A job's traffic with one peer over one protocol ("P" line). */
+/* A job's traffic of one flow: a peer and a local end ("P" line). */
 struct mgc_net_peer {
 	__u32 job;
 	char *proto;
 	char *peer;		/* unescaped "ADDRESS:PORT", "[ADDRESS]:PORT" */
 	__u64 tx_packets, tx_bytes, rx_packets, rx_bytes;
+	char *local;		/* this host's end, as peer; NULL: not sent */
 };
 
 /* An AGG net report: the header's counters and its two tables. */
@@ -326,7 +327,8 @@ struct mgc_net {
  * Parse "A net <n> ts=... skipped=..." (every documented key required)
  * and its n lines: "J <job> <proto> <tx_packets> <tx_bytes> <rx_packets>
  * <rx_bytes> <label>" lines, then "P <job> <proto> <peer> <tx_packets>
- * <tx_bytes> <rx_packets> <rx_bytes>" lines. Either kind may be absent;
+ * <tx_bytes> <rx_packets> <rx_bytes> [<local>]" lines (a server before
+ * the local end sends none). Either kind may be absent;
  * a J line after a P line is an error (the protocol sends all J lines
  * first), as are another tag, a count other than n, a number that is not
  * one (a job over 32 bits), and a bad %XX escape in a proto, label or
@@ -337,6 +339,61 @@ struct mgc_net {
 int mgc_parse_net(const char *text, size_t len, struct mgc_net *a,
 		  char *why, size_t whylen);
 void mgc_net_free(struct mgc_net *a);
+
+/* Packets and bytes sent (tx) and received (rx). */
+struct mgc_counts {
+	__u64 tx_packets, tx_bytes, rx_packets, rx_bytes;
+};
+
+/* A job's traffic over one protocol since magnetd met it ("net" line). */
+struct mgc_totals_net {
+	char *proto;		/* "tcp", "udp", "icmp", "icmpv6", "other" */
+	struct mgc_counts c;
+};
+
+/* ... with one peer host ("peer" line; "other": the peers not listed). */
+struct mgc_totals_peer {
+	char *peer;		/* "10.0.0.2", "fe80::1", "other" */
+	bool other;
+	struct mgc_counts c;
+	__u64 evictions;	/* other's */
+};
+
+/* A TOTALS job line and the net and peer lines after it. */
+struct mgc_totals_job {
+	__u64 cgroup;		/* 0: "other" */
+	char *path;		/* unescaped */
+	__u64 events, sock_bytes;
+	bool exported;
+	struct mgc_slurm slurm;
+	size_t nnet, npeers;
+	struct mgc_totals_net *net;	/* into the reply's arrays */
+	struct mgc_totals_peer *peer;
+};
+
+/* A TOTALS reply: the node's counters, its jobs and their traffic. */
+struct mgc_totals {
+	__u64 ts, uptime, records, bytes, kernel_lost, daemon_dropped;
+	__u64 net_packets, net_bytes, net_unkeyed;	/* 0 from an older magnetd */
+	const char *node;	/* into kv */
+	size_t njobs;
+	struct mgc_totals_job *job;	/* in the reply's order, busiest first */
+	struct mgc_totals_net *nets;
+	struct mgc_totals_peer *peers;
+	struct mgc_kvs kv;	/* the OK line's words, known or not */
+	char *strings;
+};
+
+/*
+ * Parse "OK <n> totals node=... probes=... jobs=..." and its n lines:
+ * "job" lines (cgroup, path, events=, sock_bytes=, exported=, Slurm
+ * words), each followed by its "net" and "peer" lines (of its cgroup:
+ * another is an error), "probe" lines and lines of kinds added later
+ * (ignored). 0, -EPROTO with why, -ENOMEM.
+ */
+int mgc_parse_totals(const char *text, size_t len, struct mgc_totals *t,
+		     char *why, size_t whylen);
+void mgc_totals_free(struct mgc_totals *t);
 
 /*
  * A JSON record line of SUBSCRIBE ... FORMAT json: is it a LOST record?

@@ -722,7 +722,7 @@ static const struct field net_fields[] = {
 static const char net_j_form[] =
 	"J <job> <proto> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes> <label>";
 static const char net_p_form[] =
-	"P <job> <proto> <peer> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes>";
+	"P <job> <proto> <peer> <tx_packets> <tx_bytes> <rx_packets> <rx_bytes> [<local>]";
 
 /* "<tx_packets> <tx_bytes> <rx_packets> <rx_bytes>" of w[0..3]. */
 static int net_counts(const char *const *w, const size_t *wl, __u64 *v)
@@ -801,6 +801,13 @@ static int net_line(struct mgc_net *a, char **store, const char *l, size_t ll,
 	if (!*name)
 		return fail(why, whylen, "AGG net line %zu: bad %%XX escape in the %s of '%s'",
 			    i + 1, peer ? "peer" : "label", ex);
+	/* A server before the local end: none (NULL). */
+	if (peer && next_word(&p, end, &w[0], &wl[0])) {
+		a->peer[a->npeers].local = agg_string(store, w[0], wl[0]);
+		if (!a->peer[a->npeers].local)
+			return fail(why, whylen, "AGG net line %zu: bad %%XX escape in the local end of '%s'",
+				    i + 1, ex);
+	}
 	if (peer)
 		a->npeers++;
 	else
@@ -848,12 +855,12 @@ int mgc_parse_net(const char *text, size_t len, struct mgc_net *a,
 	if (!r) {
 		/*
 		 * Decoding never lengthens a word, and each of a line's
-		 * (at most 2) strings is followed by a blank or its line's
-		 * end: the text and a NUL per line bound the strings.
+		 * (at most 3) strings is followed by a blank or its line's
+		 * end: the text and a NUL per string bound the strings.
 		 */
 		a->job = calloc(n ? n : 1, sizeof(*a->job));
 		a->peer = calloc(n ? n : 1, sizeof(*a->peer));
-		a->strings = malloc(len + 2 * n + 2);
+		a->strings = malloc(len + 3 * n + 2);
 		if (!a->job || !a->peer || !a->strings)
 			r = -ENOMEM;
 	}
@@ -880,6 +887,200 @@ void mgc_net_free(struct mgc_net *a)
 	free(a->peer);
 	free(a->strings);
 	memset(a, 0, sizeof(*a));
+}
+
+/* ---- TOTALS ---- */
+
+static const struct field totals_fields[] = {
+	{ "ts", offsetof(struct mgc_totals, ts) },
+	{ "uptime", offsetof(struct mgc_totals, uptime) },
+	{ "records", offsetof(struct mgc_totals, records) },
+	{ "bytes", offsetof(struct mgc_totals, bytes) },
+	{ "kernel_lost", offsetof(struct mgc_totals, kernel_lost) },
+	{ "daemon_dropped", offsetof(struct mgc_totals, daemon_dropped) },
+};
+
+static const struct field counts_fields[] = {
+	{ "tx_packets", offsetof(struct mgc_counts, tx_packets) },
+	{ "tx_bytes", offsetof(struct mgc_counts, tx_bytes) },
+	{ "rx_packets", offsetof(struct mgc_counts, rx_packets) },
+	{ "rx_bytes", offsetof(struct mgc_counts, rx_bytes) },
+};
+
+static const struct field job_fields[] = {
+	{ "events", offsetof(struct mgc_totals_job, events) },
+	{ "sock_bytes", offsetof(struct mgc_totals_job, sock_bytes) },
+};
+
+/* A line's key=value words after its first three, into kv. */
+static int totals_kvs(struct mgc_kvs *kv, const char *p, const char *end,
+		      const char *what, size_t i, char *why, size_t whylen)
+{
+	char w2[MGC_ERR_MAX];
+	int r = mgc_kvs_parse(kv, p, end - p, w2, sizeof(w2));
+
+	if (r == -EPROTO)
+		return fail(why, whylen, "TOTALS line %zu (%s): %s", i + 1, what, w2);
+	return r;
+}
+
+/* One job, net or peer line (kind: its first word) of a TOTALS reply. */
+static int totals_line(struct mgc_totals *t, char **store, const char *l, size_t ll,
+		       size_t i, char *why, size_t whylen)
+{
+	char ex[4 * MGC_EXCERPT + 8], w2[MGC_ERR_MAX];
+	const char *p = l, *end = l + ll, *w[3];
+	struct mgc_totals_job *j = t->njobs ? &t->job[t->njobs - 1] : NULL;
+	struct mgc_kvs kv;
+	size_t wl[3], k;
+	__u64 cgroup;
+	char *name;
+	int r;
+
+	excerpt(ex, sizeof(ex), l, ll);
+	for (k = 0; k < 3; k++)
+		if (!next_word(&p, end, &w[k], &wl[k]))
+			return fail(why, whylen, "TOTALS line %zu: too short: '%s'", i + 1, ex);
+	if (mgc_parse_u64(w[1], wl[1], &cgroup))
+		return fail(why, whylen, "TOTALS line %zu: bad cgroup in '%s'", i + 1, ex);
+	name = agg_string(store, w[2], wl[2]);
+	if (!name)
+		return fail(why, whylen, "TOTALS line %zu: bad %%XX escape in '%s'", i + 1, ex);
+	if (!word_eq(w[0], wl[0], "job") && (!j || j->cgroup != cgroup))
+		return fail(why, whylen, "TOTALS line %zu: not after its job's line: '%s'",
+			    i + 1, ex);
+	r = totals_kvs(&kv, p, end, ex, i, why, whylen);
+	if (r)
+		return r;
+	if (word_eq(w[0], wl[0], "job")) {
+		__u64 exported = 0;
+
+		j = &t->job[t->njobs];
+		j->cgroup = cgroup;
+		j->path = name;
+		j->net = t->nets + (t->njobs ? t->job[t->njobs - 1].net - t->nets +
+					       t->job[t->njobs - 1].nnet : 0);
+		j->peer = t->peers + (t->njobs ? t->job[t->njobs - 1].peer - t->peers +
+						 t->job[t->njobs - 1].npeers : 0);
+		r = take_fields(&kv, job_fields, sizeof(job_fields) / sizeof(job_fields[0]),
+				j, "TOTALS job", w2, sizeof(w2));
+		if (!r && (kv_u64(&kv, "exported", &exported) || exported > 1))
+			r = fail(w2, sizeof(w2), "TOTALS job: no exported=0 or 1");
+		if (!r && slurm_words(p, end, &j->slurm))
+			r = fail(w2, sizeof(w2), "bad Slurm word");
+		j->exported = !r && exported;
+		if (!r)
+			t->njobs++;
+	} else if (!j) {
+		r = fail(w2, sizeof(w2), "no job");	/* refused above: for the analyser */
+	} else if (word_eq(w[0], wl[0], "net")) {
+		struct mgc_totals_net *e = &j->net[j->nnet];
+
+		e->proto = name;
+		r = take_fields(&kv, counts_fields, 4, &e->c, "TOTALS net", w2, sizeof(w2));
+		j->nnet += !r;
+	} else {
+		struct mgc_totals_peer *e = &j->peer[j->npeers];
+
+		e->peer = name;
+		e->other = !strcmp(name, "other");
+		r = take_fields(&kv, counts_fields, 4, &e->c, "TOTALS peer", w2, sizeof(w2));
+		if (!r && e->other && kv_u64(&kv, "evictions", &e->evictions))
+			r = fail(w2, sizeof(w2), "TOTALS peer: no evictions= on other's");
+		j->npeers += !r;
+	}
+	mgc_kvs_free(&kv);
+	if (r == -EPROTO)
+		return fail(why, whylen, "TOTALS line %zu: %s in '%s'", i + 1, w2, ex);
+	return r;
+}
+
+/* The reply's kinds of line that matter here; 0 for any other. */
+static int totals_kind(const char *l, size_t ll)
+{
+	const char *p = l, *end = l + ll, *w;
+	size_t wl;
+
+	if (!next_word(&p, end, &w, &wl))
+		return 0;
+	return word_eq(w, wl, "job") ? 'j' : word_eq(w, wl, "net") ? 'n' :
+	       word_eq(w, wl, "peer") ? 'p' : 0;
+}
+
+int mgc_parse_totals(const char *text, size_t len, struct mgc_totals *t,
+		     char *why, size_t whylen)
+{
+	const char *rest, *lines, *p, *end = text + len, *l;
+	size_t rest_len, ll, i = 0, nj = 0, nn = 0, np = 0;
+	__u64 n;
+	char *store;
+	int r;
+
+	memset(t, 0, sizeof(*t));
+	r = table_head(text, len, "totals", &n, &rest, &rest_len, &lines, why, whylen);
+	if (r)
+		return r;
+	if (n > MGC_TABLE_MAX)
+		return fail(why, whylen, "TOTALS: %llu lines (more than %u)",
+			    (unsigned long long)n, MGC_TABLE_MAX);
+	r = mgc_kvs_parse(&t->kv, rest, rest_len, why, whylen);
+	if (!r)
+		r = take_fields(&t->kv, totals_fields,
+				sizeof(totals_fields) / sizeof(totals_fields[0]), t,
+				"TOTALS", why, whylen);
+	if (r)
+		goto failed;
+	t->node = mgc_kvs_get(&t->kv, "node");
+	if (!t->node) {
+		r = fail(why, whylen, "TOTALS: no node=");
+		goto failed;
+	}
+	/* A magnetd before the jobs' traffic has none of these: 0. */
+	kv_u64(&t->kv, "net_packets", &t->net_packets);
+	kv_u64(&t->kv, "net_bytes", &t->net_bytes);
+	kv_u64(&t->kv, "net_unkeyed", &t->net_unkeyed);
+	for (p = lines; next_line(&p, end, &l, &ll); ) {
+		int k = totals_kind(l, ll);
+
+		nj += k == 'j';
+		nn += k == 'n';
+		np += k == 'p';
+	}
+	t->job = calloc(nj ? nj : 1, sizeof(*t->job));
+	t->nets = calloc(nn ? nn : 1, sizeof(*t->nets));
+	t->peers = calloc(np ? np : 1, sizeof(*t->peers));
+	/* Decoding never lengthens a word; one string a line, and its NUL. */
+	t->strings = malloc(len + 2);
+	if (!t->job || !t->nets || !t->peers || !t->strings) {
+		r = -ENOMEM;
+		goto failed;
+	}
+	store = t->strings;
+	for (p = lines; !r && next_line(&p, end, &l, &ll); i++) {
+		if (i == n) {
+			r = count_mismatch("TOTALS", n, i + 1, why, whylen);
+			break;
+		}
+		if (totals_kind(l, ll))
+			r = totals_line(t, &store, l, ll, i, why, whylen);
+	}
+	if (!r && i < n)
+		r = count_mismatch("TOTALS", n, i, why, whylen);
+	if (!r)
+		return 0;
+failed:
+	mgc_totals_free(t);
+	return r;
+}
+
+void mgc_totals_free(struct mgc_totals *t)
+{
+	mgc_kvs_free(&t->kv);
+	free(t->job);
+	free(t->nets);
+	free(t->peers);
+	free(t->strings);
+	memset(t, 0, sizeof(*t));
 }
 
 /* ---- JSON records ---- */
