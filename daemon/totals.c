@@ -389,18 +389,18 @@ static void net_enter(struct job_net *n)
  * (an eviction), or makes room by evicting s's smallest if that one is
  * smaller.
  */
-static void net_merge(struct job_net *s, const struct job_net *m, bool m_exported)
+static void net_merge(struct job_net *s, const struct job_net *m, bool carried)
 {
 	unsigned int i, k;
 
 	for (i = 0; i < MG_TOTALS_PROTOS; i++) {
 		counts_sum(&s->proto[i], &m->proto[i]);
-		counts_sum(&s->proto_base[i], m_exported ? &m->proto_base[i] : &m->proto[i]);
+		counts_sum(&s->proto_base[i], carried ? &m->proto_base[i] : &m->proto[i]);
 	}
 	counts_sum(&s->other.n, &m->other.n);
-	counts_sum(&s->other.base, m_exported ? &m->other.base : &m->other.n);
+	counts_sum(&s->other.base, carried ? &m->other.base : &m->other.n);
 	s->evictions += m->evictions;
-	s->evictions_base += m_exported ? m->evictions_base : m->evictions;
+	s->evictions_base += carried ? m->evictions_base : m->evictions;
 	for (i = 0; i < m->npeers; i++) {
 		const struct peer_slot *q = &m->peer[i];
 		struct peer_slot *p = peer_find(s, q->family, q->addr), *v = NULL;
@@ -424,7 +424,7 @@ static void net_merge(struct job_net *s, const struct job_net *m, bool m_exporte
 			memcpy(p->addr, q->addr, 16);
 		}
 		counts_sum(&p->n, &q->n);
-		counts_sum(&p->base, m_exported ? &q->base : &q->n);
+		counts_sum(&p->base, carried ? &q->base : &q->n);
 		p->seen = s->packets;
 	}
 }
@@ -637,6 +637,9 @@ static void series_add(struct mg_totals_series *a, const struct mg_totals_series
  */
 static void join(struct mg_totals *t, struct job_slot *m, struct job_slot *s)
 {
+	/* What m's series counted goes on in s's (not if it was shown). */
+	bool carried = m->exported && !m->shown;
+
 	if (m->exported && !s->exported) {
 		/* s takes m's place; its own counts so far stay in "other". */
 		s->exported = true;
@@ -645,14 +648,14 @@ static void join(struct mg_totals *t, struct job_slot *m, struct job_slot *s)
 		net_enter(s->net);
 	}
 	if (s->exported)
-		series_add(&s->base, m->exported && !m->shown ? &m->base : &m->n);
+		series_add(&s->base, carried ? &m->base : &m->n);
 	series_add(&s->n, &m->n);
 	if (m->net && s->net) {
-		net_merge(s->net, m->net, m->exported);
+		net_merge(s->net, m->net, carried);
 		net_free(m->net);
 	} else if (m->net) {
-		s->net = m->net;	/* its base as it was (exported), or none */
-		if (!m->exported)
+		s->net = m->net;	/* its base as it was (carried), or none */
+		if (!carried)
 			net_enter(s->net);
 	}
 	m->net = NULL;

@@ -826,6 +826,41 @@ START_TEST(series_shown)
 END_TEST
 
 /*
+ * The same for a job's traffic: a task shown alone, its network series
+ * with it, ends that series when it joins its step; the step's network
+ * series starts with what came after, its totals keep everything.
+ */
+START_TEST(series_shown_net)
+{
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	const struct mg_totals_job *j;
+
+	ck_assert_int_eq(mg_totals_create(2, &t), 0);
+	mg_totals_add(t, tx4(501, IPPROTO_UDP, "10.0.0.2", 100));
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	j = job(&v, 501);
+	ck_assert(j->exported && !j->named && j->has_net);
+	ck_assert_uint_eq(j->net.proto_series[MG_TOTALS_UDP].tx_bytes, 100);
+	mg_totals_shown(t, &v);
+	mg_totals_view_free(&v);
+
+	mg_totals_job_series(t, 501, 500);
+	mg_totals_add(t, tx4(501, IPPROTO_UDP, "10.0.0.2", 30));
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_ptr_null(job(&v, 501));
+	j = job(&v, 500);
+	ck_assert(j->exported);
+	ck_assert_uint_eq(j->net.proto[MG_TOTALS_UDP].tx_bytes, 130);
+	ck_assert_uint_eq(j->net.proto_series[MG_TOTALS_UDP].tx_bytes, 30);
+	ck_assert_uint_eq(peer(&j->net, "10.0.0.2")->series.tx_bytes, 30);
+	mg_totals_view_free(&v);
+
+	mg_totals_free(t);
+}
+END_TEST
+
+/*
  * What a monitor is shown: every view shows the jobs met since the last
  * one, half of them named first and half alone (to join their step
  * later), as when tasks are met between two views. Over each interval
@@ -1320,6 +1355,7 @@ int main(void)
 	tcase_add_loop_test(tc, random_churn, 0, 3);
 	tcase_add_loop_test(tc, read_as_records, 0, 3);
 	tcase_add_test(tc, series_shown);
+	tcase_add_test(tc, series_shown_net);
 	tcase_add_loop_test(tc, series_shown_exact, 0, 3);
 	tcase_add_test(tc, series_join);
 	tcase_add_test(tc, series_one_place);
