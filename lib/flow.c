@@ -16,11 +16,18 @@ static unsigned int be16_at(const __u8 *p)
 
 /*
  * Ports and payload after a transport header at d + off, l4 bytes long
- * (headers included) per the IP header. Non-first fragments pass
- * ports = false: their bytes are all payload.
+ * (headers included) per the IP header, whose packet is iptot bytes.
+ * Non-first fragments pass ports = false: their bytes are all payload.
+ *
+ * A TCP segment whose skb holds more than its IP header says (k->len,
+ * counted from skb->data, past iptot) is one the socket's backlog merged
+ * the next segments into (tcp_add_backlog): its IP header is the first
+ * segment's, the bytes after its TCP header are all of them. skb->data
+ * is then at the TCP header (a socket's receive path), so the payload is
+ * k->len less that header. Anywhere else skb->len is at most iptot.
  */
 static int transport(const struct magnet_skb *k, struct mg_flow *f, unsigned int off,
-		     unsigned int l4, int ports)
+		     unsigned int l4, unsigned int iptot, int ports)
 {
 	const __u8 *d = k->data;
 	unsigned int hlen;
@@ -45,6 +52,8 @@ static int transport(const struct magnet_skb *k, struct mg_flow *f, unsigned int
 	memcpy(&f->sport, d + off, 2);
 	memcpy(&f->dport, d + off + 2, 2);
 	f->payload = l4 - hlen;
+	if (f->proto == IPPROTO_TCP && k->len > iptot)
+		f->payload = k->len - hlen;
 	return 0;
 }
 
@@ -96,7 +105,7 @@ int mg_flow_of(const struct magnet_skb *k, struct mg_flow *f)
 	int ports = 1, ret;
 	__u8 proto;
 	const __u8 *d = k->data;
-	unsigned int ihl, total;
+	unsigned int ihl, total, iptot;
 
 	memset(f, 0, sizeof(*f));
 	if (k->layer != MAGNET_SKB_LAYER_NETWORK)
@@ -121,7 +130,7 @@ int mg_flow_of(const struct magnet_skb *k, struct mg_flow *f)
 		memcpy(f->saddr, d + 12, 4);
 		memcpy(f->daddr, d + 16, 4);
 		/* Only the first fragment (offset 0) has the ports. */
-		return transport(k, f, ihl, total - ihl, !(be16_at(d + 6) & 0x1fff));
+		return transport(k, f, ihl, total - ihl, total, !(be16_at(d + 6) & 0x1fff));
 	case 6:
 		if (k->caplen < 40)
 			return -MG_FLOW_SHORT;
@@ -132,11 +141,12 @@ int mg_flow_of(const struct magnet_skb *k, struct mg_flow *f)
 		proto = d[6];
 		memcpy(f->saddr, d + 8, 16);
 		memcpy(f->daddr, d + 24, 16);
+		iptot = 40 + total;
 		ret = ipv6_upper(k, &off, &total, &ports, &proto);
 		f->proto = proto;
 		if (ret)
 			return ret;
-		return transport(k, f, off, total, ports);
+		return transport(k, f, off, total, iptot, ports);
 	default:
 		return -MG_FLOW_VERSION;
 	}

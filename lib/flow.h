@@ -41,7 +41,9 @@ enum mg_flow_error {
 /*
  * Fill *f from skb record payload k: 0, or -enum mg_flow_error. payload is
  * the TCP or UDP data (the IP header's length minus the IP and transport
- * headers: a GSO packet counts whole), for other protocols the IP
+ * headers: a GSO packet counts whole; a TCP segment whose skb is longer
+ * than that, merged with the next ones in a socket's backlog, the skb's
+ * bytes after its TCP header), for other protocols the IP
  * payload, and for a non-first fragment its bytes (no ports). IPv6
  * extension headers are walked to the protocol after them (their bytes are
  * not payload); ports are read only for TCP and UDP.

@@ -2,7 +2,8 @@
 /*
  * lib/flow.c and daemon/netview.c (AGG net): flows read from IPv4 and IPv6
  * headers as the skb handler captures them (TCP with options, UDP, other
- * protocols, fragments, every refusal); the per-job and per-flow (peer and
+ * protocols, fragments, TCP segments a socket's backlog merged, every
+ * refusal); the per-job and per-flow (peer and
  * local end, as the other host would see them swapped) tables
  * exact under capacity, against a reference over random traffic, and at
  * capacity with evictions counted so that bytes always add up; LOST
@@ -173,7 +174,37 @@ START_TEST(flows)
 	ck_assert_uint_eq(f.payload, 300);
 	ck_assert_str_eq(peer(&f), "[::1]:1000");
 	flow(&p, MAGNET_SKB_DIR_IN, 39, -MG_FLOW_SHORT);
+	/*
+	 * Received by a socket (tcp_v4_do_rcv: skb->data at the TCP header),
+	 * its skb's len the TCP header and payload, less than the IP
+	 * packet: the IP header's payload. Merged with two more segments in
+	 * the socket's backlog: the IP header is the first's, the skb's
+	 * bytes after the TCP header are all three's.
+	 */
+	p = mk(AF_INET, IPPROTO_TCP, "10.0.0.2", "10.0.0.1", 5001, 40000, 1448);
+	p.tcp_opts = 12;
+	skb_rec(&p, MAGNET_SKB_DIR_IN, 5, 128);
+	((struct magnet_skb *)mg_record_skb(REC))->len = 32 + 1448;
+	ck_assert_int_eq(mg_flow_of(mg_record_skb(REC), &f), 0);
+	ck_assert_uint_eq(f.payload, 1448);
+	((struct magnet_skb *)mg_record_skb(REC))->len = 32 + 3 * 1448;
+	ck_assert_int_eq(mg_flow_of(mg_record_skb(REC), &f), 0);
+	ck_assert_uint_eq(f.payload, 3 * 1448);
+	p.family = AF_INET6;
+	p.src = "2001:db8::2";
+	p.dst = "2001:db8::1";
+	skb_rec(&p, MAGNET_SKB_DIR_IN, 5, 128);
+	((struct magnet_skb *)mg_record_skb(REC))->len = 32 + 2 * 1448;
+	ck_assert_int_eq(mg_flow_of(mg_record_skb(REC), &f), 0);
+	ck_assert_uint_eq(f.payload, 2 * 1448);
+	/* Not TCP: the IP header's length, whatever the skb's. */
+	p = mk(AF_INET, IPPROTO_UDP, "10.0.0.2", "10.0.0.1", 53, 40000, 100);
+	skb_rec(&p, MAGNET_SKB_DIR_IN, 5, 128);
+	((struct magnet_skb *)mg_record_skb(REC))->len = 4000;
+	ck_assert_int_eq(mg_flow_of(mg_record_skb(REC), &f), 0);
+	ck_assert_uint_eq(f.payload, 100);
 	/* Refusals. */
+	p = mk(AF_INET6, IPPROTO_TCP, "::1", "2001:db8::7", 1000, 2000, 300);
 	flow(&p, MAGNET_SKB_DIR_UNKNOWN, 128, -MG_FLOW_DIR);
 	skb_rec(&p, MAGNET_SKB_DIR_IN, 5, 128);
 	((struct magnet_skb *)mg_record_skb(REC))->layer = MAGNET_SKB_LAYER_LINK;
