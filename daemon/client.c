@@ -661,7 +661,7 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 		if (job_visible(c, j, i == v.njobs))
 			shown += 1 + net_lines(j);
 	}
-	mg_client_reply(c, "OK %zu totals node=%s ts=%llu uptime=%llu module=%s cpus=%u records=%llu bytes=%llu kernel_lost=%llu daemon_dropped=%llu probes=%u jobs=%u net_packets=%llu net_bytes=%llu net_unkeyed=%llu",
+	mg_client_reply(c, "OK %zu totals node=%s ts=%llu uptime=%llu module=%s cpus=%u records=%llu bytes=%llu kernel_lost=%llu daemon_dropped=%llu probes=%u jobs=%u net_packets=%llu net_bytes=%llu net_unkeyed=%llu probe_missed=%llu",
 			v.nprobes + shown, v.node.node,
 			(unsigned long long)v.node.now_ns,
 			(unsigned long long)(v.node.uptime_ns / 1000000000ULL),
@@ -672,17 +672,18 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 			(unsigned long long)v.node.daemon_dropped, v.node.probes,
 			v.node.jobs, (unsigned long long)v.node.net_packets,
 			(unsigned long long)v.node.net_bytes,
-			(unsigned long long)v.node.net_unkeyed);
+			(unsigned long long)v.node.net_unkeyed,
+			(unsigned long long)v.node.probe_missed);
 	for (i = 0; i < v.nprobes; i++) {
 		const struct mg_totals_probe *p = &v.probes[i];
 
 		mg_escape_word(name, sizeof(name), p->name);
 		mg_escape_word(type, sizeof(type), p->type);
 		mg_escape_word(sym, sizeof(sym), p->symbol);
-		mg_client_reply(c, "probe %u %s %s events=%llu sock_bytes=%llu sock=%d loaded=%d symbol=%s",
+		mg_client_reply(c, "probe %u %s %s events=%llu sock_bytes=%llu sock=%d loaded=%d symbol=%s missed=%llu",
 				p->id, type, name, (unsigned long long)p->events,
 				(unsigned long long)p->sock_bytes, p->sock, p->loaded,
-				sym);
+				sym, (unsigned long long)p->missed);
 	}
 	for (i = 0; i <= v.njobs; i++) {
 		const struct mg_totals_job *j = i < v.njobs ? &v.jobs[i] : &v.other;

@@ -237,6 +237,8 @@ static int name_probes(struct mg_server *s, struct mg_totals_view *v,
 			o->id = t->id;
 		}
 		o->loaded = true;
+		o->missed = t->missed;
+		v->node.probe_missed += t->missed;
 		snprintf(o->type, sizeof(o->type), "%s", t->type);
 		snprintf(o->name, sizeof(o->name), "%s", t->name);
 		snprintf(o->symbol, sizeof(o->symbol), "%s", t->target);

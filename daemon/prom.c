@@ -216,6 +216,12 @@ int mg_prom_render(FILE *out, const struct mg_totals_view *v)
 	for (i = 0; i < v->nprobes; i++)
 		probe_sample(out, "magnet_probe_events_total", &v->probes[i],
 			     v->probes[i].events);
+	family(out, "magnet_probe_missed_total", "counter",
+	       "Hits of each loaded probe the kernel skipped, writing no record (a kprobe hit while another kprobe's handler ran on the CPU, one from magnet's own handler, or where RCU is not watching): events no count holds. Since the probe was added.");
+	for (i = 0; i < v->nprobes; i++)
+		if (v->probes[i].loaded)
+			probe_sample(out, "magnet_probe_missed_total", &v->probes[i],
+				     v->probes[i].missed);
 	family(out, "magnet_probe_sock_bytes_total", "counter",
 	       "Bytes in the size argument of each sock-handler probe (for tcp_sendmsg: bytes sent).");
 	for (i = 0; i < v->nprobes; i++)

@@ -34,6 +34,7 @@ static const struct var node_vars[] = {
 	{ "kernel_lost", "u64", "counter", "records the kernel reported lost (LOST records)" },
 	{ "daemon_dropped", "u64", "counter", "records magnetd counted but could not queue for its clients" },
 	{ "probes", "u32", "gauge", "probes loaded now (magnet/probes)" },
+	{ "probe_missed", "u64", "counter", "hits of the loaded probes the kernel skipped (no record written)" },
 	{ "jobs", "u32", "gauge", "jobs (cgroups) magnetd counts now" },
 };
 
@@ -45,6 +46,7 @@ static const struct var probe_vars[] = {
 	{ "loaded", "u32", "gauge", "1 while the probe is in magnet/probes" },
 	{ "events", "u64", "counter", "records of the probe" },
 	{ "sock_bytes", "u64", "counter", "sum of the size argument of its sock-handler records (bytes sent or received)" },
+	{ "missed", "u64", "counter", "hits the kernel skipped, no record written (since the probe was added; 0 once removed)" },
 };
 
 static const struct var job_vars[] = {
@@ -281,14 +283,14 @@ static void sample(FILE *out, unsigned int mask, const struct mg_totals_view *v)
 		(unsigned long long)(n->now_ns / 1000000000ULL),
 		(unsigned long long)(n->now_ns % 1000000000ULL));
 	if (mask & MG_SM_NODE)
-		fprintf(out, " (node (module %s) (uptime %llu) (cpus %u) (records %llu) (bytes %llu) (kernel_lost %llu) (daemon_dropped %llu) (probes %u) (jobs %u))",
+		fprintf(out, " (node (module %s) (uptime %llu) (cpus %u) (records %llu) (bytes %llu) (kernel_lost %llu) (daemon_dropped %llu) (probes %u) (probe_missed %llu) (jobs %u))",
 			n->module_up ? "up" : "down",
 			(unsigned long long)(n->uptime_ns / 1000000000ULL),
 			n->cpus, (unsigned long long)n->records,
 			(unsigned long long)n->bytes,
 			(unsigned long long)n->kernel_lost,
 			(unsigned long long)n->daemon_dropped, n->probes,
-			n->jobs);
+			(unsigned long long)n->probe_missed, n->jobs);
 	if (mask & MG_SM_PROBES) {
 		fputs(" (probes", out);
 		for (i = 0; i < v->nprobes; i++) {
@@ -304,9 +306,10 @@ static void sample(FILE *out, unsigned int mask, const struct mg_totals_view *v)
 				fputs(p->type, out);
 			else
 				cstr(out, p->type);
-			fprintf(out, ") (loaded %d) (events %llu) (sock_bytes %llu))",
+			fprintf(out, ") (loaded %d) (events %llu) (sock_bytes %llu) (missed %llu))",
 				p->loaded, (unsigned long long)p->events,
-				(unsigned long long)p->sock_bytes);
+				(unsigned long long)p->sock_bytes,
+				(unsigned long long)p->missed);
 		}
 		fputc(')', out);
 	}

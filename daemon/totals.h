@@ -130,6 +130,7 @@ struct mg_totals_node {
 	__u64 daemon_dropped;		/* records counted that the server's
 					 * queue refused */
 	unsigned int probes;		/* probes loaded now (magnet/probes) */
+	__u64 probe_missed;		/* their hits the kernel skipped */
 	unsigned int jobs;		/* jobs in the table */
 	__u64 net_packets;		/* skb records' packets counted */
 	__u64 net_bytes;		/* their transport payload */
@@ -145,6 +146,13 @@ struct mg_totals_probe {
 	bool sock;			/* saw records of the sock handler */
 	__u64 events;
 	__u64 sock_bytes;		/* sum of magnet_sock.size */
+	/*
+	 * Hits the kernel skipped, no record written (magnet/probes' missed,
+	 * since the probe was added; 0 once removed): a kprobe hit while
+	 * another kprobe's handler ran on the CPU, a hit re-entered from
+	 * magnet's own handler, or one where RCU is not watching.
+	 */
+	__u64 missed;
 };
 
 /* What the monitors' series of a job (or "other") count. */

@@ -63,13 +63,20 @@ static const struct set_member net_rx[] = {
  * header is in place: the job and peer of magnetd's AGG net. Sent: IP
  * output (every locally made packet; GSO ones whole). Received: TCP's and
  * UDP's hand-off to the socket that takes it (backlog or not, once).
+ *
+ * fentry probes, because these counts must be whole: a packet received
+ * in a softirq that interrupted a kprobe's handler (any kprobe's, on a
+ * function's first instruction: those run with interrupts on) would be
+ * skipped by the kprobes core, which runs one handler per CPU at a time,
+ * and only counted as missed. fentry probes nest once per context.
  */
 static const struct set_member net_jobs[] = {
-	{ "ip_output", "skb", "IPv4 packets sent (the socket's job)", NULL, MAGNET_PROBE_KPROBE },
-	{ "ip6_output", "skb", "IPv6 packets sent", NULL, MAGNET_PROBE_KPROBE },
-	{ "tcp_v4_do_rcv", "skb", "TCP over IPv4 received by a socket", NULL, MAGNET_PROBE_KPROBE },
-	{ "tcp_v6_do_rcv", "skb", "TCP over IPv6 received by a socket", NULL, MAGNET_PROBE_KPROBE },
-	{ "__udp_enqueue_schedule_skb", "skb", "UDP datagrams queued to a socket", NULL, MAGNET_PROBE_KPROBE },
+	{ "ip_output", "skb", "IPv4 packets sent (the socket's job)", NULL, MAGNET_PROBE_FENTRY },
+	{ "ip6_output", "skb", "IPv6 packets sent", NULL, MAGNET_PROBE_FENTRY },
+	{ "tcp_v4_do_rcv", "skb", "TCP over IPv4 received by a socket", NULL, MAGNET_PROBE_FENTRY },
+	{ "tcp_v6_do_rcv", "skb", "TCP over IPv6 received by a socket", NULL, MAGNET_PROBE_FENTRY },
+	{ "__udp_enqueue_schedule_skb", "skb", "UDP datagrams queued to a socket", NULL,
+	  MAGNET_PROBE_FENTRY },
 	{ NULL },
 };
 

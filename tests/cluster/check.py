@@ -316,7 +316,7 @@ def check_health(d, node):
         text = f.read()
     m = re.search(r"^OK \d+ .*$", text, re.M)
     head = dict(kv.split("=", 1) for kv in m.group(0).split()[2:] if "=" in kv) if m else {}
-    for k in ("kernel_lost", "daemon_dropped"):
+    for k in ("kernel_lost", "daemon_dropped", "probe_missed"):
         is_(head.get(k), "0", "%s: magnetd's TOTALS %s (records %s)" % (node, k, head.get("records")))
     for k in ("read_lost", "queue_dropped", "client_dropped"):
         m = re.search(r"\b%s=(\d+)" % k, text)

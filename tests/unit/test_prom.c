@@ -58,7 +58,7 @@ static struct mg_totals_view view(void)
 	v.node.jobs = 3;
 	probes[0] = (struct mg_totals_probe){ .id = 16, .type = "kprobe",
 		.name = "__x64_sys_getppid", .symbol = "__x64_sys_getppid",
-		.loaded = true, .events = 1000 };
+		.loaded = true, .events = 1000, .missed = 9 };
 	probes[1] = (struct mg_totals_probe){ .id = 17, .type = "kprobe",
 		.name = "tx", .symbol = "tcp_sendmsg", .loaded = true, .sock = true,
 		.events = 20, .sock_bytes = 100000 };
@@ -164,6 +164,10 @@ START_TEST(page)
 	has_line(p, "magnet_probe_events_total{probe=\"__x64_sys_getppid\",symbol=\"__x64_sys_getppid\",type=\"kprobe\",id=\"16\"} 1000");
 	has_line(p, "magnet_probe_events_total{probe=\"event18\",symbol=\"\",type=\"unknown\",id=\"18\"} 5");
 	has_line(p, "magnet_probe_sock_bytes_total{probe=\"tx\",symbol=\"tcp_sendmsg\",type=\"kprobe\",id=\"17\"} 100000");
+	has_line(p, "magnet_probe_missed_total{probe=\"__x64_sys_getppid\",symbol=\"__x64_sys_getppid\",type=\"kprobe\",id=\"16\"} 9");
+	has_line(p, "magnet_probe_missed_total{probe=\"tx\",symbol=\"tcp_sendmsg\",type=\"kprobe\",id=\"17\"} 0");
+	/* A probe removed has no count of its misses left. */
+	ck_assert_ptr_null(strstr(p, "magnet_probe_missed_total{probe=\"event18\""));
 	/* Only sock probes have sock bytes. */
 	ck_assert_ptr_null(strstr(p, "magnet_probe_sock_bytes_total{probe=\"__x64"));
 	has_line(p, "magnet_job_events_total{cgroup=\"/a\"} 1000");

@@ -188,14 +188,17 @@ static void start(void)
 	snprintf(path, sizeof(path), "%s/probes", fx.dir);
 	f = fopen(path, "w");
 	ck_assert_ptr_ne(f, NULL);
-	/* The last two: a kprobe and a kretprobe on one function. */
+	/*
+	 * The last two: a kprobe and a kretprobe on one function. Probe
+	 * 16 + i missed i hits: TOTALS sums them, 0 + 1 + ... + 59.
+	 */
 	for (i = 0; i < NPROBES - 2; i++)
-		fprintf(f, "%d\tkprobe\tsome_kernel_function_%d\t3\t%d\t0\t-\tsome_kernel_function_%d\n",
-			16 + i, i, 1000 * i, i);
-	fprintf(f, "%d\tkprobe\tshared_fn\t3\t%d\t0\t-\tshared_fn\n", 16 + i, 1000 * i);
+		fprintf(f, "%d\tkprobe\tsome_kernel_function_%d\t3\t%d\t%d\t-\tsome_kernel_function_%d\n",
+			16 + i, i, 1000 * i, i, i);
+	fprintf(f, "%d\tkprobe\tshared_fn\t3\t%d\t%d\t-\tshared_fn\n", 16 + i, 1000 * i, i);
 	i++;
-	fprintf(f, "%d\tkretprobe\tshared_fn\t3\t%d\t0\t-\tshared_fn%%return\n",
-		16 + i, 1000 * i);
+	fprintf(f, "%d\tkretprobe\tshared_fn\t3\t%d\t%d\t-\tshared_fn%%return\n",
+		16 + i, 1000 * i, i);
 	fclose(f);
 	snprintf(fx.cfg.dir, sizeof(fx.cfg.dir), "%s", fx.dir);
 
@@ -1390,18 +1393,19 @@ START_TEST(totals_command)
 		usleep(10000);
 	}
 	ck_assert_msg(strstr(line, " module=up cpus=2 ") &&
-		      strstr(line, " kernel_lost=5 daemon_dropped=0 probes=60 "),
+		      strstr(line, " kernel_lost=5 daemon_dropped=0 probes=60 ") &&
+		      strstr(line, " probe_missed=1770"),
 		      "%s", line);
 	/* 60 loaded probes, then the jobs, "other" last. */
 	ck_assert_uint_ge(n, 61);
 	for (i = 0; i < n; i++) {
 		ck_assert(cl_line(c, line, sizeof(line), 2000));
 		if (i == 0)
-			ck_assert_str_eq(line, "probe 16 kprobe some_kernel_function_0 events=7 sock_bytes=0 sock=0 loaded=1 symbol=some_kernel_function_0");
+			ck_assert_str_eq(line, "probe 16 kprobe some_kernel_function_0 events=7 sock_bytes=0 sock=0 loaded=1 symbol=some_kernel_function_0 missed=0");
 		if (i == 1)
-			ck_assert_str_eq(line, "probe 17 kprobe some_kernel_function_1 events=3 sock_bytes=3000 sock=1 loaded=1 symbol=some_kernel_function_1");
+			ck_assert_str_eq(line, "probe 17 kprobe some_kernel_function_1 events=3 sock_bytes=3000 sock=1 loaded=1 symbol=some_kernel_function_1 missed=1");
 		if (i == 2)
-			ck_assert_str_eq(line, "probe 18 kprobe some_kernel_function_2 events=0 sock_bytes=0 sock=0 loaded=1 symbol=some_kernel_function_2");
+			ck_assert_str_eq(line, "probe 18 kprobe some_kernel_function_2 events=0 sock_bytes=0 sock=0 loaded=1 symbol=some_kernel_function_2 missed=2");
 		if (i >= 60)
 			ck_assert_msg(!strncmp(line, "job ", 4), "%s", line);
 		if (i == n - 1) {
@@ -2051,7 +2055,7 @@ START_TEST(probe_names)
 		if (i == 0)
 			ck_assert_str_eq(line, "16 kprobe some_kernel_function_0 nargs=3 hits=0 missed=0 symbol=some_kernel_function_0");
 	}
-	ck_assert_str_eq(line, "75 kretprobe shared_fn%25return nargs=3 hits=59000 missed=0 symbol=shared_fn");
+	ck_assert_str_eq(line, "75 kretprobe shared_fn%25return nargs=3 hits=59000 missed=59 symbol=shared_fn");
 
 	/* Each name selects its probe, and only it. */
 	sk = cl_new(connect_fd(0));
@@ -2100,9 +2104,9 @@ START_TEST(probe_names)
 	for (i = 0; i < n; i++) {
 		cl_want_line(c, line, sizeof(line));
 		if (!strncmp(line, "probe 75 ", 9))
-			ck_assert_str_eq(line, "probe 75 kretprobe shared_fn%25return events=1 sock_bytes=0 sock=0 loaded=1 symbol=shared_fn");
+			ck_assert_str_eq(line, "probe 75 kretprobe shared_fn%25return events=1 sock_bytes=0 sock=0 loaded=1 symbol=shared_fn missed=59");
 		if (!strncmp(line, "probe 74 ", 9))
-			ck_assert_str_eq(line, "probe 74 kprobe shared_fn events=1 sock_bytes=0 sock=0 loaded=1 symbol=shared_fn");
+			ck_assert_str_eq(line, "probe 74 kprobe shared_fn events=1 sock_bytes=0 sock=0 loaded=1 symbol=shared_fn missed=58");
 	}
 	cl_free(c);
 	cl_free(sk);

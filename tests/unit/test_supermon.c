@@ -37,10 +37,11 @@ static void setup(void)
 	v.node.kernel_lost = 4;
 	v.node.daemon_dropped = 1;
 	v.node.probes = 2;
+	v.node.probe_missed = 6;
 	v.node.jobs = 3;
 	probes[0] = (struct mg_totals_probe){ .id = 16, .type = "kprobe",
 		.name = "__x64_sys_getppid", .symbol = "__x64_sys_getppid",
-		.loaded = true, .events = 1000 };
+		.loaded = true, .events = 1000, .missed = 6 };
 	probes[1] = (struct mg_totals_probe){ .id = 17, .type = "kprobe",
 		.name = "tx", .symbol = "tcp_sendmsg", .loaded = true, .sock = true,
 		.events = 3, .sock_bytes = 4096 };
@@ -197,11 +198,14 @@ START_TEST(sample_whole_and_masked)
 	ck_assert_str_eq(val(node, "kernel_lost"), "4");
 	ck_assert_str_eq(val(node, "daemon_dropped"), "1");
 	ck_assert_str_eq(val(node, "probes"), "2");
+	ck_assert_str_eq(val(node, "probe_missed"), "6");
 	pr = find(e, "probes");
 	x = pr->list->next;
 	ck_assert_str_eq(val(x, "name"), "__x64_sys_getppid");
 	ck_assert_str_eq(val(x, "events"), "1000");
 	ck_assert_str_eq(val(x, "symbol"), "__x64_sys_getppid");
+	ck_assert_str_eq(val(x, "missed"), "6");
+	ck_assert_str_eq(val(x->next, "missed"), "0");
 	ck_assert_str_eq(val(x->next, "name"), "tx");
 	ck_assert_str_eq(val(x->next, "symbol"), "tcp_sendmsg");
 	ck_assert_str_eq(val(x->next, "sock_bytes"), "4096");
