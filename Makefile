@@ -95,7 +95,7 @@ user: $(USER_BINS)
 # machine is ready), then re-enter make so KDIR sees freshly installed headers.
 check:
 	$(Q)tools/bootstrap
-	$(Q)$(MAKE) unit man-check fuzz-check vm-check monitors-check pkg-check
+	$(Q)$(MAKE) unit man-check fuzz-check vm-check monitors-check cluster-check pkg-check
 
 # The real monitors on this host against magnetd in the VM (tests/monitors).
 # MON_TESTS=t-ganglia runs only some.

@@ -30,6 +30,10 @@
 #   check.py layout DIR JOB...        each task's cgroup is Slurm's
 #   check.py supermon DIR JOB...      each job's sock bytes per node in the
 #                                     nodes' Supermon samples composed
+#   check.py jobs DIR JOB...          magnet-jobs -m run on node1 over
+#                                     every node (magnet-jobs.tsv): each
+#                                     job's bytes per node, protocol and
+#                                     peer host, and its peers exactly
 #   check.py promql -                 the PromQL of a job's bytes (below)
 #
 # How a job is named: magnetd counts the tasks of a Slurm step as the
@@ -309,6 +313,81 @@ def check_same(d, node, old, jobs):
             "AGG net %s job %d: its sums unchanged since %s" % (node, j, os.path.basename(old)))
 
 
+# --- magnet-jobs -------------------------------------------------------------
+
+def stepd_traffic(d, node, j):
+    """The net and peer lines of job J's slurmstepd series in NODE's TOTALS
+    (totals-NODE.txt): {proto: [tx packets, tx bytes, rx packets, rx
+    bytes]}, {peer: [tx bytes, rx bytes]}. slurmstepd talks to srun."""
+    net, peers, ids = {}, {}, set()
+    with open(os.path.join(d, "totals-%s.txt" % node)) as f:
+        for line in f:
+            w = line.split()
+            if w[:1] == ["job"]:
+                kv = dict(x.split("=", 1) for x in w[3:] if "=" in x)
+                if kv.get("slurm_job_id") == str(j) and kv.get("slurm_stepd") == "1":
+                    ids.add(w[1])
+            elif w[:1] in (["net"], ["peer"]) and w[1] in ids:
+                kv = dict(x.split("=", 1) for x in w[3:] if "=" in x)
+                v = [int(kv.get(k, 0)) for k in ("tx_packets", "tx_bytes", "rx_packets", "rx_bytes")]
+                if w[0] == "net":
+                    acc = net.setdefault(w[2], [0, 0, 0, 0])
+                    for k in range(4):
+                        acc[k] += v[k]
+                elif w[2] != "other" and (v[1] or v[3]):
+                    acc = peers.setdefault(w[2], [0, 0])
+                    acc[0] += v[1]
+                    acc[1] += v[3]
+    return net, peers
+
+
+def check_jobs(d, jobs):
+    """magnet-jobs -m (magnet-jobs.tsv): a job's TOTALS net and peer lines,
+    from every node at once, grouped by its Slurm job id: its tasks'
+    traffic, known, and its slurmstepd's, as the node's TOTALS says."""
+    rs = job_reports(d, jobs)
+    net, peers, nodes = {}, {}, {}
+    with open(os.path.join(d, "magnet-jobs.tsv")) as f:
+        for line in f:
+            w = line.rstrip("\n").split("\t")
+            if w[0] == "node":
+                nodes[w[1]] = w[3]
+            elif w[0] == "net" and w[1].startswith("slurm="):
+                net[(int(w[1][6:]), w[2], w[3])] = [int(x) for x in w[4:8]]
+            elif w[0] == "peer" and w[1].startswith("slurm="):
+                v = [int(x) for x in w[5:9]]
+                if v[1] or v[3]:
+                    peers.setdefault((int(w[1][6:]), w[2]), {})[w[3]] = [v[1], v[3]]
+    is_(sorted(n for n, state in nodes.items() if state != "error"), sorted({r["node"] for r in rs}),
+        "magnet-jobs: the nodes it read")
+    for j in jobs:
+        for node in sorted({r["node"] for r in rs if r["job"] == j}):
+            mine = [r for r in rs if r["job"] == j and r["node"] == node]
+            s_net, s_peers = stepd_traffic(d, node, j)
+            s_tcp = s_net.get("tcp", [0, 0, 0, 0])
+            s_udp = s_net.get("udp", [0, 0, 0, 0])
+            print("# magnet-jobs: job %d on %s: its slurmstepd's TCP bytes [sent, received] %s, UDP %s, "
+                  "peers %s (TOTALS)" % (j, node, [s_tcp[1], s_tcp[3]], [s_udp[1], s_udp[3]], s_peers))
+            tcp = net.get((j, node, "tcp"), [0, 0, 0, 0])
+            udp = net.get((j, node, "udp"), [0, 0, 0, 0])
+            is_([tcp[1], tcp[3]], [sum(r["tcp_sent"] for r in mine) + s_tcp[1],
+                                   sum(r["tcp_received"] for r in mine) + s_tcp[3]],
+                "magnet-jobs: job %d on %s: TCP payload bytes [sent, received], each once, "
+                "tasks' and slurmstepd's" % (j, node))
+            is_(udp, [sum(r["udp_sent"] for r in mine) + s_udp[0],
+                      sum(r["udp_sent_bytes"] for r in mine) + s_udp[1],
+                      sum(r["udp_received"] for r in mine) + s_udp[2],
+                      sum(r["udp_received_bytes"] for r in mine) + s_udp[3]],
+                "magnet-jobs: job %d on %s: UDP [datagrams, bytes] sent, received" % (j, node))
+            want = {p: list(v) for p, v in s_peers.items()}
+            for r in mine:
+                w = want.setdefault(r["peer"], [0, 0])
+                w[0] += r["tcp_sent"] + r["udp_sent_bytes"]
+                w[1] += r["tcp_received"] + r["udp_received_bytes"]
+            is_(peers.get((j, node), {}), want,
+                "magnet-jobs: job %d on %s: peer hosts {address: [bytes to, bytes from]}" % (j, node))
+
+
 # --- health -----------------------------------------------------------------
 
 def check_health(d, node):
@@ -460,6 +539,8 @@ def main():
         check_supermon(d, [int(x) for x in a])
     elif what == "layout":
         check_layout(d, [int(x) for x in a])
+    elif what == "jobs":
+        check_jobs(d, [int(x) for x in a])
     elif what == "promql":
         print(per_job_query(""))
     else:
