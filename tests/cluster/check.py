@@ -28,6 +28,8 @@
 #   check.py rrd DIR RRDS JOB...      each job's bytes in gmetad's RRD of
 #                                     each node it ran on
 #   check.py layout DIR JOB...        each task's cgroup is Slurm's
+#   check.py lossy DIR JOB...         TCP retransmitted (the lossy LAN):
+#                                     the jobs' TCP_INFO bytes_retrans > 0
 #   check.py supermon DIR JOB...      each job's sock bytes per node in the
 #                                     nodes' Supermon samples composed
 #   check.py jobs DIR JOB...          magnet-jobs -m run on node1 over
@@ -313,6 +315,20 @@ def check_same(d, node, old, jobs):
             "AGG net %s job %d: its sums unchanged since %s" % (node, j, os.path.basename(old)))
 
 
+# --- the lossy LAN ------------------------------------------------------------
+
+def check_lossy(d, jobs):
+    """The premise of "each TCP byte once": TCP did send bytes again."""
+    rs = job_reports(d, jobs)
+    n = sum(r.get("tcpi_bytes_retrans", 0) for r in rs)
+    sent = sum(r.get("tcpi_bytes_sent", 0) for r in rs)
+    if n > 0:
+        ok("the lossy LAN: the jobs' TCP retransmitted %d of %d bytes on the wire (TCP_INFO)" % (n, sent))
+    else:
+        bad("the lossy LAN: the jobs' TCP retransmitted nothing (%d bytes on the wire): "
+            "no retransmission was counted" % sent)
+
+
 # --- magnet-jobs -------------------------------------------------------------
 
 def stepd_traffic(d, node, j):
@@ -539,6 +555,8 @@ def main():
         check_supermon(d, [int(x) for x in a])
     elif what == "layout":
         check_layout(d, [int(x) for x in a])
+    elif what == "lossy":
+        check_lossy(d, [int(x) for x in a])
     elif what == "jobs":
         check_jobs(d, [int(x) for x in a])
     elif what == "promql":
