@@ -615,11 +615,14 @@ static size_t net_lines(const struct mg_totals_job *j)
 	return n + j->net.npeers + 1;
 }
 
-#define COUNTS_FMT	"tx_packets=%llu tx_bytes=%llu rx_packets=%llu rx_bytes=%llu"
+#define COUNTS_FMT	"tx_packets=%llu tx_bytes=%llu rx_packets=%llu rx_bytes=%llu " \
+			"tx_repeated_bytes=%llu rx_repeated_bytes=%llu"
 #define COUNTS_ARGS(c)	(unsigned long long)(c)->tx_packets, \
 			(unsigned long long)(c)->tx_bytes, \
 			(unsigned long long)(c)->rx_packets, \
-			(unsigned long long)(c)->rx_bytes
+			(unsigned long long)(c)->rx_bytes, \
+			(unsigned long long)(c)->tx_repeated_bytes, \
+			(unsigned long long)(c)->rx_repeated_bytes
 
 /* After a job's line: its traffic per protocol, per peer, then "other". */
 static void net_reply(struct client *c, const struct mg_totals_job *j)
@@ -661,7 +664,7 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 		if (job_visible(c, j, i == v.njobs))
 			shown += 1 + net_lines(j);
 	}
-	mg_client_reply(c, "OK %zu totals node=%s ts=%llu uptime=%llu module=%s cpus=%u records=%llu bytes=%llu kernel_lost=%llu daemon_dropped=%llu probes=%u jobs=%u net_packets=%llu net_bytes=%llu net_unkeyed=%llu probe_missed=%llu",
+	mg_client_reply(c, "OK %zu totals node=%s ts=%llu uptime=%llu module=%s cpus=%u records=%llu bytes=%llu kernel_lost=%llu daemon_dropped=%llu probes=%u jobs=%u net_packets=%llu net_bytes=%llu net_unkeyed=%llu probe_missed=%llu net_repeated_bytes=%llu net_seq_evictions=%llu",
 			v.nprobes + shown, v.node.node,
 			(unsigned long long)v.node.now_ns,
 			(unsigned long long)(v.node.uptime_ns / 1000000000ULL),
@@ -673,7 +676,9 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 			v.node.jobs, (unsigned long long)v.node.net_packets,
 			(unsigned long long)v.node.net_bytes,
 			(unsigned long long)v.node.net_unkeyed,
-			(unsigned long long)v.node.probe_missed);
+			(unsigned long long)v.node.probe_missed,
+			(unsigned long long)v.node.net_repeated_bytes,
+			(unsigned long long)v.node.net_seq_evictions);
 	for (i = 0; i < v.nprobes; i++) {
 		const struct mg_totals_probe *p = &v.probes[i];
 

@@ -16,6 +16,7 @@
 #include "flow.h"
 #include "netview.h"
 #include "record.h"
+#include "seqtrack.h"
 #include "topn.h"
 
 #define NV_MAX_CAPACITY		(1U << 24)
@@ -36,6 +37,8 @@ struct table {
 struct mg_netview {
 	struct mg_netview_stats st;
 	struct table jobs, peers;
+	struct mg_seqtrack *seq;	/* kept across resets: a flow's bytes seen */
+	__u64 seq_evictions_base;	/* its evictions at the last reset */
 	__u32 (*series)(void *arg, __u32 cgroup);	/* NULL: the cgroup */
 	void *series_arg;
 };
@@ -88,7 +91,8 @@ int mg_netview_create(unsigned int capacity, struct mg_netview **out)
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	if (table_init(&v->jobs, capacity) || table_init(&v->peers, capacity)) {
+	if (table_init(&v->jobs, capacity) || table_init(&v->peers, capacity) ||
+	    mg_seqtrack_create(capacity, &v->seq)) {
 		mg_netview_free(v);
 		return -ENOMEM;
 	}
@@ -103,6 +107,7 @@ void mg_netview_free(struct mg_netview *v)
 		return;
 	free(v->jobs.slot);
 	free(v->peers.slot);
+	mg_seqtrack_free(v->seq);
 	free(v);
 }
 
@@ -198,6 +203,7 @@ void mg_netview_add_record(struct mg_netview *v, const struct magnet_record *r)
 {
 	const struct magnet_skb *k;
 	struct mg_netview_entry key;
+	unsigned int bytes;
 	struct mg_flow f;
 	bool tx;
 
@@ -213,20 +219,22 @@ void mg_netview_add_record(struct mg_netview *v, const struct magnet_record *r)
 		return;
 	}
 	tx = f.dir == MAGNET_SKB_DIR_OUT;
+	bytes = mg_seqtrack_new_bytes(v->seq, &f);
 	v->st.packets++;
-	v->st.bytes += f.payload;
+	v->st.bytes += bytes;
+	v->st.repeated_bytes += f.payload - bytes;
 	memset(&key, 0, sizeof(key));
 	key.job = (__u32)k->sk_cgroup;
 	if (v->series && key.job)
 		key.job = v->series(v->series_arg, key.job);
 	key.proto = f.proto;
-	count(&v->jobs, &key, tx, f.payload);
+	count(&v->jobs, &key, tx, bytes);
 	key.family = f.family;
 	key.port = tx ? f.dport : f.sport;
 	memcpy(key.addr, tx ? f.daddr : f.saddr, 16);
 	key.lport = tx ? f.sport : f.dport;
 	memcpy(key.laddr, tx ? f.saddr : f.daddr, 16);
-	count(&v->peers, &key, tx, f.payload);
+	count(&v->peers, &key, tx, bytes);
 }
 
 void mg_netview_set_series(struct mg_netview *v,
@@ -238,7 +246,11 @@ void mg_netview_set_series(struct mg_netview *v,
 
 void mg_netview_stats(const struct mg_netview *v, struct mg_netview_stats *st)
 {
+	struct mg_seqtrack_stats seq;
+
+	mg_seqtrack_stats(v->seq, &seq);
 	*st = v->st;
+	st->seq_evictions = seq.evictions - v->seq_evictions_base;
 	st->jobs = v->jobs.st;
 	st->peers = v->peers.st;
 }
@@ -289,6 +301,10 @@ static void table_reset(struct table *t)
 
 void mg_netview_reset(struct mg_netview *v)
 {
+	struct mg_seqtrack_stats seq;
+
+	mg_seqtrack_stats(v->seq, &seq);
+	v->seq_evictions_base = seq.evictions;
 	table_reset(&v->jobs);
 	table_reset(&v->peers);
 	memset(&v->st, 0, sizeof(v->st));

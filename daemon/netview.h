@@ -6,7 +6,10 @@
  * packet's job is its socket's cgroup (the record's sk_cgroup, low 32
  * bits as every job key), or the series a function makes of that cgroup
  * (magnetd: a Slurm task's step, docs/slurm.md); its peer the remote end
- * (lib/flow.h), its local end this host's; bytes are transport payload.
+ * (lib/flow.h), its local end this host's; bytes are transport payload,
+ * TCP's counted once per flow and direction (lib/seqtrack.h, in a
+ * tracker of `capacity` flows kept across resets): a segment sent or
+ * received again counts as a packet, its bytes seen before as repeated.
  * Two hosts' reports of one flow have each other's ends: a client that
  * reads both matches them (magnet-jobs).
  *
@@ -47,7 +50,9 @@ struct mg_netview_table_stats {
 /* Since creation or the last mg_netview_reset. */
 struct mg_netview_stats {
 	__u64 packets;		/* skb records counted */
-	__u64 bytes;		/* their transport payload */
+	__u64 bytes;		/* their transport payload, TCP's once */
+	__u64 repeated_bytes;	/* TCP payload seen before (not in bytes) */
+	__u64 seq_evictions;	/* flows the TCP tracker forgot for others */
 	__u64 unkeyed;		/* skb records without a readable flow */
 	struct magnet_lost lost;	/* what LOST records reported */
 	struct mg_netview_table_stats jobs, peers;

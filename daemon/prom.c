@@ -174,6 +174,28 @@ static void net_samples(FILE *out, const struct mg_totals_view *v, bool bytes,
 	}
 }
 
+/*
+ * A job's TCP bytes seen before (sent or received again), beside its tcp
+ * series of magnet_job_net_bytes_total: the only protocol with sequence
+ * numbers, so no other series is ever nonzero.
+ */
+static void repeated_samples(FILE *out, const struct mg_totals_view *v)
+{
+	const char *name = "magnet_job_net_repeated_bytes_total";
+	const struct mg_totals_counts *c;
+	const struct mg_totals_job *j;
+	size_t i;
+
+	for (i = 0; i <= v->njobs; i++) {
+		j = exported(v, i);
+		if (!j || !mg_totals_counts_any(&j->net.proto[MG_TOTALS_TCP]))
+			continue;
+		c = &j->net.proto_series[MG_TOTALS_TCP];
+		job_sample_by(out, name, j, "proto", "tcp", "tx", c->tx_repeated_bytes);
+		job_sample_by(out, name, j, "proto", "tcp", "rx", c->rx_repeated_bytes);
+	}
+}
+
 int mg_prom_render(FILE *out, const struct mg_totals_view *v)
 {
 	const struct mg_totals_node *n = &v->node;
@@ -263,12 +285,18 @@ int mg_prom_render(FILE *out, const struct mg_totals_view *v)
 	family(out, "magnet_net_unkeyed_records_total", "counter",
 	       "skb records whose packet magnetd could not read (no IP header in the capture, or too short): counted in no job's traffic.");
 	sample(out, "magnet_net_unkeyed_records_total", n->net_unkeyed);
+	family(out, "magnet_net_seq_evictions_total", "counter",
+	       "TCP flows whose sequence numbers seen magnetd forgot to make room for others (it keeps the 16384 most recently active): a retransmission of a flow forgotten counts in magnet_job_net_bytes_total again.");
+	sample(out, "magnet_net_seq_evictions_total", n->net_seq_evictions);
 	family(out, "magnet_job_net_packets_total", "counter",
 	       "Packets of each job's sockets (the socket's cgroup, also for packets received in softirq), per protocol (tcp, udp, icmp, icmpv6, other) and direction (tx sent, rx received), as magnet_job_events_total: since exported; packets without a socket, and of jobs not exported, as cgroup=\"other\". Every packet the skb probes see: a TCP segment sent again counts again.");
 	net_samples(out, v, false, false);
 	family(out, "magnet_job_net_bytes_total", "counter",
-	       "Transport payload bytes (TCP or UDP data; the IP payload of other protocols) of those packets, as magnet_job_net_packets_total: bytes on the wire, retransmissions included.");
+	       "Transport payload bytes (TCP or UDP data; the IP payload of other protocols) of those packets, as magnet_job_net_packets_total: each TCP byte once per connection and direction, what the tasks wrote and read; a retransmission's or duplicate's bytes are in magnet_job_net_repeated_bytes_total instead.");
 	net_samples(out, v, true, false);
+	family(out, "magnet_job_net_repeated_bytes_total", "counter",
+	       "TCP payload bytes of each job sent again (retransmissions) or received again (duplicates), per direction, as magnet_job_net_bytes_total{proto=\"tcp\"}, which does not count them: what the wire carried more.");
+	repeated_samples(out, v);
 	family(out, "magnet_job_peer_packets_total", "counter",
 	       "Packets of each job per peer host (the other end's address) and direction: the job's 16 first peers still active, the rest as peer=\"other\" (an idle peer replaced by a new one joins it: magnet_job_peer_evictions_total); a job's peers add up to its magnet_job_net_packets_total.");
 	net_samples(out, v, false, true);

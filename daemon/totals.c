@@ -23,6 +23,8 @@
  * scan of the list (16 at most); runs of one flow make the first look a
  * hit. Counts are kept since first met (n) with a base (base: n when the
  * job was last exported), as the job's others; "other"'s net has no base.
+ * A TCP segment's bytes are counted as new or repeated by one tracker of
+ * the node's flows (lib/seqtrack.h), before the job is looked up.
  *
  * Ranking sorts every job (at most MG_TOTALS_JOBS, once a second, in
  * arrays allocated once): the places go greedily by score, an exported
@@ -37,6 +39,7 @@
 
 #include "flow.h"
 #include "record.h"
+#include "seqtrack.h"
 #include "totals.h"
 
 #define JOB_SLOTS	(2 * MG_TOTALS_JOBS)	/* a power of two */
@@ -85,7 +88,8 @@ struct mg_totals {
 	pthread_mutex_t lock;
 	unsigned int exported_max, nexported, njobs;
 	__u64 records, bytes, kernel_lost, daemon_dropped;
-	__u64 net_packets, net_bytes, net_unkeyed;
+	__u64 net_packets, net_bytes, net_unkeyed, net_repeated_bytes;
+	struct mg_seqtrack *seq;	/* each TCP byte once (lib/seqtrack.h) */
 	struct job_net other_net;	/* "other"'s: never freed, no base */
 	struct probe_count *probes;
 	size_t nprobes;			/* ids 0 .. nprobes - 1 */
@@ -113,7 +117,7 @@ int mg_totals_create(unsigned int exported_max, struct mg_totals **out)
 	t->want = calloc(MG_TOTALS_JOBS, sizeof(*t->want));
 	t->gone = calloc(MG_TOTALS_JOBS, sizeof(*t->gone));
 	if (!t->jobs || !t->order || !t->owners || !t->taken || !t->want ||
-	    !t->gone) {
+	    !t->gone || mg_seqtrack_create(MG_TOTALS_SEQ_FLOWS, &t->seq)) {
 		mg_totals_free(t);
 		return -ENOMEM;
 	}
@@ -149,6 +153,7 @@ void mg_totals_free(struct mg_totals *t)
 	free(t->taken);
 	free(t->want);
 	free(t->gone);
+	mg_seqtrack_free(t->seq);
 	free(t);
 }
 
@@ -253,14 +258,17 @@ static unsigned int proto_of(unsigned int ipproto)
 	}
 }
 
-static void counts_add(struct mg_totals_counts *c, bool tx, __u64 bytes)
+/* A packet: its new bytes, and those seen before (TCP's repeated). */
+static void counts_add(struct mg_totals_counts *c, bool tx, __u64 bytes, __u64 repeated)
 {
 	if (tx) {
 		c->tx_packets++;
 		c->tx_bytes += bytes;
+		c->tx_repeated_bytes += repeated;
 	} else {
 		c->rx_packets++;
 		c->rx_bytes += bytes;
+		c->rx_repeated_bytes += repeated;
 	}
 }
 
@@ -270,6 +278,8 @@ static void counts_sum(struct mg_totals_counts *a, const struct mg_totals_counts
 	a->tx_bytes += b->tx_bytes;
 	a->rx_packets += b->rx_packets;
 	a->rx_bytes += b->rx_bytes;
+	a->tx_repeated_bytes += b->tx_repeated_bytes;
+	a->rx_repeated_bytes += b->rx_repeated_bytes;
 }
 
 static __u64 counts_bytes(const struct mg_totals_counts *c)
@@ -354,17 +364,20 @@ static struct peer_slot *peer_place(struct job_net *n, __u8 family, const __u8 *
 	return p;
 }
 
-/* One packet of flow f into n: its protocol's counts and its peer's. */
-static void net_count(struct job_net *n, const struct mg_flow *f, bool tx)
+/*
+ * One packet of flow f into n, bytes of its payload new: its protocol's
+ * counts and its peer's.
+ */
+static void net_count(struct job_net *n, const struct mg_flow *f, bool tx, __u32 bytes)
 {
 	struct peer_slot *p;
 
 	n->packets++;
-	counts_add(&n->proto[proto_of(f->proto)], tx, f->payload);
+	counts_add(&n->proto[proto_of(f->proto)], tx, bytes, f->payload - bytes);
 	p = peer_place(n, f->family, tx ? f->daddr : f->saddr);
 	if (!p)
 		p = &n->other;
-	counts_add(&p->n, tx, f->payload);
+	counts_add(&p->n, tx, bytes, f->payload - bytes);
 	p->seen = n->packets;
 }
 
@@ -437,6 +450,7 @@ static void count_packet(struct mg_totals *t, const struct magnet_skb *k)
 {
 	struct job_net *n = NULL;
 	struct job_slot *j;
+	unsigned int bytes;
 	struct mg_flow f;
 	bool tx;
 
@@ -445,17 +459,19 @@ static void count_packet(struct mg_totals *t, const struct magnet_skb *k)
 		return;
 	}
 	tx = f.dir == MAGNET_SKB_DIR_OUT;
+	bytes = mg_seqtrack_new_bytes(t->seq, &f);
 	t->net_packets++;
-	t->net_bytes += f.payload;
+	t->net_bytes += bytes;
+	t->net_repeated_bytes += f.payload - bytes;
 	j = series_of(t, (__u32)k->sk_cgroup);
 	if (j)
 		n = net_of(j);
 	if (n) {
-		net_count(n, &f, tx);
+		net_count(n, &f, tx, bytes);
 		j->n.packets++;
 	}
 	if (!n || !j->exported)
-		net_count(&t->other_net, &f, tx);
+		net_count(&t->other_net, &f, tx, bytes);
 }
 
 /*
@@ -876,6 +892,8 @@ static void counts_since(struct mg_totals_counts *s, const struct mg_totals_coun
 	s->tx_bytes = now->tx_bytes - base->tx_bytes;
 	s->rx_packets = now->rx_packets - base->rx_packets;
 	s->rx_bytes = now->rx_bytes - base->rx_bytes;
+	s->tx_repeated_bytes = now->tx_repeated_bytes - base->tx_repeated_bytes;
+	s->rx_repeated_bytes = now->rx_repeated_bytes - base->rx_repeated_bytes;
 }
 
 static int most_bytes_first(const void *a, const void *b)
@@ -943,6 +961,7 @@ static void net_sort(struct mg_totals_net *o)
 int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 {
 	size_t i, n = 0, npeers = t->other_net.npeers;
+	struct mg_seqtrack_stats seq;
 	struct mg_totals_peer *pool;
 
 	memset(v, 0, sizeof(*v));
@@ -955,6 +974,9 @@ int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 	v->node.net_packets = t->net_packets;
 	v->node.net_bytes = t->net_bytes;
 	v->node.net_unkeyed = t->net_unkeyed;
+	v->node.net_repeated_bytes = t->net_repeated_bytes;
+	mg_seqtrack_stats(t->seq, &seq);
+	v->node.net_seq_evictions = seq.evictions;
 	v->other = t->other;
 	v->other.series = (struct mg_totals_series){
 		.events = t->other.events, .sock_bytes = t->other.sock_bytes,

@@ -28,8 +28,10 @@
  *         (the other end's address, no port), at most MG_TOTALS_PEERS
  *         of them: the rest in the job's "other" peer (see Peers).
  *         Packets without a socket (sk_cgroup 0) count towards "other".
- *         Every packet seen is counted: a TCP segment sent again is
- *         counted again (wire bytes, not payload once).
+ *         Every packet seen is counted, but TCP's bytes once per flow
+ *         and direction (lib/seqtrack.h): a segment sent again, or
+ *         received again, counts its bytes seen before as repeated
+ *         bytes, apart; what the tasks wrote and read, not the wire's.
  *
  * TASK records are not events: not counted anywhere here.
  *
@@ -111,6 +113,14 @@
 #define MG_TOTALS_PEERS		16	/* peer hosts listed per job */
 #define MG_TOTALS_PEER_IDLE	1024	/* a peer not counted in this many of
 					 * its job's packets may be replaced */
+/*
+ * TCP flows (a direction each) whose sequence numbers seen are kept, to
+ * count each byte once: 88 bytes each, 1.4 MiB. A flow needs its entry
+ * only while it may still send a segment again (a few round trips):
+ * 16384 hold 8192 busy connections both ways, beyond a node's working
+ * set; the least recently active go first (net_seq_evictions).
+ */
+#define MG_TOTALS_SEQ_FLOWS	16384
 #define MG_TOTALS_NAME_MAX	128	/* probe names are cut to this */
 #define MG_TOTALS_PATH_MAX	256
 
@@ -133,8 +143,10 @@ struct mg_totals_node {
 	__u64 probe_missed;		/* their hits the kernel skipped */
 	unsigned int jobs;		/* jobs in the table */
 	__u64 net_packets;		/* skb records' packets counted */
-	__u64 net_bytes;		/* their transport payload */
+	__u64 net_bytes;		/* their transport payload, TCP's once */
 	__u64 net_unkeyed;		/* skb records without a readable flow */
+	__u64 net_repeated_bytes;	/* TCP payload seen before (not in net_bytes) */
+	__u64 net_seq_evictions;	/* TCP flows forgotten for others */
 };
 
 struct mg_totals_probe {
@@ -186,9 +198,11 @@ static inline const char *mg_totals_proto_name(unsigned int proto)
 	return proto < MG_TOTALS_PROTOS ? names[proto] : "other";
 }
 
+/* Bytes: TCP's once; repeated: TCP's seen before, sent or received again. */
 struct mg_totals_counts {
 	__u64 tx_packets, tx_bytes;	/* sent */
 	__u64 rx_packets, rx_bytes;	/* received */
+	__u64 tx_repeated_bytes, rx_repeated_bytes;
 };
 
 struct mg_totals_peer {

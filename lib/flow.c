@@ -52,8 +52,16 @@ static int transport(const struct magnet_skb *k, struct mg_flow *f, unsigned int
 	memcpy(&f->sport, d + off, 2);
 	memcpy(&f->dport, d + off + 2, 2);
 	f->payload = l4 - hlen;
-	if (f->proto == IPPROTO_TCP && k->len > iptot)
+	if (f->proto != IPPROTO_TCP)
+		return 0;
+	/* Merged segments follow each other: the first one's seq is theirs. */
+	if (k->len > iptot)
 		f->payload = k->len - hlen;
+	f->seq = (__u32)d[off + 4] << 24 | (__u32)d[off + 5] << 16 |
+		 (__u32)d[off + 6] << 8 | d[off + 7];
+	if (k->caplen > off + 13 && (d[off + 13] & 0x02))
+		f->seq++;	/* SYN */
+	f->has_seq = 1;
 	return 0;
 }
 

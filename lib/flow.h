@@ -27,6 +27,8 @@ struct mg_flow {
 	__u8 saddr[16];		/* IPv4 in the first 4 bytes */
 	__u8 daddr[16];
 	__u32 payload;		/* transport payload bytes (see below) */
+	__u32 seq;		/* TCP: the payload's first sequence number */
+	__u8 has_seq;		/* seq was read (TCP with its header) */
 };
 
 /* Why mg_flow_of() cannot tell a packet's flow. */
@@ -46,7 +48,9 @@ enum mg_flow_error {
  * bytes after its TCP header), for other protocols the IP
  * payload, and for a non-first fragment its bytes (no ports). IPv6
  * extension headers are walked to the protocol after them (their bytes are
- * not payload); ports are read only for TCP and UDP.
+ * not payload); ports are read only for TCP and UDP, and TCP's sequence
+ * number (a SYN's data, TCP Fast Open's, starts one after it, where the
+ * flags are captured), what lib/seqtrack.h counts once.
  */
 int mg_flow_of(const struct magnet_skb *k, struct mg_flow *f);
 

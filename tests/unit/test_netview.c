@@ -8,7 +8,9 @@
  * exact under capacity, against a reference over random traffic, and at
  * capacity with evictions counted so that bytes always add up; LOST
  * records folded, other records ignored, unreadable packets unkeyed; a
- * series function's jobs (a Slurm step for its tasks' sockets).
+ * series function's jobs (a Slurm step for its tasks' sockets); TCP's
+ * sequence number read, and its bytes counted once (retransmissions and
+ * duplicates as repeated bytes).
  */
 #include <check.h>
 #include <errno.h>
@@ -36,6 +38,8 @@ struct pkt {
 	unsigned int tcp_opts;	/* bytes of TCP options */
 	unsigned int ip_opts;	/* bytes of IPv4 options */
 	unsigned int frag_off;	/* IPv4 fragment offset (8-byte units) */
+	__u32 seq;		/* TCP's; 0: the end of the last packet made */
+	__u8 tcp_flags;
 };
 
 static void put16(unsigned char *p, unsigned int v)
@@ -89,8 +93,18 @@ static size_t headers(const struct pkt *p, unsigned char *b, size_t *total)
 		put16(b + ip, p->sport);
 		put16(b + ip + 2, p->dport);
 	}
-	if (p->proto == IPPROTO_TCP && l4)
+	if (p->proto == IPPROTO_TCP && l4) {
+		static __u32 next = 1;
+		__u32 seq = p->seq ? p->seq : next;
+
+		b[ip + 4] = seq >> 24;
+		b[ip + 5] = seq >> 16;
+		b[ip + 6] = seq >> 8;
+		b[ip + 7] = seq;
 		b[ip + 12] = (l4 / 4) << 4;
+		b[ip + 13] = p->tcp_flags;
+		next = seq + p->payload;
+	}
 	if (p->proto == IPPROTO_UDP && l4)
 		put16(b + ip + 4, l4 + p->payload);
 	return ip + l4;
@@ -134,10 +148,24 @@ START_TEST(flows)
 	struct mg_flow f;
 
 	p.tcp_opts = 12;
+	p.seq = 0xdeadbeef;
 	f = flow(&p, MAGNET_SKB_DIR_OUT, 128, 0);
 
 	ck_assert_uint_eq(f.proto, IPPROTO_TCP);
 	ck_assert_uint_eq(f.payload, 1448);
+	ck_assert_uint_eq(f.seq, 0xdeadbeef);
+	ck_assert_uint_eq(f.has_seq, 1);
+	/* A SYN's data (TCP Fast Open) starts one after it; flags not captured: as is. */
+	p.tcp_flags = 0x02;
+	f = flow(&p, MAGNET_SKB_DIR_OUT, 128, 0);
+	ck_assert_uint_eq(f.seq, 0xdeadbef0);
+	f = flow(&p, MAGNET_SKB_DIR_OUT, 20 + 13, 0);
+	ck_assert_uint_eq(f.seq, 0xdeadbeef);
+	p.tcp_flags = 0x10;	/* ACK */
+	f = flow(&p, MAGNET_SKB_DIR_OUT, 128, 0);
+	ck_assert_uint_eq(f.seq, 0xdeadbeef);
+	p.tcp_flags = 0;
+	p.seq = 0;
 	ck_assert_str_eq(peer(&f), "10.0.0.2:80");
 	f = flow(&p, MAGNET_SKB_DIR_IN, 128, 0);
 	ck_assert_str_eq(peer(&f), "10.0.0.1:40000");
@@ -151,6 +179,7 @@ START_TEST(flows)
 	p = mk(AF_INET, IPPROTO_UDP, "127.0.0.1", "127.0.0.3", 5353, 53, 0);
 	f = flow(&p, MAGNET_SKB_DIR_OUT, 28, 0);
 	ck_assert_uint_eq(f.payload, 0);
+	ck_assert_uint_eq(f.has_seq, 0);
 	ck_assert_str_eq(peer(&f), "127.0.0.3:53");
 	flow(&p, MAGNET_SKB_DIR_OUT, 23, -MG_FLOW_SHORT);
 	/* Other protocols: the IP payload, no ports. */
@@ -183,6 +212,7 @@ START_TEST(flows)
 	 */
 	p = mk(AF_INET, IPPROTO_TCP, "10.0.0.2", "10.0.0.1", 5001, 40000, 1448);
 	p.tcp_opts = 12;
+	p.seq = 7000;
 	skb_rec(&p, MAGNET_SKB_DIR_IN, 5, 128);
 	((struct magnet_skb *)mg_record_skb(REC))->len = 32 + 1448;
 	ck_assert_int_eq(mg_flow_of(mg_record_skb(REC), &f), 0);
@@ -190,6 +220,8 @@ START_TEST(flows)
 	((struct magnet_skb *)mg_record_skb(REC))->len = 32 + 3 * 1448;
 	ck_assert_int_eq(mg_flow_of(mg_record_skb(REC), &f), 0);
 	ck_assert_uint_eq(f.payload, 3 * 1448);
+	ck_assert_uint_eq(f.seq, 7000);	/* the first's: the others follow it */
+	p.seq = 0;
 	p.family = AF_INET6;
 	p.src = "2001:db8::2";
 	p.dst = "2001:db8::1";
@@ -517,6 +549,73 @@ START_TEST(random_traffic)
 }
 END_TEST
 
+/*
+ * TCP's bytes once per flow and direction: a segment sent again, and a
+ * duplicate received, count as packets and repeated bytes, not bytes; a
+ * segment received after the next one (a hole) counts once, its copy not;
+ * the tracker outlives a reset (an interval), so a retransmission in the
+ * next interval is repeated too; a full tracker evicts, counted.
+ */
+START_TEST(tcp_once)
+{
+	struct mg_netview *v = create(4);
+	struct pkt a = mk(AF_INET, IPPROTO_TCP, "10.0.0.1", "10.0.0.2", 40000, 5001, 1448);
+	struct pkt b = mk(AF_INET, IPPROTO_TCP, "10.0.0.2", "10.0.0.1", 5001, 40000, 1000);
+	struct mg_netview_entry e[8];
+	struct mg_netview_stats st;
+	unsigned int i;
+
+	for (i = 0; i < 4; i++) {
+		a.seq = 1 + i * 1448;
+		add(v, &a, MAGNET_SKB_DIR_OUT, 0x10);
+	}
+	a.seq = 1 + 1448;		/* the second sent again */
+	add(v, &a, MAGNET_SKB_DIR_OUT, 0x10);
+	b.seq = 9000;
+	add(v, &b, MAGNET_SKB_DIR_IN, 0x10);
+	b.seq = 11000;			/* [10000, 11000) not yet */
+	add(v, &b, MAGNET_SKB_DIR_IN, 0x10);
+	b.seq = 10000;
+	add(v, &b, MAGNET_SKB_DIR_IN, 0x10);
+	add(v, &b, MAGNET_SKB_DIR_IN, 0x10);	/* a duplicate */
+	st = stats(v);
+	ck_assert_uint_eq(st.packets, 9);
+	ck_assert_uint_eq(st.bytes, 4 * 1448 + 3000);
+	ck_assert_uint_eq(st.repeated_bytes, 1448 + 1000);
+	ck_assert_uint_eq(mg_netview_top_jobs(v, 8, e), 1);
+	ck_assert_uint_eq(e[0].tx_packets, 5);
+	ck_assert_uint_eq(e[0].tx_bytes, 4 * 1448);
+	ck_assert_uint_eq(e[0].rx_packets, 4);
+	ck_assert_uint_eq(e[0].rx_bytes, 3000);
+	ck_assert_uint_eq(mg_netview_top_peers(v, 8, e), 1);
+	ck_assert_uint_eq(e[0].tx_bytes, 4 * 1448);
+	ck_assert_uint_eq(e[0].rx_bytes, 3000);
+	check_sums(v);
+	/* The next interval: a late retransmission of the first interval's. */
+	mg_netview_reset(v);
+	a.seq = 1;
+	add(v, &a, MAGNET_SKB_DIR_OUT, 0x10);
+	st = stats(v);
+	ck_assert_uint_eq(st.packets, 1);
+	ck_assert_uint_eq(st.bytes, 0);
+	ck_assert_uint_eq(st.repeated_bytes, 1448);
+	ck_assert_uint_eq(mg_netview_top_jobs(v, 8, e), 1);
+	ck_assert_uint_eq(e[0].tx_packets, 1);
+	ck_assert_uint_eq(e[0].tx_bytes, 0);
+	/* 4 flows' places: 6 more flows evict, counted per interval. */
+	ck_assert_uint_eq(st.seq_evictions, 0);
+	for (i = 0; i < 6; i++) {
+		a.sport = 41000 + i;
+		a.seq = 1;
+		add(v, &a, MAGNET_SKB_DIR_OUT, 0x10);
+	}
+	ck_assert_uint_eq(stats(v).seq_evictions, 4);
+	mg_netview_reset(v);
+	ck_assert_uint_eq(stats(v).seq_evictions + stats(v).repeated_bytes, 0);
+	mg_netview_free(v);
+}
+END_TEST
+
 /* Records that are not packets do not count. */
 START_TEST(other_records)
 {
@@ -542,6 +641,7 @@ int main(void)
 	tcase_add_test(tc, random_traffic);
 	tcase_add_test(tc, other_records);
 	tcase_add_test(tc, series);
+	tcase_add_test(tc, tcp_once);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

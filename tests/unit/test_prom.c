@@ -81,9 +81,9 @@ static struct mg_totals_view view(void)
 	jobs[5] = slurm_job(105, "/system.slice/slurmstepd.scope/job_43", 2, false, 0);
 	/* /a's traffic: since met (n) and in its series alike; /late's not shown. */
 	jobs[0].has_net = true;
-	jobs[0].net.proto[MG_TOTALS_TCP] = (struct mg_totals_counts){ 70, 100000, 40, 1007 };
+	jobs[0].net.proto[MG_TOTALS_TCP] = (struct mg_totals_counts){ 70, 100000, 40, 1007, 2896, 1448 };
 	jobs[0].net.proto_series[MG_TOTALS_TCP] = jobs[0].net.proto[MG_TOTALS_TCP];
-	jobs[0].net.proto[MG_TOTALS_UDP] = (struct mg_totals_counts){ 5, 1500, 0, 0 };
+	jobs[0].net.proto[MG_TOTALS_UDP] = (struct mg_totals_counts){ 5, 1500, 0, 0, 0, 0 };
 	jobs[0].net.proto_series[MG_TOTALS_UDP] = jobs[0].net.proto[MG_TOTALS_UDP];
 	memset(peers, 0, sizeof(peers));
 	peers[0] = (struct mg_totals_peer){ .family = AF_INET, .addr = { 10, 0, 0, 2 },
@@ -94,11 +94,11 @@ static struct mg_totals_view view(void)
 	peers[1].series = peers[1].n;
 	jobs[0].net.peers = peers;
 	jobs[0].net.npeers = 2;
-	jobs[0].net.other.n = (struct mg_totals_counts){ 1, 300, 0, 0 };
+	jobs[0].net.other.n = (struct mg_totals_counts){ 1, 300, 0, 0, 0, 0 };
 	jobs[0].net.other.series = jobs[0].net.other.n;
 	jobs[0].net.evictions = jobs[0].net.evictions_series = 3;
 	jobs[2].has_net = true;
-	jobs[2].net.proto[MG_TOTALS_TCP] = (struct mg_totals_counts){ 1, 1, 1, 1 };
+	jobs[2].net.proto[MG_TOTALS_TCP] = (struct mg_totals_counts){ 1, 1, 1, 1, 0, 0 };
 	jobs[2].net.peers = &peers[2];
 	jobs[2].net.npeers = 1;
 	peers[2] = (struct mg_totals_peer){ .family = AF_INET, .addr = { 10, 9, 9, 9 },
@@ -108,11 +108,12 @@ static struct mg_totals_view view(void)
 	v.other = (struct mg_totals_job){ .path = "other", .exported = true,
 		.events = 12, .sock_bytes = 40,
 		.series = { .events = 12, .sock_bytes = 40 }, .has_net = true };
-	v.other.net.proto[MG_TOTALS_ICMP] = (struct mg_totals_counts){ 0, 0, 2, 112 };
+	v.other.net.proto[MG_TOTALS_ICMP] = (struct mg_totals_counts){ 0, 0, 2, 112, 0, 0 };
 	v.other.net.proto_series[MG_TOTALS_ICMP] = v.other.net.proto[MG_TOTALS_ICMP];
 	v.other.net.other.n = v.other.net.proto[MG_TOTALS_ICMP];
 	v.other.net.other.series = v.other.net.other.n;
 	v.node.net_unkeyed = 4;
+	v.node.net_seq_evictions = 6;
 	return v;
 }
 
@@ -190,6 +191,13 @@ START_TEST(page)
 	has_line(p, "magnet_job_net_packets_total{cgroup=\"/a\",proto=\"tcp\",direction=\"tx\"} 70");
 	has_line(p, "magnet_job_net_bytes_total{cgroup=\"/a\",proto=\"udp\",direction=\"rx\"} 0");
 	ck_assert_ptr_null(strstr(p, "cgroup=\"/a\",proto=\"icmp\""));
+	/* TCP's bytes seen again, apart: tcp only, as its bytes' series. */
+	has_line(p, "# TYPE magnet_job_net_repeated_bytes_total counter");
+	has_line(p, "magnet_job_net_repeated_bytes_total{cgroup=\"/a\",proto=\"tcp\",direction=\"tx\"} 2896");
+	has_line(p, "magnet_job_net_repeated_bytes_total{cgroup=\"/a\",proto=\"tcp\",direction=\"rx\"} 1448");
+	ck_assert_ptr_null(strstr(p, "magnet_job_net_repeated_bytes_total{cgroup=\"/a\",proto=\"udp\""));
+	ck_assert_ptr_null(strstr(p, "magnet_job_net_repeated_bytes_total{cgroup=\"other\""));
+	has_line(p, "magnet_net_seq_evictions_total 6");
 	has_line(p, "magnet_job_net_packets_total{cgroup=\"other\",proto=\"icmp\",direction=\"rx\"} 2");
 	has_line(p, "magnet_job_peer_bytes_total{cgroup=\"/a\",peer=\"10.0.0.2\",direction=\"tx\"} 100000");
 	has_line(p, "magnet_job_peer_packets_total{cgroup=\"/a\",peer=\"fe80::1\",direction=\"tx\"} 4");
@@ -199,7 +207,7 @@ START_TEST(page)
 	ck_assert_ptr_null(strstr(p, "10.9.9.9"));
 	/* A Slurm job's traffic has its labels, then the protocol's. */
 	jobs[3].has_net = true;
-	jobs[3].net.proto[MG_TOTALS_UDP] = (struct mg_totals_counts){ 3, 30, 0, 0 };
+	jobs[3].net.proto[MG_TOTALS_UDP] = (struct mg_totals_counts){ 3, 30, 0, 0, 0, 0 };
 	jobs[3].net.proto_series[MG_TOTALS_UDP] = jobs[3].net.proto[MG_TOTALS_UDP];
 	free(p);
 	p = render(&v, NULL, NULL);

@@ -1557,6 +1557,9 @@ static void cl_bytes(struct cl *c, void *out, size_t n)
 
 /* ---- AGG net: packets by their socket's job, and peers ------------------- */
 
+/* The next TCP segment's sequence number: each one's bytes new, unless set back. */
+static __u32 next_seq = 1;
+
 /* An IPv4 packet with a UDP or TCP header, payload bytes after it. */
 static size_t put_pkt(char *chunk, size_t off, __u64 job, int dir, int proto,
 		      const char *src, const char *dst, unsigned int sport,
@@ -1569,13 +1572,17 @@ static size_t put_pkt(char *chunk, size_t off, __u64 job, int dir, int proto,
 	struct magnet_skb k = { .len = total, .caplen = 20 + l4, .ifindex = 1,
 				.protocol = htons(0x0800), .direction = dir,
 				.layer = MAGNET_SKB_LAYER_NETWORK, .sk_cgroup = job };
+	__u32 seq = next_seq;
 	ssize_t r;
 
 	ck_assert_int_eq(inet_pton(AF_INET, src, b + 12), 1);
 	ck_assert_int_eq(inet_pton(AF_INET, dst, b + 16), 1);
 	b[20] = sport >> 8, b[21] = sport & 255, b[22] = dport >> 8, b[23] = dport & 255;
-	if (proto == IPPROTO_TCP)
+	if (proto == IPPROTO_TCP) {
+		b[24] = seq >> 24, b[25] = seq >> 16, b[26] = seq >> 8, b[27] = seq;
 		b[32] = 5 << 4;
+		next_seq = seq + payload;
+	}
 	r = mg_record_encode_skb(chunk + off, 8192 - off, &h, &k, b, 48);
 	ck_assert_int_gt(r, 0);
 	return off + r;
@@ -1583,8 +1590,9 @@ static size_t put_pkt(char *chunk, size_t off, __u64 job, int dir, int proto,
 
 /*
  * Two jobs and a socketless packet: J lines per job and protocol, P lines
- * per flow (peer, then the local end last), exact bytes; the header's
- * sums; a packet without IP header unkeyed; records of other handlers not
+ * per flow (peer, then the local end last), exact bytes (a TCP segment
+ * sent again: a packet, its bytes repeated); the header's sums; a
+ * packet without IP header unkeyed; records of other handlers not
  * counted. TOTALS: the same traffic under the sockets' jobs, not the
  * header's cgroup.
  */
@@ -1605,6 +1613,9 @@ START_TEST(agg_net)
 		      "127.0.0.1", "127.0.0.2", 40000, 5001, 1000);
 	off = put_pkt(chunk, off, GONE_CG, MAGNET_SKB_DIR_OUT, IPPROTO_TCP,
 		      "127.0.0.1", "127.0.0.2", 40000, 5001, 500);
+	next_seq -= 500;	/* sent again */
+	off = put_pkt(chunk, off, GONE_CG, MAGNET_SKB_DIR_OUT, IPPROTO_TCP,
+		      "127.0.0.1", "127.0.0.2", 40000, 5001, 500);
 	off = put_pkt(chunk, off, GONE_CG, MAGNET_SKB_DIR_IN, IPPROTO_TCP,
 		      "127.0.0.2", "127.0.0.1", 5001, 40000, 42);
 	off = put_pkt(chunk, off, GONE_CG, MAGNET_SKB_DIR_OUT, IPPROTO_UDP,
@@ -1619,14 +1630,15 @@ START_TEST(agg_net)
 	ck_assert_int_eq(feed(0, chunk, off), 0);
 
 	agg_report(c, lines, &n, hdr, sizeof(hdr));
-	ck_assert_msg(strstr(hdr, "A net 8 ") && strstr(hdr, " packets=6 bytes=3342 jobs=4 peers=4 lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=1 "),
+	ck_assert_msg(strstr(hdr, "A net 8 ") && strstr(hdr, " packets=7 bytes=3342 jobs=4 peers=4 lost=0 evicted_jobs=0 evicted_job_bytes=0 evicted_peers=0 evicted_peer_bytes=0 unkeyed=1 ") &&
+		      strstr(hdr, " repeated_bytes=500 seq_evictions=0"),
 		      "%s", hdr);
-	ck_assert_str_eq(lines[0], "J 4294967280 tcp 2 1500 1 42 cgroup:4294967280");
+	ck_assert_str_eq(lines[0], "J 4294967280 tcp 3 1500 1 42 cgroup:4294967280");
 	ck_assert_str_eq(lines[1], "J 7 tcp 0 0 1 1500 cgroup:7");
 	ck_assert_str_eq(lines[2], "J 4294967280 udp 1 300 0 0 cgroup:4294967280");
 	ck_assert_str_eq(lines[3], "J 0 tcp 1 0 0 0 -");
 	/* Each flow's local end last: job 7's is the other end of 4294967280's. */
-	ck_assert_str_eq(lines[4], "P 4294967280 tcp 127.0.0.2:5001 2 1500 1 42 127.0.0.1:40000");
+	ck_assert_str_eq(lines[4], "P 4294967280 tcp 127.0.0.2:5001 3 1500 1 42 127.0.0.1:40000");
 	ck_assert_str_eq(lines[5], "P 7 tcp 127.0.0.1:40000 0 0 1 1500 127.0.0.2:5001");
 	ck_assert_str_eq(lines[6], "P 4294967280 udp 127.0.0.3:5002 1 300 0 0 127.0.0.1:40001");
 	ck_assert_str_eq(lines[7], "P 0 tcp 127.0.0.1:40000 1 0 0 0 127.0.0.2:5001");
@@ -1637,7 +1649,8 @@ START_TEST(agg_net)
 		      "127.0.0.1", "127.0.0.2", 40000, 5001, 10);
 	ck_assert_int_eq(feed(0, chunk, off), 0);
 	agg_report(c, lines, &n, hdr, sizeof(hdr));
-	ck_assert_msg(strstr(hdr, "A net 2 ") && strstr(hdr, " packets=1 bytes=10 jobs=1 peers=1 "),
+	ck_assert_msg(strstr(hdr, "A net 2 ") && strstr(hdr, " packets=1 bytes=10 jobs=1 peers=1 ") &&
+		      strstr(hdr, " repeated_bytes=0 "),
 		      "%s", hdr);
 	ck_assert_str_eq(lines[0], "J 7 tcp 0 0 1 10 cgroup:7");
 
@@ -1656,14 +1669,15 @@ START_TEST(agg_net)
 	cl_send(t, "TOTALS\n");
 	ck_assert(cl_line(t, line, sizeof(line), 2000));
 	ck_assert_msg(sscanf(line, "OK %u totals ", &n) == 1 &&
-		      strstr(line, " net_packets=8 net_bytes=3429 net_unkeyed=1"), "%s", line);
+		      strstr(line, " net_packets=9 net_bytes=3429 net_unkeyed=1 net_repeated_bytes=500 net_seq_evictions=0"),
+		      "%s", line);
 	for (i = 0, seen = 0; i < n; i++) {
 		static const char *const want[] = {
-			"net 1 udp tx_packets=0 tx_bytes=0 rx_packets=1 rx_bytes=77",
-			"peer 1 10.9.9.9 tx_packets=0 tx_bytes=0 rx_packets=1 rx_bytes=77",
-			"peer 1 other tx_packets=0 tx_bytes=0 rx_packets=0 rx_bytes=0 evictions=0",
-			"net 0 tcp tx_packets=1 tx_bytes=0 rx_packets=0 rx_bytes=0",
-			"peer 0 127.0.0.1 tx_packets=1 tx_bytes=0 rx_packets=0 rx_bytes=0",
+			"net 1 udp tx_packets=0 tx_bytes=0 rx_packets=1 rx_bytes=77 tx_repeated_bytes=0 rx_repeated_bytes=0",
+			"peer 1 10.9.9.9 tx_packets=0 tx_bytes=0 rx_packets=1 rx_bytes=77 tx_repeated_bytes=0 rx_repeated_bytes=0",
+			"peer 1 other tx_packets=0 tx_bytes=0 rx_packets=0 rx_bytes=0 tx_repeated_bytes=0 rx_repeated_bytes=0 evictions=0",
+			"net 0 tcp tx_packets=1 tx_bytes=0 rx_packets=0 rx_bytes=0 tx_repeated_bytes=0 rx_repeated_bytes=0",
+			"peer 0 127.0.0.1 tx_packets=1 tx_bytes=0 rx_packets=0 rx_bytes=0 tx_repeated_bytes=0 rx_repeated_bytes=0",
 		};
 		unsigned int k;
 
@@ -1671,7 +1685,7 @@ START_TEST(agg_net)
 		for (k = 0; k < sizeof(want) / sizeof(want[0]); k++)
 			seen |= !strcmp(line, want[k]) << k;
 		if (!strncmp(line, "job 1 ", 6))
-			ck_assert_msg(strstr(line, " events=8 "), "%s", line);
+			ck_assert_msg(strstr(line, " events=9 "), "%s", line);
 		ck_assert_msg(strncmp(line, "net 1 tcp", 9), "%s", line);
 	}
 	ck_assert_uint_eq(seen, 0x1f);

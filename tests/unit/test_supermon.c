@@ -57,17 +57,17 @@ static void setup(void)
 		.events = 50 };
 	/* /a's traffic: 10 TCP segments before it was exported, not in its series. */
 	jobs[0].has_net = true;
-	jobs[0].net.proto[MG_TOTALS_TCP] = (struct mg_totals_counts){ 80, 70000, 40, 1000 };
-	jobs[0].net.proto_series[MG_TOTALS_TCP] = (struct mg_totals_counts){ 70, 60000, 40, 1000 };
+	jobs[0].net.proto[MG_TOTALS_TCP] = (struct mg_totals_counts){ 80, 70000, 40, 1000, 0, 0 };
+	jobs[0].net.proto_series[MG_TOTALS_TCP] = (struct mg_totals_counts){ 70, 60000, 40, 1000, 0, 0 };
 	peers[0] = (struct mg_totals_peer){ .family = AF_INET, .addr = { 10, 0, 0, 2 },
 		.n = { 80, 70000, 30, 900 }, .series = { 70, 60000, 30, 900 } };
 	jobs[0].net.peers = peers;
 	jobs[0].net.npeers = 1;
 	jobs[0].net.other.n = jobs[0].net.other.series =
-		(struct mg_totals_counts){ 0, 0, 10, 100 };
+		(struct mg_totals_counts){ 0, 0, 10, 100, 0, 0 };
 	jobs[0].net.evictions = jobs[0].net.evictions_series = 2;
 	jobs[2].has_net = true;		/* not exported: not shown */
-	jobs[2].net.proto[MG_TOTALS_UDP] = (struct mg_totals_counts){ 1, 1, 0, 0 };
+	jobs[2].net.proto[MG_TOTALS_UDP] = (struct mg_totals_counts){ 1, 1, 0, 0, 0, 0 };
 	v.jobs = jobs;
 	v.njobs = 3;
 	v.other = (struct mg_totals_job){ .path = "other", .exported = true,

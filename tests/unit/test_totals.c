@@ -11,7 +11,8 @@
  * and after), one exported place for any number of tasks, a series gone
  * with its members, and every record in exactly one series while cgroups
  * join series, enter, leave and go at random; a cgroup shown alone before
- * it joined (its series ends: no count shown twice).
+ * it joined (its series ends: no count shown twice). Network: TCP's
+ * bytes once, a retransmission's and a duplicate's as repeated bytes.
  */
 #include <check.h>
 #include <stdio.h>
@@ -131,6 +132,8 @@ static void counts_add(struct mg_totals_counts *a, const struct mg_totals_counts
 	a->tx_bytes += b->tx_bytes;
 	a->rx_packets += b->rx_packets;
 	a->rx_bytes += b->rx_bytes;
+	a->tx_repeated_bytes += b->tx_repeated_bytes;
+	a->rx_repeated_bytes += b->rx_repeated_bytes;
 }
 
 static bool counts_eq(const struct mg_totals_counts *a, const struct mg_totals_counts *b)
@@ -1057,25 +1060,25 @@ START_TEST(net_by_socket)
 	ck_assert_uint_eq(a->events, 10);	/* the writer's, as ever */
 	ck_assert_uint_eq(b->events, 0);
 	ck_assert(counts_eq(&a->net.proto[MG_TOTALS_TCP],
-			    &(struct mg_totals_counts){ 3, 2024, 0, 0 }));
+			    &(struct mg_totals_counts){ 3, 2024, 0, 0, 0, 0 }));
 	ck_assert(counts_eq(&a->net.proto[MG_TOTALS_UDP],
-			    &(struct mg_totals_counts){ 1, 300, 0, 0 }));
+			    &(struct mg_totals_counts){ 1, 300, 0, 0, 0, 0 }));
 	ck_assert(counts_eq(&a->net.proto[MG_TOTALS_ICMP],
-			    &(struct mg_totals_counts){ 1, 56, 0, 0 }));
+			    &(struct mg_totals_counts){ 1, 56, 0, 0, 0, 0 }));
 	ck_assert(counts_eq(&a->net.proto[MG_TOTALS_ICMPV6],
-			    &(struct mg_totals_counts){ 1, 32, 0, 0 }));
+			    &(struct mg_totals_counts){ 1, 32, 0, 0, 0, 0 }));
 	ck_assert(counts_eq(&a->net.proto[MG_TOTALS_PROTO_OTHER],
-			    &(struct mg_totals_counts){ 1, 100, 0, 0 }));
+			    &(struct mg_totals_counts){ 1, 100, 0, 0, 0, 0 }));
 	ck_assert_uint_eq(a->net.npeers, 4);
 	p = peer(&a->net, "10.0.0.2");		/* both ports, TCP and ICMP */
-	ck_assert(p && counts_eq(&p->n, &(struct mg_totals_counts){ 4, 2080, 0, 0 }));
+	ck_assert(p && counts_eq(&p->n, &(struct mg_totals_counts){ 4, 2080, 0, 0, 0, 0 }));
 	ck_assert(p == &a->net.peers[0]);	/* most bytes first */
 	ck_assert_uint_eq(peer(&a->net, "10.0.0.3")->n.tx_bytes, 300);
 	ck_assert_uint_eq(peer(&a->net, "fe80::1")->n.tx_bytes, 32);
 	ck_assert_uint_eq(peer(&a->net, "10.0.0.9")->n.tx_bytes, 100);
 	ck_assert_uint_eq(a->net.evictions, 0);
 	ck_assert(counts_eq(&b->net.proto[MG_TOTALS_TCP],
-			    &(struct mg_totals_counts){ 0, 0, 2, 700 }));
+			    &(struct mg_totals_counts){ 0, 0, 2, 700, 0, 0 }));
 	ck_assert_uint_eq(b->net.npeers, 1);
 	ck_assert_uint_eq(peer(&b->net, "10.0.0.2")->n.rx_bytes, 700);
 	/* Exported since met: the series are the counts. */
@@ -1088,10 +1091,73 @@ START_TEST(net_by_socket)
 	/* No socket: "other", its peer listed there. */
 	ck_assert(v.other.has_net);
 	ck_assert(counts_eq(&v.other.net.proto[MG_TOTALS_UDP],
-			    &(struct mg_totals_counts){ 1, 40, 0, 0 }));
+			    &(struct mg_totals_counts){ 1, 40, 0, 0, 0, 0 }));
 	ck_assert_uint_eq(peer(&v.other.net, "10.0.0.4")->n.tx_bytes, 40);
 	net_adds_up(&v.other.net, &n, &series);
 	ck_assert_uint_eq(n.tx_bytes, 40);
+	mg_totals_view_free(&v);
+	mg_totals_free(t);
+}
+END_TEST
+
+/* A TCP segment of job sk: sent to 10.0.0.2, or received from it. */
+static const struct magnet_record *seg(__u64 sk, bool out, __u32 seq, unsigned int len)
+{
+	struct tu_packet p = { .family = AF_INET, .proto = IPPROTO_TCP,
+			       .src = out ? "10.0.0.1" : "10.0.0.2",
+			       .dst = out ? "10.0.0.2" : "10.0.0.1",
+			       .sport = out ? 40000 : 5001, .dport = out ? 5001 : 40000,
+			       .payload = len, .out = out, .cgroup = (__u32)sk,
+			       .sk_cgroup = sk, .seq = seq };
+
+	ck_assert_int_gt(tu_skb_record(buf, sizeof(buf), &p), 0);
+	return (const void *)buf;
+}
+
+/*
+ * TCP's bytes once per flow and direction: a segment sent again, and one
+ * received twice, are packets and repeated bytes, not bytes; a segment
+ * received after the next (a hole) counts once. In the job's protocol,
+ * its peer, its series, the node's, and "other" for a job not exported.
+ */
+START_TEST(net_tcp_once)
+{
+	static const struct mg_totals_counts want = {
+		.tx_packets = 4, .tx_bytes = 3000, .tx_repeated_bytes = 1000,
+		.rx_packets = 4, .rx_bytes = 1500, .rx_repeated_bytes = 500,
+	};
+	struct mg_totals *t;
+	struct mg_totals_view v;
+	struct mg_totals_counts n, series;
+	const struct mg_totals_job *a;
+	unsigned int i;
+
+	ck_assert_int_eq(mg_totals_create(1, &t), 0);
+	for (i = 0; i < 3; i++)
+		mg_totals_add(t, seg(1001, true, 1 + i * 1000, 1000));
+	mg_totals_add(t, seg(1001, true, 1001, 1000));		/* sent again */
+	mg_totals_add(t, seg(1001, false, 5000, 500));
+	mg_totals_add(t, seg(1001, false, 6000, 500));		/* [5500, 6000) late */
+	mg_totals_add(t, seg(1001, false, 5500, 500));
+	mg_totals_add(t, seg(1001, false, 5500, 500));		/* a duplicate */
+	/* Job 1002, not exported (one place): the same flows' bytes, seen before. */
+	mg_totals_add(t, seg(1002, true, 1, 1000));
+	mg_totals_add(t, seg(1002, true, 3001, 100));
+	ck_assert_int_eq(mg_totals_view(t, &v), 0);
+	ck_assert_uint_eq(v.node.net_packets, 10);
+	ck_assert_uint_eq(v.node.net_bytes, 3000 + 1500 + 100);
+	ck_assert_uint_eq(v.node.net_repeated_bytes, 1000 + 500 + 1000);
+	a = job(&v, 1001);
+	ck_assert(a && a->exported);
+	ck_assert(counts_eq(&a->net.proto[MG_TOTALS_TCP], &want));
+	ck_assert(counts_eq(&a->net.proto_series[MG_TOTALS_TCP], &want));
+	ck_assert(counts_eq(&peer(&a->net, "10.0.0.2")->n, &want));
+	net_adds_up(&a->net, &n, &series);
+	ck_assert(counts_eq(&n, &want));
+	ck_assert_uint_eq(a->series.packets, 8);
+	ck_assert(counts_eq(&v.other.net.proto[MG_TOTALS_TCP],
+			    &(struct mg_totals_counts){ .tx_packets = 2, .tx_bytes = 100,
+							.tx_repeated_bytes = 1000 }));
 	mg_totals_view_free(&v);
 	mg_totals_free(t);
 }
@@ -1147,11 +1213,11 @@ START_TEST(net_peer_flood)
 	ck_assert_uint_eq(n.rx_bytes, real * 500ULL);
 	ck_assert_uint_eq(j->net.npeers, MG_TOTALS_PEERS);
 	ck_assert(counts_eq(&peer(&j->net, "10.1.0.1")->n,
-			    &(struct mg_totals_counts){ real, real * 1000ULL, 0, 0 }));
+			    &(struct mg_totals_counts){ real, real * 1000ULL, 0, 0, 0, 0 }));
 	ck_assert(counts_eq(&peer(&j->net, "10.1.0.2")->n,
-			    &(struct mg_totals_counts){ 0, 0, real, real * 500ULL }));
+			    &(struct mg_totals_counts){ 0, 0, real, real * 500ULL, 0, 0 }));
 	ck_assert(counts_eq(&peer(&j->net, "10.1.0.3")->n,
-			    &(struct mg_totals_counts){ real, real * 100ULL, 0, 0 }));
+			    &(struct mg_totals_counts){ real, real * 100ULL, 0, 0, 0, 0 }));
 	/* The flood's bytes: in "other", but for the 13 listed now. */
 	ck_assert_uint_eq(j->net.other.n.tx_bytes, (FLOOD - 13) * 10ULL);
 	ck_assert_uint_gt(j->net.evictions, 0);
@@ -1250,10 +1316,10 @@ START_TEST(net_series_join)
 	j = job(&v, 500);
 	ck_assert(j->exported && j->has_net);
 	ck_assert(counts_eq(&j->net.proto[MG_TOTALS_TCP],
-			    &(struct mg_totals_counts){ 2, 1005, 1, 300 }));
+			    &(struct mg_totals_counts){ 2, 1005, 1, 300, 0, 0 }));
 	ck_assert_uint_eq(j->net.npeers, 2);
 	ck_assert(counts_eq(&peer(&j->net, "10.0.0.2")->n,
-			    &(struct mg_totals_counts){ 2, 1005, 1, 300 }));
+			    &(struct mg_totals_counts){ 2, 1005, 1, 300, 0, 0 }));
 	net_adds_up(&j->net, &n, &series);
 	ck_assert(counts_eq(&n, &series));	/* the tasks were exported */
 	ck_assert_uint_eq(j->series.packets, 4);
@@ -1365,6 +1431,7 @@ int main(void)
 	tcase_add_test(tc, net_peer_busy);
 	tcase_add_test(tc, net_rank_receiver);
 	tcase_add_test(tc, net_series_join);
+	tcase_add_test(tc, net_tcp_once);
 	tcase_add_loop_test(tc, net_series_exact, 0, 3);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);

@@ -250,8 +250,17 @@ ssize_t tu_skb_record(void *buf, size_t cap, const struct tu_packet *p)
 		b[ip + 2] = p->dport >> 8;
 		b[ip + 3] = p->dport;
 	}
-	if (p->proto == IPPROTO_TCP)
+	if (p->proto == IPPROTO_TCP) {
+		static __u32 next = 1;
+		__u32 seq = p->seq ? p->seq : next;
+
+		b[ip + 4] = seq >> 24;
+		b[ip + 5] = seq >> 16;
+		b[ip + 6] = seq >> 8;
+		b[ip + 7] = seq;
 		b[ip + 12] = 5 << 4;
+		next = seq + p->payload;
+	}
 	k.len = total;
 	k.caplen = ip + l4;
 	return mg_record_encode_skb(buf, cap, &h, &k, b, k.caplen);

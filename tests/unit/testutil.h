@@ -55,12 +55,14 @@ void tu_random_sock(struct magnet_sock *s);
  * network layer. family AF_INET or AF_INET6; proto IPPROTO_TCP (a 20-byte
  * header), IPPROTO_UDP, or another (no transport header); src and dst
  * addresses as text; out: sent (else received); cgroup the header's (the
- * writer's), sk_cgroup the socket's.
+ * writer's), sk_cgroup the socket's; seq TCP's sequence number, 0: the
+ * end of the last packet made (so each packet's bytes are new).
  */
 struct tu_packet {
 	int family, proto;
 	const char *src, *dst;
 	unsigned int sport, dport, payload;
+	__u32 seq;
 	bool out;
 	__u32 cgroup;
 	__u64 sk_cgroup;

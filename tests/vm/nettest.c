@@ -32,10 +32,10 @@
  * ends' addresses; the servers report their TCP ends. From that the test
  * knows every job's bytes per protocol and per peer, both ways, the
  * servers' too (their peers are the jobs' ephemeral ports). TCP bytes are
- * payload on the wire, retransmissions included (TCP_INFO's bytes_sent,
- * taken once all is acknowledged): a slow guest retransmits now and then,
- * and a packet sent twice is seen twice. On lo the receive path runs in
- * the sender's softirq: a record's task is the sender, its socket the
+ * the payload written, each byte once: a slow guest retransmits now and
+ * then, and magnetd counts a segment sent twice, seen twice, once (the
+ * bytes of the second in its repeated bytes). On lo the receive path runs
+ * in the sender's softirq: a record's task is the sender, its socket the
  * receiver's.
  *
  * It reads `AGG net` reports and sums, for these four jobs, the J lines
@@ -218,13 +218,13 @@ static void report(int out, const char *proto, int fd, const struct sockaddr_sto
 		   unsigned int dgrams_out, unsigned int dgrams_in);
 
 /*
- * The payload bytes this end of a TCP connection put on the wire: what it
- * wrote plus what it retransmitted (on a busy TCG guest a delayed ACK can
- * draw a tail-loss probe or a timeout), which is what the probes see, on
- * both ends. Taken once the peer has acknowledged everything, so no
- * retransmission can follow.
+ * The payload bytes this end of a TCP connection sent, each once: what it
+ * wrote, TCP_INFO's bytes_sent less what it retransmitted (on a busy TCG
+ * guest a delayed ACK can draw a tail-loss probe or a timeout), which the
+ * probes see, on both ends, and magnetd counts as repeated bytes. Checked
+ * once the peer has acknowledged everything.
  */
-static unsigned long long tcp_wire_bytes(int fd, unsigned long long written)
+static unsigned long long tcp_sent_bytes(int fd, unsigned long long written)
 {
 	struct tcp_info ti;
 	socklen_t tl;
@@ -246,9 +246,9 @@ static unsigned long long tcp_wire_bytes(int fd, unsigned long long written)
 		    (unsigned long long)ti.tcpi_bytes_sent,
 		    (unsigned long long)ti.tcpi_bytes_retrans, written);
 	if (ti.tcpi_bytes_retrans)
-		printf("  (a tcp end retransmitted %llu bytes: they count, magnet sees them)\n",
+		printf("  (a tcp end retransmitted %llu bytes: magnet sees them, counts them once)\n",
 		       (unsigned long long)ti.tcpi_bytes_retrans);
-	return ti.tcpi_bytes_sent;
+	return written;
 }
 
 /* Read to EOF; answer n / 10 + 7 bytes; report the connection. */
@@ -277,7 +277,7 @@ static void serve_tcp(int lfd, int out)
 	}
 	if (shutdown(fd, SHUT_WR))
 		die("server shutdown: %s", strerror(errno));
-	report(out, "tcp", fd, &peer, pl, tcp_wire_bytes(fd, n / 10 + 7), n, 0, 0);
+	report(out, "tcp", fd, &peer, pl, tcp_sent_bytes(fd, n / 10 + 7), n, 0, 0);
 	close(fd);
 }
 
@@ -398,7 +398,7 @@ static void tcp_exchange(int out, const char *host, unsigned int port, size_t n)
 		got += r;
 	if (r < 0 || got != n / 10 + 7)
 		die("tcp %s:%u: got %llu bytes back, want %zu", host, port, got, n / 10 + 7);
-	report(out, "tcp", fd, &ss, sl, tcp_wire_bytes(fd, n), got, 0, 0);
+	report(out, "tcp", fd, &ss, sl, tcp_sent_bytes(fd, n), got, 0, 0);
 	close(fd);
 }
 
@@ -460,7 +460,7 @@ static void job(int which, int out)
 struct exchange {
 	int which;		/* the reporting job's index, 0 for the servers */
 	char proto[8], local[PEER_MAX], peer[PEER_MAX];
-	unsigned long long sent, rcvd;	/* sent: on the wire (TCP: with retransmissions) */
+	unsigned long long sent, rcvd;	/* sent: written (TCP: each byte once) */
 	unsigned int dout, din;
 };
 
@@ -484,7 +484,7 @@ static void add(struct table *want, unsigned int job, const char *proto, const c
 /*
  * Into the expectation, J rows and P rows. UDP: the job's line gives both
  * ends (each datagram arrives whole, once). TCP: each end's line gives what
- * it put on the wire, which its peer receives; the server's end is matched
+ * it sent, which its peer receives; the server's end is matched
  * to its job by the job's address. Packet counts are checked for UDP only:
  * TCP's segmentation is the stack's business.
  */

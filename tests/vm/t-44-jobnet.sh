@@ -3,8 +3,8 @@
 # probe set, magnetd's TOTALS and Prometheus page checked by nettest
 # against the bytes three jobs in their own cgroups (and a server in a
 # fourth) send and receive over TCP, TCP over IPv6 and UDP on lo, exactly
-# (TCP's as put on the wire: TCP_INFO's bytes_sent, retransmissions
-# included). On lo a packet is received in the sender's softirq: the
+# (TCP's each byte once, as written: retransmissions are repeated bytes,
+# apart). On lo a packet is received in the sender's softirq: the
 # servers' received bytes count under their job only because magnetd
 # counts a packet under its socket's cgroup, not the record's. Then
 # magnet-jobs, over an interval that held the traffic: the same bytes
