@@ -233,9 +233,9 @@ def check_aggnet(d, node, jobs):
         w_tx = sum(r["tcp_sent"] for r in mine)
         w_rx = sum(r["tcp_received"] for r in mine)
         if retrans:
-            print("# %s job %d: TCP retransmitted %d bytes (TCP_INFO bytes_retrans, both ends); on the wire "
-                  "%d sent (bytes_sent): AGG net counts every segment a socket sends or takes, a "
-                  "retransmission again" % (node, j, retrans, sum(r["tcpi_bytes_sent"] for r in mine)))
+            print("# %s job %d: TCP retransmitted %d bytes (TCP_INFO bytes_retrans, both ends); %d sent on "
+                  "the wire (bytes_sent); AGG net's repeated bytes on the node: %s" %
+                  (node, j, retrans, sum(r["tcpi_bytes_sent"] for r in mine), agg["header"].get("repeated_bytes")))
         is_(tcp[1], w_tx, "AGG net %s job %d: TCP payload bytes sent, each once" % (node, j))
         is_(tcp[3], w_rx, "AGG net %s job %d: TCP payload bytes received, each once" % (node, j))
         if tcp[3] < w_rx:
@@ -411,7 +411,7 @@ def check_health(d, node):
         text = f.read()
     m = re.search(r"^OK \d+ .*$", text, re.M)
     head = dict(kv.split("=", 1) for kv in m.group(0).split()[2:] if "=" in kv) if m else {}
-    for k in ("kernel_lost", "daemon_dropped", "probe_missed"):
+    for k in ("kernel_lost", "daemon_dropped", "probe_missed", "net_seq_evictions"):
         is_(head.get(k), "0", "%s: magnetd's TOTALS %s (records %s)" % (node, k, head.get("records")))
     for k in ("read_lost", "queue_dropped", "client_dropped"):
         m = re.search(r"\b%s=(\d+)" % k, text)
@@ -431,7 +431,7 @@ def check_health(d, node):
                 "%s: probe %s's lost and missed (of %s hits)" % (node, probe, m.group(1)))
     agg = load(os.path.join(d, "aggnet-%s.json" % node))
     h = agg["header"]
-    for k in ("lost", "dropped", "skipped", "evicted_jobs", "evicted_peers", "unkeyed"):
+    for k in ("lost", "dropped", "skipped", "evicted_jobs", "evicted_peers", "unkeyed", "seq_evictions"):
         is_(h.get(k), 0, "%s: AGG net %s over %d reports" % (node, k, agg["reports"]))
     is_(agg["drops"], 0, "%s: AGG net D lines" % node)
 
