@@ -564,6 +564,8 @@ static void cmd_agg(struct mg_server *s, struct client *c,
 	}
 	mg_agg_free(c->agg);
 	mg_netview_free(c->net);
+	if (v)
+		mg_netview_set_settle(v, s->cfg.net_settle_ms * 1000000ULL);
 	c->agg = a;
 	c->net = v;
 	c->agg_key = cmd->agg_key;
@@ -664,7 +666,7 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 		if (job_visible(c, j, i == v.njobs))
 			shown += 1 + net_lines(j);
 	}
-	mg_client_reply(c, "OK %zu totals node=%s ts=%llu uptime=%llu module=%s cpus=%u records=%llu bytes=%llu kernel_lost=%llu daemon_dropped=%llu probes=%u jobs=%u net_packets=%llu net_bytes=%llu net_unkeyed=%llu probe_missed=%llu net_repeated_bytes=%llu net_seq_evictions=%llu",
+	mg_client_reply(c, "OK %zu totals node=%s ts=%llu uptime=%llu module=%s cpus=%u records=%llu bytes=%llu kernel_lost=%llu daemon_dropped=%llu probes=%u jobs=%u net_packets=%llu net_bytes=%llu net_unkeyed=%llu net_repeated_bytes=%llu net_seq_evictions=%llu net_order_early=%llu probe_missed=%llu",
 			v.nprobes + shown, v.node.node,
 			(unsigned long long)v.node.now_ns,
 			(unsigned long long)(v.node.uptime_ns / 1000000000ULL),
@@ -676,9 +678,10 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 			v.node.jobs, (unsigned long long)v.node.net_packets,
 			(unsigned long long)v.node.net_bytes,
 			(unsigned long long)v.node.net_unkeyed,
-			(unsigned long long)v.node.probe_missed,
 			(unsigned long long)v.node.net_repeated_bytes,
-			(unsigned long long)v.node.net_seq_evictions);
+			(unsigned long long)v.node.net_seq_evictions,
+			(unsigned long long)v.node.net_order_early,
+			(unsigned long long)v.node.probe_missed);
 	for (i = 0; i < v.nprobes; i++) {
 		const struct mg_totals_probe *p = &v.probes[i];
 

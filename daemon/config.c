@@ -147,6 +147,9 @@ static const struct key keys[] = {
 	{ .name = "latency", .type = K_MS, FIELD(latency_ms), .max = 60000,
 	  .arg = "TIME",
 	  .help = "... or this long (100ms; 0: off; bare number: ms)" },
+	{ .name = "net_settle", .type = K_MS, FIELD(net_settle_ms), .max = 60000,
+	  .arg = "TIME",
+	  .help = "a TCP packet waits this long before it is counted, for the rings read after it (300ms)" },
 	{ .name = "queue", .type = K_SIZE, FIELD(queue), .min = MIB,
 	  .max = 64 * GIB, .arg = "SIZE",
 	  .help = "records queued from collection to the clients (64M)" },
@@ -220,6 +223,7 @@ void mg_config_defaults(struct mg_config *c)
 	c->read_buffer = 256 * KIB;
 	c->watermark = 64 * KIB;
 	c->latency_ms = 100;
+	c->net_settle_ms = 300;
 	c->queue = 64 * MIB;
 	c->trace_size = 64 * MIB;
 	c->trace_queue = 16 * MIB;

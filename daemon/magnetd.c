@@ -504,6 +504,7 @@ int main(int argc, char **argv)
 	ret = mg_totals_create(d.cfg.export_jobs, &d.totals);
 	if (ret)
 		fail(&d, "totals: %s", strerror(-ret));
+	mg_totals_set_settle(d.totals, d.cfg.net_settle_ms * 1000000ULL);
 	/* The trace is open, the totals and queue are there, before the first read. */
 	open_trace(&d);
 	d.env = (struct mg_server_env){

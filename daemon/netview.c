@@ -16,6 +16,8 @@
 #include "flow.h"
 #include "netview.h"
 #include "record.h"
+#include "reorder.h"
+#include "sensor.h"
 #include "seqtrack.h"
 #include "topn.h"
 
@@ -38,6 +40,8 @@ struct mg_netview {
 	struct mg_netview_stats st;
 	struct table jobs, peers;
 	struct mg_seqtrack *seq;	/* kept across resets: a flow's bytes seen */
+	struct mg_reorder *order_tcp;	/* TCP packets waiting, kept too */
+	__u64 settle_ns;
 	__u64 seq_evictions_base;	/* its evictions at the last reset */
 	__u32 (*series)(void *arg, __u32 cgroup);	/* NULL: the cgroup */
 	void *series_arg;
@@ -92,7 +96,8 @@ int mg_netview_create(unsigned int capacity, struct mg_netview **out)
 	if (!v)
 		return -ENOMEM;
 	if (table_init(&v->jobs, capacity) || table_init(&v->peers, capacity) ||
-	    mg_seqtrack_create(capacity, &v->seq)) {
+	    mg_seqtrack_create(capacity, &v->seq) ||
+	    mg_reorder_create(capacity, &v->order_tcp)) {
 		mg_netview_free(v);
 		return -ENOMEM;
 	}
@@ -108,6 +113,7 @@ void mg_netview_free(struct mg_netview *v)
 	free(v->jobs.slot);
 	free(v->peers.slot);
 	mg_seqtrack_free(v->seq);
+	mg_reorder_free(v->order_tcp);
 	free(v);
 }
 
@@ -199,32 +205,20 @@ static void count(struct table *t, const struct mg_netview_entry *k, bool tx, __
 	s->seen = ++t->tick;
 }
 
-void mg_netview_add_record(struct mg_netview *v, const struct magnet_record *r)
+static void count_flow(struct mg_netview *v, const struct mg_flow *fp, __u64 sk_cgroup)
 {
-	const struct magnet_skb *k;
+	const struct mg_flow f = *fp;
 	struct mg_netview_entry key;
 	unsigned int bytes;
-	struct mg_flow f;
 	bool tx;
 
-	if (mg_record_is_lost(r)) {
-		mg_lost_add(&v->st.lost, mg_record_lost(r));
-		return;
-	}
-	k = mg_record_skb(r);
-	if (!k)
-		return;
-	if (mg_flow_of(k, &f)) {
-		v->st.unkeyed++;
-		return;
-	}
 	tx = f.dir == MAGNET_SKB_DIR_OUT;
 	bytes = mg_seqtrack_new_bytes(v->seq, &f);
 	v->st.packets++;
 	v->st.bytes += bytes;
 	v->st.repeated_bytes += f.payload - bytes;
 	memset(&key, 0, sizeof(key));
-	key.job = (__u32)k->sk_cgroup;
+	key.job = (__u32)sk_cgroup;
 	if (v->series && key.job)
 		key.job = v->series(v->series_arg, key.job);
 	key.proto = f.proto;
@@ -235,6 +229,50 @@ void mg_netview_add_record(struct mg_netview *v, const struct magnet_record *r)
 	key.lport = tx ? f.sport : f.dport;
 	memcpy(key.laddr, tx ? f.saddr : f.daddr, 16);
 	count(&v->peers, &key, tx, bytes);
+}
+
+void mg_netview_settle(struct mg_netview *v, __u64 now)
+{
+	struct mg_reorder_item it;
+
+	while (mg_reorder_pop(v->order_tcp, now, v->settle_ns, &it))
+		count_flow(v, &it.f, it.sk_cgroup);
+}
+
+void mg_netview_set_settle(struct mg_netview *v, __u64 settle_ns)
+{
+	v->settle_ns = settle_ns;
+}
+
+/* A TCP segment through the reorder buffer when packets settle. */
+void mg_netview_add_record(struct mg_netview *v, const struct magnet_record *r)
+{
+	struct mg_reorder_item it, early;
+	const struct magnet_skb *k;
+
+	if (mg_record_is_lost(r)) {
+		mg_lost_add(&v->st.lost, mg_record_lost(r));
+		return;
+	}
+	k = mg_record_skb(r);
+	if (!k)
+		return;
+	if (mg_flow_of(k, &it.f)) {
+		v->st.unkeyed++;
+		return;
+	}
+	if (!v->settle_ns || !it.f.has_seq) {
+		count_flow(v, &it.f, k->sk_cgroup);
+		return;
+	}
+	it.ts = r->timestamp;
+	it.read_ns = mg_now_ns(CLOCK_MONOTONIC);
+	it.sk_cgroup = k->sk_cgroup;
+	if (mg_reorder_push(v->order_tcp, &it, &early)) {
+		v->st.order_early++;
+		count_flow(v, &early.f, early.sk_cgroup);
+	}
+	mg_netview_settle(v, it.read_ns);
 }
 
 void mg_netview_set_series(struct mg_netview *v,

@@ -53,6 +53,8 @@ struct mg_netview_stats {
 	__u64 bytes;		/* their transport payload, TCP's once */
 	__u64 repeated_bytes;	/* TCP payload seen before (not in bytes) */
 	__u64 seq_evictions;	/* flows the TCP tracker forgot for others */
+	__u64 order_early;	/* TCP packets counted before they settled
+				 * (the reorder buffer was full) */
 	__u64 unkeyed;		/* skb records without a readable flow */
 	struct magnet_lost lost;	/* what LOST records reported */
 	struct mg_netview_table_stats jobs, peers;
@@ -62,6 +64,15 @@ struct mg_netview_stats {
 /* capacity: entries per table, a power of two up to 1 << 24. */
 int mg_netview_create(unsigned int capacity, struct mg_netview **out);
 void mg_netview_free(struct mg_netview *v);
+
+/*
+ * Hold each TCP packet settle_ns once read (0, the default: not at all),
+ * so that a flow's segments are counted in the order they were written,
+ * whichever ring they were read from (lib/reorder.h): a report counts
+ * those settled by then (mg_netview_settle), the others the next one.
+ */
+void mg_netview_set_settle(struct mg_netview *v, __u64 settle_ns);
+void mg_netview_settle(struct mg_netview *v, __u64 now);
 
 /* Count each packet under series(arg, its socket's cgroup) from now on. */
 void mg_netview_set_series(struct mg_netview *v,

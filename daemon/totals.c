@@ -39,6 +39,8 @@
 
 #include "flow.h"
 #include "record.h"
+#include "reorder.h"
+#include "sensor.h"
 #include "seqtrack.h"
 #include "totals.h"
 
@@ -90,6 +92,8 @@ struct mg_totals {
 	__u64 records, bytes, kernel_lost, daemon_dropped;
 	__u64 net_packets, net_bytes, net_unkeyed, net_repeated_bytes;
 	struct mg_seqtrack *seq;	/* each TCP byte once (lib/seqtrack.h) */
+	struct mg_reorder *order_tcp;	/* ...counted in the order sent */
+	__u64 settle_ns;		/* how long a TCP packet waits */
 	struct job_net other_net;	/* "other"'s: never freed, no base */
 	struct probe_count *probes;
 	size_t nprobes;			/* ids 0 .. nprobes - 1 */
@@ -117,7 +121,8 @@ int mg_totals_create(unsigned int exported_max, struct mg_totals **out)
 	t->want = calloc(MG_TOTALS_JOBS, sizeof(*t->want));
 	t->gone = calloc(MG_TOTALS_JOBS, sizeof(*t->gone));
 	if (!t->jobs || !t->order || !t->owners || !t->taken || !t->want ||
-	    !t->gone || mg_seqtrack_create(MG_TOTALS_SEQ_FLOWS, &t->seq)) {
+	    !t->gone || mg_seqtrack_create(MG_TOTALS_SEQ_FLOWS, &t->seq) ||
+	    mg_reorder_create(MG_TOTALS_REORDER, &t->order_tcp)) {
 		mg_totals_free(t);
 		return -ENOMEM;
 	}
@@ -154,6 +159,7 @@ void mg_totals_free(struct mg_totals *t)
 	free(t->want);
 	free(t->gone);
 	mg_seqtrack_free(t->seq);
+	mg_reorder_free(t->order_tcp);
 	free(t);
 }
 
@@ -443,27 +449,23 @@ static void net_merge(struct job_net *s, const struct job_net *m, bool carried)
 }
 
 /*
- * An skb record's packet: under the series of its socket's cgroup (a
- * job not exported, or no job: towards "other" too, as its events).
+ * A packet: under the series of its socket's cgroup (a job not exported,
+ * or no job: towards "other" too, as its events).
  */
-static void count_packet(struct mg_totals *t, const struct magnet_skb *k)
+static void count_flow(struct mg_totals *t, const struct mg_flow *fp, __u64 sk_cgroup)
 {
+	const struct mg_flow f = *fp;
 	struct job_net *n = NULL;
 	struct job_slot *j;
 	unsigned int bytes;
-	struct mg_flow f;
 	bool tx;
 
-	if (mg_flow_of(k, &f)) {
-		t->net_unkeyed++;
-		return;
-	}
 	tx = f.dir == MAGNET_SKB_DIR_OUT;
 	bytes = mg_seqtrack_new_bytes(t->seq, &f);
 	t->net_packets++;
 	t->net_bytes += bytes;
 	t->net_repeated_bytes += f.payload - bytes;
-	j = series_of(t, (__u32)k->sk_cgroup);
+	j = series_of(t, (__u32)sk_cgroup);
 	if (j)
 		n = net_of(j);
 	if (n) {
@@ -472,6 +474,41 @@ static void count_packet(struct mg_totals *t, const struct magnet_skb *k)
 	}
 	if (!n || !j->exported)
 		net_count(&t->other_net, &f, tx, bytes);
+}
+
+/* TCP packets read settle_ns ago or more, in the order they were written. */
+static void settle(struct mg_totals *t, __u64 now)
+{
+	struct mg_reorder_item it;
+
+	while (mg_reorder_pop(t->order_tcp, now, t->settle_ns, &it))
+		count_flow(t, &it.f, it.sk_cgroup);
+}
+
+/*
+ * An skb record's packet: a TCP segment through the reorder buffer
+ * (lib/reorder.h), counted once it has settled; any other at once.
+ */
+static void count_packet(struct mg_totals *t, const struct magnet_record *r,
+			 const struct magnet_skb *k, __u64 *now)
+{
+	struct mg_reorder_item it, early;
+
+	if (mg_flow_of(k, &it.f)) {
+		t->net_unkeyed++;
+		return;
+	}
+	if (!it.f.has_seq) {
+		count_flow(t, &it.f, k->sk_cgroup);
+		return;
+	}
+	if (!*now)
+		*now = mg_now_ns(CLOCK_MONOTONIC);
+	it.ts = r->timestamp;
+	it.read_ns = *now;
+	it.sk_cgroup = k->sk_cgroup;
+	if (mg_reorder_push(t->order_tcp, &it, &early))
+		count_flow(t, &early.f, early.sk_cgroup);
 }
 
 /*
@@ -523,6 +560,7 @@ static void add(struct mg_totals *t, const void *data, size_t len)
 {
 	const struct magnet_record *r;
 	struct run u = { 0 };
+	__u64 now = 0;
 	size_t off = 0;
 
 	while ((r = mg_record_step(data, len, &off))) {
@@ -543,7 +581,7 @@ static void add(struct mg_totals *t, const void *data, size_t len)
 			continue;
 		k = mg_record_skb(r);
 		if (k)
-			count_packet(t, k);
+			count_packet(t, r, k, &now);
 		sock_handler = MAGNET_REC_HANDLER(r->flags) == MAGNET_HANDLER_SOCK;
 		intr = mg_record_is_intr(r);
 		if (r->event_id != u.id || r->cgroup != u.cgroup ||
@@ -558,6 +596,15 @@ static void add(struct mg_totals *t, const void *data, size_t len)
 		u.sock += sock_bytes_of(r);
 	}
 	count_run(t, &u);
+	if (mg_reorder_len(t->order_tcp))
+		settle(t, now ? now : mg_now_ns(CLOCK_MONOTONIC));
+}
+
+void mg_totals_set_settle(struct mg_totals *t, __u64 settle_ns)
+{
+	pthread_mutex_lock(&t->lock);
+	t->settle_ns = settle_ns;
+	pthread_mutex_unlock(&t->lock);
 }
 
 void mg_totals_add(struct mg_totals *t, const struct magnet_record *r)
@@ -960,12 +1007,16 @@ static void net_sort(struct mg_totals_net *o)
 
 int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 {
-	size_t i, n = 0, npeers = t->other_net.npeers;
 	struct mg_seqtrack_stats seq;
 	struct mg_totals_peer *pool;
+	size_t i, n = 0, npeers;
 
 	memset(v, 0, sizeof(*v));
 	pthread_mutex_lock(&t->lock);
+	/* TCP packets settled since the last read count in this view. */
+	if (mg_reorder_len(t->order_tcp))
+		settle(t, mg_now_ns(CLOCK_MONOTONIC));
+	npeers = t->other_net.npeers;
 	v->node.records = t->records;
 	v->node.bytes = t->bytes;
 	v->node.kernel_lost = t->kernel_lost;
@@ -977,6 +1028,7 @@ int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 	v->node.net_repeated_bytes = t->net_repeated_bytes;
 	mg_seqtrack_stats(t->seq, &seq);
 	v->node.net_seq_evictions = seq.evictions;
+	v->node.net_order_early = mg_reorder_early(t->order_tcp);
 	v->other = t->other;
 	v->other.series = (struct mg_totals_series){
 		.events = t->other.events, .sock_bytes = t->other.sock_bytes,

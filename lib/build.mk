@@ -4,7 +4,7 @@
 # errors), cgroup paths and Slurm's jobs among them.
 # Static only: every user binary is linked statically for the initramfs.
 LIBMAGNET_SRCS := lib/record.c lib/probes.c lib/stats.c lib/trace.c lib/print.c lib/pcap.c \
-	lib/sensor.c lib/util.c lib/escape.c lib/tasks.c lib/cgmap.c lib/flow.c lib/seqtrack.c \
+	lib/sensor.c lib/util.c lib/escape.c lib/tasks.c lib/cgmap.c lib/flow.c lib/seqtrack.c lib/reorder.c \
 	lib/slurm.c
 LIBMAGNET_OBJS := $(LIBMAGNET_SRCS:%.c=$(BUILD)/%.o)
 LIBMAGNET := $(BUILD)/libmagnet.a

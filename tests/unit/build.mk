@@ -4,7 +4,7 @@
 # of magnet-read/magnet-dump on synthetic rings (t-tools.sh).
 LIB_UNIT_TESTS := $(addprefix $(BUILD)/tests/unit/, \
 	test_record test_trace test_print test_escape test_cgmap test_tasks test_slurm \
-	test_seqtrack)
+	test_seqtrack test_reorder)
 
 # Static Check needs its private deps spelled out; pkg-config knows them.
 CHECK_LIBS := $(or $(shell pkg-config --libs --static check 2>/dev/null),\

@@ -20,9 +20,11 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "flow.h"
 #include "netview.h"
+#include "sensor.h"
 #include "record.h"
 #include "testutil.h"
 
@@ -550,6 +552,50 @@ START_TEST(random_traffic)
 END_TEST
 
 /*
+ * Two CPUs' rings read one after the other: a flow's first segment (ts
+ * 10, from the softirq's CPU) read after the next ones (ts 20, 30, from
+ * the task's). Held until they settle, they count in the order sent, all
+ * new, and not before they settle; counted as read (settle 0), the first
+ * looks like one sent again: that is why magnetd holds them.
+ */
+START_TEST(tcp_rings)
+{
+	static const __u32 seq[] = { 1449, 2897, 1 };
+	static const __u64 ts[] = { 20, 30, 10 };
+	int settle;
+
+	for (settle = 0; settle < 2; settle++) {
+		struct mg_netview *v = create(4);
+		struct pkt a = mk(AF_INET, IPPROTO_TCP, "10.0.0.1", "10.0.0.2", 40000, 5001, 1448);
+		struct mg_netview_stats st;
+		unsigned int i;
+
+		if (settle)
+			mg_netview_set_settle(v, 50000000ULL);
+		for (i = 0; i < 3; i++) {
+			a.seq = seq[i];
+			skb_rec(&a, MAGNET_SKB_DIR_OUT, 0x10, 128);
+			REC->timestamp = ts[i];
+			mg_netview_add_record(v, REC);
+		}
+		if (settle) {
+			mg_netview_settle(v, mg_now_ns(CLOCK_MONOTONIC));
+			ck_assert_uint_eq(stats(v).packets, 0);
+			usleep(60000);
+			mg_netview_settle(v, mg_now_ns(CLOCK_MONOTONIC));
+		}
+		st = stats(v);
+		ck_assert_uint_eq(st.packets, 3);
+		ck_assert_uint_eq(st.bytes, settle ? 3 * 1448 : 2 * 1448);
+		ck_assert_uint_eq(st.repeated_bytes, settle ? 0 : 1448);
+		ck_assert_uint_eq(st.order_early, 0);
+		check_sums(v);
+		mg_netview_free(v);
+	}
+}
+END_TEST
+
+/*
  * TCP's bytes once per flow and direction: a segment sent again, and a
  * duplicate received, count as packets and repeated bytes, not bytes; a
  * segment received after the next one (a hole) counts once, its copy not;
@@ -642,6 +688,7 @@ int main(void)
 	tcase_add_test(tc, other_records);
 	tcase_add_test(tc, series);
 	tcase_add_test(tc, tcp_once);
+	tcase_add_test(tc, tcp_rings);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

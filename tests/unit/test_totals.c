@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "record.h"
 #include "testutil.h"
@@ -1163,6 +1164,53 @@ START_TEST(net_tcp_once)
 }
 END_TEST
 
+/*
+ * Two CPUs' rings read one after the other (each read its own add): a
+ * flow's first segment, sent from the softirq's CPU at ts 10, is read
+ * after the next two (ts 20, 30, the task's CPU). Held until they settle,
+ * they count in the order sent: no view shows them before, every byte
+ * new after. Counted as read (settle 0), the first looks sent again.
+ */
+START_TEST(net_tcp_rings)
+{
+	static const __u32 seq[] = { 1001, 2001, 1 };
+	static const __u64 ts[] = { 20, 30, 10 };
+	const struct mg_totals_job *a;
+	struct mg_totals_view v;
+	struct mg_totals *t;
+	unsigned int i;
+	int settle;
+
+	for (settle = 0; settle < 2; settle++) {
+		ck_assert_int_eq(mg_totals_create(4, &t), 0);
+		if (settle)
+			mg_totals_set_settle(t, 50000000ULL);
+		for (i = 0; i < 3; i++) {
+			struct magnet_record *r = (void *)seg(1001, true, seq[i], 1000);
+
+			r->timestamp = ts[i];
+			mg_totals_add_read(t, r, r->size);
+		}
+		if (settle) {
+			ck_assert_int_eq(mg_totals_view(t, &v), 0);
+			ck_assert_uint_eq(v.node.net_packets, 0);
+			mg_totals_view_free(&v);
+			usleep(60000);
+		}
+		ck_assert_int_eq(mg_totals_view(t, &v), 0);
+		ck_assert_uint_eq(v.node.net_packets, 3);
+		ck_assert_uint_eq(v.node.net_bytes, settle ? 3000 : 2000);
+		ck_assert_uint_eq(v.node.net_repeated_bytes, settle ? 0 : 1000);
+		ck_assert_uint_eq(v.node.net_order_early, 0);
+		a = job(&v, 1001);
+		ck_assert(a && a->exported);
+		ck_assert_uint_eq(a->net.proto[MG_TOTALS_TCP].tx_bytes, settle ? 3000 : 2000);
+		mg_totals_view_free(&v);
+		mg_totals_free(t);
+	}
+}
+END_TEST
+
 /* "10.X.Y.Z" of k, for a flood of distinct hosts. */
 static const char *host_of(char *a, size_t size, unsigned int k)
 {
@@ -1432,6 +1480,7 @@ int main(void)
 	tcase_add_test(tc, net_rank_receiver);
 	tcase_add_test(tc, net_series_join);
 	tcase_add_test(tc, net_tcp_once);
+	tcase_add_test(tc, net_tcp_rings);
 	tcase_add_loop_test(tc, net_series_exact, 0, 3);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
