@@ -350,7 +350,11 @@ static Suite *auth_suite(void)
 
 	/* One munged, started and stopped here (in the parent, with CK_FORK). */
 	tcase_add_unchecked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 30);
+	/*
+	 * A test that starts and stops a munged of its own waits up to 30 s
+	 * for it to stop (munged.c): under load that is most of it.
+	 */
+	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, round_trip);
 	tcase_add_test(tc, replayed);
 	tcase_add_test(tc, wrong_payload);
