@@ -29,7 +29,8 @@ line=$(mon_totals | awk '$1 == "job" && $3 == "/a"')
 [[ $line == *" events=1001 sock_bytes=100000 exported=1 intr=0 lost_fair=0" ]] ||
 	mon_fail "job /a after one send of 100000 bytes: $line"
 line=$(mon_totals | awk '$1 == "probe" && $4 == "tcp_sendmsg"')
-[[ $line == *" sock=1 loaded=1 symbol=tcp_sendmsg" ]] || mon_fail "tcp_sendmsg: $line"
+# Loaded, and no hit skipped (missed=0: no other probe's handler ran).
+[[ $line == *" sock=1 loaded=1 symbol=tcp_sendmsg missed=0" ]] || mon_fail "tcp_sendmsg: $line"
 bytes=${line#* sock_bytes=}
 bytes=${bytes%% *}
 ((bytes >= 100000)) || mon_fail "tcp_sendmsg sock_bytes $bytes, want at least 100000"
