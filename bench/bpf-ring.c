@@ -59,8 +59,10 @@ static int on_record(void *ctx, void *data, size_t len)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bpf-ring [-b OBJ] [-a NARGS] [-c LEN] [-s BYTES] [-w BYTES] [-o FILE] "
-		"kprobe:SYMBOL|fentry:SYMBOL\n");
+	static const char use[] =
+		"[-b OBJ] [-a NARGS] [-c LEN] [-s BYTES] [-w BYTES] [-o FILE] kprobe:SYMBOL|fentry:SYMBOL";
+
+	fprintf(stderr, "usage: bpf-ring %s\n", use);
 	exit(2);
 }
 
@@ -106,26 +108,38 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "b:a:c:s:o:w:")) != -1) {
 		switch (opt) {
-		case 'b': obj_path = optarg; break;
-		case 'a': want.nargs = strtoul(optarg, NULL, 0); break;
-		case 'c': want.cap_len = strtoul(optarg, NULL, 0); break;
-		case 's': ring_size = strtoul(optarg, NULL, 0); break;
-		case 'o': out_path = optarg; break;
-		case 'w': want.wakeup = strtoul(optarg, NULL, 0); break;
-		default: usage();
+		case 'b':
+			obj_path = optarg;
+			break;
+		case 'a':
+			want.nargs = strtoul(optarg, NULL, 0);
+			break;
+		case 'c':
+			want.cap_len = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			ring_size = strtoul(optarg, NULL, 0);
+			break;
+		case 'o':
+			out_path = optarg;
+			break;
+		case 'w':
+			want.wakeup = strtoul(optarg, NULL, 0);
+			break;
+		default:
+			usage();
 		}
 	}
 	if (optind != argc - 1 || (want.nargs != 0 && want.nargs != 3) ||
 	    (want.cap_len && !want.nargs) || want.cap_len > 4096)
 		usage();
 	probe = argv[optind];
-	if (!strncmp(probe, "kprobe:", 7)) {
+	if (!strncmp(probe, "kprobe:", 7))
 		fentry = 0;
-	} else if (!strncmp(probe, "fentry:", 7)) {
+	else if (!strncmp(probe, "fentry:", 7))
 		fentry = 1;
-	} else {
+	else
 		usage();
-	}
 	sym = probe + 7;
 	if (!obj_path)
 		obj_path = default_obj();

@@ -1342,6 +1342,11 @@ fi
 #           (SIZE + 52-byte events), drained by ftrace-read on
 #           trace_pipe_raw
 #   lttng   (if staged) see below
+#   bpf, bpff  bpf-ring's kprobe and fentry programs on write_full, 3 args
+#           and the SIZE bytes (magnet's SIZE + 72-byte record), one BPF ring
+#           buffer of BUF x CPUs (see "eBPF" above)
+#   bt, btf bpftrace's kprobe and kfunc on write_full printing the same
+#           fields, the bytes as a string: SIZE <= 200 only (bpftrace 0.17)
 # each reader on CPU 1 writing its trace to a file in $TMP/sweep (a 2 GiB
 # tmpfs of its own, emptied after each run). Per size: one run paced at
 # $BENCH_SWEEP_RATE (25000) writes/s, the same for every size and tracer:
