@@ -46,16 +46,35 @@ $(BENCH_DIR)/udpflood: $(BENCH_DIR)/udpflood.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ -lpthread
 
+# The libbpf peer of rows 2, 3 and 7: its BPF object (clang for the BPF
+# target; no vmlinux.h: the kprobe reads pt_regs as the UAPI defines it, the
+# fentry programs their arguments as u64) and its loader and consumer,
+# static with Debian's libbpf.a (libbpf-dev), libelf and zlib. Built here,
+# never shipped.
+BPF_MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+$(BENCH_DIR)/bpf-ring.bpf.o: bench/bpf-ring.bpf.c include/uapi/linux/magnet.h | $(BUILD)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CLANG   $@")
+	$(Q)clang -O2 -g -target bpf -D__TARGET_ARCH_x86 -Iinclude/uapi \
+		$(if $(BPF_MULTIARCH),-I/usr/include/$(BPF_MULTIARCH)) -c -o $@ $<
+
+$(BENCH_DIR)/bpf-ring: $(BENCH_DIR)/bpf-ring.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $^ -lbpf -lelf -lz
+
 # Native: magnet-dump's cost against a trace's probe table (bench/dump-probes).
 $(BENCH_DIR)/hostile-trace: $(BENCH_DIR)/hostile-trace.o $(LIBMAGNET)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) -o $@ $^
 
 BENCH_BINS := $(BENCH_DIR)/ring_bench $(BENCH_DIR)/ftrace-read $(BENCH_DIR)/loadgen \
-	      $(BENCH_DIR)/udpflood $(BENCH_DIR)/hostile-trace
+	      $(BENCH_DIR)/udpflood $(BENCH_DIR)/hostile-trace \
+	      $(BENCH_DIR)/bpf-ring $(BENCH_DIR)/bpf-ring.bpf.o
 BENCH_GUEST_FILES := $(BENCH_DIR)/ftrace-read:/magnet/bin/ftrace-read \
 		     $(BENCH_DIR)/loadgen:/magnet/bin/loadgen \
 		     $(BENCH_DIR)/udpflood:/magnet/bin/udpflood \
+		     $(BENCH_DIR)/bpf-ring:/magnet/bin/bpf-ring \
+		     $(BENCH_DIR)/bpf-ring.bpf.o:/magnet/bin/bpf-ring.bpf.o \
 		     bench/vm-bench.sh:/magnet/bench/vm-bench.sh
 
 bench-bins: $(BENCH_BINS)

@@ -286,6 +286,162 @@ if want 2 || want 3; then
 	fi
 fi
 
+# eBPF (rows 2, 3 and 7): the same probes as magnet's, by two eBPF tools.
+# bpf-ring (bench/bpf-ring.c, where bench/run staged it): a libbpf program
+# whose kprobe or fentry program reserves magnet's own record (the same
+# header, args and captured bytes) in one BPF ring buffer
+# (bpf_ringbuf_reserve/submit, default flags: the consumer is woken when
+# it has caught up) and counts per CPU its hits and failed reserves (its
+# lost); its consumer drains with ring_buffer__poll() into the same file
+# as the others' readers. The BPF ring buffer is one for all CPUs: it gets
+# $BENCH_BUF x CPUs bytes, what every other tracer has in all.
+# bpftrace (the host's, staged with its libraries): a kprobe and a kfunc
+# (fentry) program printing the same fields as text (nsecs, cpu, tid, pid,
+# cgroup, the args, the bytes as a string), through its perf buffers of
+# $BENCH_BUF per CPU (BPFTRACE_PERF_RB_PAGES), to a tmpfs file (it cannot
+# write to /dev/null: the file's first line, printed by BEGIN once every
+# probe is attached, is how the bench knows it is ready). bpftrace 0.17
+# fetches at most BPFTRACE_STRLEN <= 200 bytes of a string (its BPF stack
+# is 512 bytes): 100-byte payloads only. It counts no hits: its hits are
+# the load's calls, its drained the lines it wrote, its lost hits -
+# drained (the "Lost N events" it prints are summed apart: the kernel's
+# PERF_RECORD_LOST counts it read before it was stopped). It is stopped
+# once it is idle (it has written what its rings held);
+# a SIGINT it does not answer in 20 s is followed by SIGKILL.
+BPF=0 BT=0
+RB=$((BUF * $(nproc)))
+BT_PAGES=$((BUF / 4096))
+if want 2 || want 3 || want 7; then
+	if command -v bpf-ring >/dev/null && [ -f /sys/kernel/btf/vmlinux ]; then
+		BPF=1
+		out bpf_ring "$RB"
+	else
+		echo "vm-bench: no bpf-ring (bench/run stages it): rows 2, 3 and 7 without it"
+		out bpf_ring none
+	fi
+	if command -v bpftrace >/dev/null && bpftrace --version >$TMP/bt.v 2>&1; then
+		BT=1
+		out bpftrace "$(sed 's/^bpftrace v//' $TMP/bt.v)"
+	else
+		echo "vm-bench: no bpftrace (bench/run stages the host's): rows 2, 3 and 7 without it"
+		out bpftrace none
+	fi
+fi
+
+# The run time of a process's threads (ns).
+run_ns() { # pid
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+# Wait until PID is idle: less than 2% of a CPU in half a second (at
+# most 30 s). Not "no growth": bpftrace's poll loop wakes every 100 ms,
+# ~3 ms of CPU a second in TCG, idle or not.
+idle_wait() { # pid
+	p0=$(run_ns "$1")
+	i=0
+	while [ $i -lt 60 ]; do
+		sleep 0.5
+		p1=$(run_ns "$1")
+		[ $((p1 - p0)) -lt 10000000 ] && return
+		p0=$p1
+		i=$((i + 1))
+	done
+	echo "vm-bench: $1 still busy after 30 s"
+}
+
+# SIGINT, then SIGKILL if it has not exited in 20 s; its exit status.
+stop_pid() { # pid
+	kill -INT "$1"
+	i=0
+	while kill -0 "$1" 2>/dev/null && [ $i -lt 200 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -0 "$1" 2>/dev/null && { echo "vm-bench: $1 ignored SIGINT: killed"; kill -KILL "$1"; }
+	wait "$1"
+}
+
+# Wait (at most 120 s) for a line "ready" in FILE, while PID lives.
+ready_wait() { # file pid what
+	i=0
+	until grep -q '^ready' "$1" 2>/dev/null; do
+		kill -0 "$2" 2>/dev/null || { cat "$1" $TMP/reader.err; die "$3 did not start"; }
+		i=$((i + 1))
+		[ $i -lt 1200 ] || { cat "$1" $TMP/reader.err; die "$3 not ready in 120 s"; }
+		sleep 0.1
+	done
+}
+
+# bpf-ring: PROBE kprobe:SYM or fentry:SYM, NARGS, CAP bytes of arg 1.
+bpf_start() { # probe nargs cap output [wake-up bytes]
+	taskset $R bpf-ring -s "$RB" -a "$2" -c "$3" -w "${5:-0}" -o "$4" "$1" 2>$TMP/reader.err &
+	RPID=$!
+	ready_wait $TMP/reader.err $RPID "bpf-ring $1"
+}
+
+bpf_stop() { # prefix
+	stop_pid "$RPID" || { cat $TMP/reader.err; die "bpf-ring failed"; }
+	cat $TMP/reader.err
+	sed -n 's/^bpf_hits=\([0-9]*\) bpf_lost=\([0-9]*\) bpf_drained=\([0-9]*\) bpf_drained_bytes=\([0-9]*\)$/\1 \2 \3 \4/p' \
+		$TMP/reader.err | awk -v p="$1" '{ printf "bench: %s_hits=%s\nbench: %s_lost=%s\n", p, $1, p, $2
+			printf "bench: %s_drained=%s\nbench: %s_drained_bytes=%s\n", p, $3, p, $4 }'
+}
+
+# bpftrace: one probe (kprobe:SYM or kfunc:SYM), printing the fields of
+# magnet's record: its header's (nsecs, cpu, tid, pid, cgroup), NARGS
+# args, CAP bytes of the string at arg 1.
+bt_start() { # probe nargs cap output
+	case $1 in
+	kfunc:*) a0='args->file' a1='args->buf' a2='args->count' ;;
+	*) a0=arg0 a1=arg1 a2=arg2 ;;
+	esac
+	f='%llu %u %u %u %llu' v='nsecs, cpu, tid, pid, cgroup'
+	[ "$2" = 0 ] || f="$f %lx %lx %lx" v="$v, (uint64)$a0, (uint64)$a1, (uint64)$a2"
+	[ "$3" = 0 ] || f="$f %s" v="$v, str($a1, $3)"
+	BT_OUT=$4
+	BPFTRACE_PERF_RB_PAGES=$BT_PAGES BPFTRACE_STRLEN=200 taskset $R bpftrace \
+		-e "BEGIN { printf(\"ready\\n\") } $1 { printf(\"$f\\n\", $v) }" >"$4" 2>$TMP/reader.err &
+	RPID=$!
+	ready_wait "$4" $RPID "bpftrace $1"
+}
+
+bt_stop() { # prefix hits
+	idle_wait "$RPID"
+	stop_pid "$RPID" || { cat $TMP/reader.err; die "bpftrace failed"; }
+	grep -v '^stdin:\|^BEGIN\|^ *~' $TMP/reader.err
+	# its lines: "Attaching N probes...", "ready", a record a line
+	# (digits first), blank lines at its exit; "Lost N events" among them
+	# (its own process's hits apart: they are not the load's)
+	awk -v p="$1" -v h="$2" -v me="$RPID" '/^[0-9]/ && $4 == me { self++; next }
+		/^[0-9]/ { n++; b += length($0) + 1 } /^Lost [0-9]+ events/ { l += $2 }
+		END { lost = h - n; if (lost < 0) lost = 0
+			printf "bench: %s_self=%.0f\n", p, self
+			printf "bench: %s_hits=%.0f\nbench: %s_drained=%.0f\nbench: %s_drained_bytes=%.0f\n", p, h, p, n, p, b
+			printf "bench: %s_lost=%.0f\nbench: %s_lost_reported=%.0f\n", p, lost, p, l }' "$BT_OUT"
+	rm -f "$BT_OUT"
+}
+
+# One eBPF config on a load: C one of bpf (bpf-ring kprobe), bpff (its
+# fentry), bpfw (its kprobe waking the consumer only once 64 KiB wait, as
+# magnet-read's default watermark: row 2 only), bt (bpftrace kprobe), btf
+# (bpftrace kfunc).
+ebpf_start() { # config symbol nargs cap output
+	case $1 in
+	bpf) bpf_start "kprobe:$2" "$3" "$4" "$5" ;;
+	bpfw) bpf_start "kprobe:$2" "$3" "$4" "$5" 65536 ;;
+	bpff) bpf_start "fentry:$2" "$3" "$4" "$5" ;;
+	bt) bt_start "kprobe:$2" "$3" "$4" "$5" ;;
+	btf) bt_start "kfunc:$2" "$3" "$4" "$5" ;;
+	esac
+}
+
+ebpf_stop() { # config prefix hits (bpftrace: the load's calls)
+	case $1 in
+	bpf*) bpf_stop "$2" ;;
+	bt*) bt_stop "$2" "$3" ;;
+	esac
+}
+
 # The probe's hits so far (kprobe_profile).
 kp_hits() { # event
 	awk -v e="$1" '$1 == e { print $2 }' $T/kprobe_profile
@@ -454,6 +610,8 @@ CS=/sys/devices/system/clocksource/clocksource0
 if want 2; then
 	out clocksource "$(cat $CS/current_clocksource)"
 	none_runs='' magnet_runs='' magnetf_runs='' ftrace_runs='' lttng_runs='' perf_runs=''
+	# shellcheck disable=SC2034 # read by eval
+	bpf_runs='' bpff_runs='' bpfw_runs='' bt_runs='' btf_runs=''
 	r=1
 	while [ $r -le "$REPS" ]; do
 		cost_round "" $r
@@ -472,7 +630,29 @@ if want 2; then
 			sleep 0.5
 			lttng_stop cost_lttng_$r $TMP/lt "$ITER"
 		fi
+		# the eBPF peers: kprobe and fentry on the functions magnet's
+		# probes use, no args (40-byte records, as magnet's)
+		for c in bpf bpff bpfw bt btf; do
+			case $c in bpf*) [ $BPF = 1 ] || continue ;; *) [ $BT = 1 ] || continue ;; esac
+			case $c in
+			bpf | bpfw | bt) sym=__x64_sys_getpid ;;
+			*) sym=__do_sys_getpid ;;
+			esac
+			o=/dev/null
+			case $c in bt*) o=$TMP/bt.out ;; esac
+			ebpf_start $c $sym 0 0 $o
+			v=$(getpid_ns)
+			eval "${c}_runs=\"\$${c}_runs $v\""
+			out cost_${c}_$r "$v"
+			sleep 0.5
+			ebpf_stop $c cost_${c}_$r "$ITER"
+		done
 		r=$((r + 1))
+	done
+	for c in bpf bpff bpfw bt btf; do
+		eval "v=\$${c}_runs"
+		# shellcheck disable=SC2086
+		[ -z "$v" ] || out cost_$c "$(median $v)"
 	done
 	if [ $LTTNG = 1 ]; then
 		# shellcheck disable=SC2086
@@ -526,6 +706,21 @@ lttng_flood() { # prefix symbol load...
 	lttng_stop "$prefix" $TMP/lt
 }
 
+# An eBPF peer's flood ($EB_SYM, $EB_NARGS args, $EB_CAP bytes): as
+# flood(); bpf-ring into /dev/null as the others, bpftrace into a file.
+ebpf_flood() { # prefix config load...
+	prefix=$1 c=$2
+	shift 2
+	o=/dev/null
+	case $c in bt*) o=$TMP/bt.out ;; esac
+	ebpf_start "$c" "$EB_SYM" "$EB_NARGS" "$EB_CAP" $o
+	taskset $W loadgen "$@" >$TMP/load.out || die "loadgen $*"
+	awk -v p="$prefix" '{ for (i = 1; i <= NF; i++) if ($i ~ /^(ops|secs)=/) print "bench: " p "_" $i }' \
+		$TMP/load.out
+	sleep 1
+	ebpf_stop "$c" "$prefix" "$(sed -n 's/.*ops=\([0-9]*\).*/\1/p' $TMP/load.out)"
+}
+
 # Ops per second of the last flood's load.
 load_rate() {
 	awk '{ for (i = 1; i <= NF; i++) { if ($i ~ /^ops=/) o = substr($i, 5)
@@ -552,6 +747,7 @@ compare() { # size magnet-probes ftrace-event ftrace-name lttng-symbol load...
 
 	[ $PERF = 0 ] || perf_flood "${size}_perf" "$fevent" "$fname" "$@"
 	[ $LTTNG = 0 ] || lttng_flood "${size}_lttng" "$lsym" "$@"
+	for c in $EB_CONF; do ebpf_flood "${size}_$c" "$c" "$@"; done
 
 	rate=$(( (mrate < frate ? mrate : frate) * 9 / 10 ))
 	out "${size}_rate" "$rate"
@@ -568,13 +764,29 @@ compare() { # size magnet-probes ftrace-event ftrace-name lttng-symbol load...
 
 	[ $PERF = 0 ] || perf_flood "${size}_paced_perf" "$fevent" "$fname" "$@" $rate
 	[ $LTTNG = 0 ] || lttng_flood "${size}_paced_lttng" "$lsym" "$@" $rate
+	for c in $EB_CONF; do ebpf_flood "${size}_paced_$c" "$c" "$@" $rate; done
+}
+
+# The eBPF peers of row 3 where they run: getpid's 3 args by kprobe (the
+# fentry's function, __do_sys_getpid, takes none); write_full's 3 args and
+# 4000 bytes by bpf-ring's kprobe and fentry (bpftrace: 200 bytes at most).
+ebpf_conf() { # configs wanted
+	EB_CONF=
+	for c; do
+		case $c in bpf*) [ $BPF = 1 ] || continue ;; *) [ $BT = 1 ] || continue ;; esac
+		EB_CONF="$EB_CONF $c"
+	done
 }
 
 if want 3; then
+	ebpf_conf bpf bt
+	EB_SYM=__x64_sys_getpid EB_NARGS=3 EB_CAP=0
 	# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax, not ours
 	compare small kprobe:__x64_sys_getpid:3 \
 		'p:getpid __x64_sys_getpid a=$arg1 b=$arg2 c=$arg3' getpid __x64_sys_getpid \
 		getpid-for "$DUR"
+	ebpf_conf bpf bpff
+	EB_SYM=write_full EB_NARGS=3 EB_CAP=4000
 	# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax, not ours
 	compare large kprobe:write_full:3:4000@1 \
 		'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w write_full \
@@ -1130,6 +1342,11 @@ fi
 #           (SIZE + 52-byte events), drained by ftrace-read on
 #           trace_pipe_raw
 #   lttng   (if staged) see below
+#   bpf, bpff  bpf-ring's kprobe and fentry programs on write_full, 3 args
+#           and the SIZE bytes (magnet's SIZE + 72-byte record), one BPF ring
+#           buffer of BUF x CPUs (see "eBPF" above)
+#   bt, btf bpftrace's kprobe and kfunc on write_full printing the same
+#           fields, the bytes as a string: SIZE <= 200 only (bpftrace 0.17)
 # each reader on CPU 1 writing its trace to a file in $TMP/sweep (a 2 GiB
 # tmpfs of its own, emptied after each run). Per size: one run paced at
 # $BENCH_SWEEP_RATE (25000) writes/s, the same for every size and tracer:
@@ -1206,6 +1423,8 @@ sweep_run() { # prefix tracer size rate
 	lttnglg)
 		lttng_start $SW/lt logger
 		dev=/proc/lttng-logger ;;
+	bpf* | bt*)
+		ebpf_start "$c" write_full 3 "$s" $SW/s.trace ;;
 	esac
 	rp=$RPID
 	case $c in lttng*) rp=$LPIDS ;; esac
@@ -1234,6 +1453,8 @@ sweep_run() { # prefix tracer size rate
 		ftrace_off w ;;
 	lttng*)
 		lttng_stop "$p" $SW/lt ;;
+	bpf* | bt*)
+		ebpf_stop "$c" "$p" "$(sed -n 's/.*ops=\([0-9]*\).*/\1/p' $TMP/load.out)" ;;
 	esac
 	rm -rf "${SW:?}"/*
 }
@@ -1244,6 +1465,8 @@ if want 7; then
 	mount -t tmpfs -o size=2g sweep $SW || die "mount tmpfs $SW"
 	SCONF="magnet magnetm ftrace"
 	[ $LTTNG = 0 ] || SCONF="$SCONF lttngkp lttnglg"
+	[ $BPF = 0 ] || SCONF="$SCONF bpf bpff"
+	[ $BT = 0 ] || SCONF="$SCONF bt btf"
 	# shellcheck disable=SC2086 # split: one size a word
 	out sweep_sizes "$(echo $SSIZES | tr ' ' ,)"
 	out sweep_reps "$SREPS"
@@ -1271,6 +1494,8 @@ if want 7; then
 				[ $mode = flood ] || rate=$SRATE
 				for c in $SCONF; do
 					[ "$c" != lttnglg ] || [ "$s" -le 1024 ] || continue
+					# bpftrace 0.17: strings of 200 bytes at most
+					case $c in bt*) [ "$s" -le 200 ] || continue ;; esac
 					sweep_run "sw_${s}_${mode}_${c}_$r" "$c" "$s" "$rate"
 				done
 			done
