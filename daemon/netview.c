@@ -43,6 +43,7 @@ struct mg_netview {
 	struct mg_reorder *order_tcp;	/* TCP packets waiting, kept too */
 	__u64 settle_ns;
 	__u64 seq_evictions_base;	/* its evictions at the last reset */
+	__u64 seq_holes_base;		/* its holes dropped then */
 	__u32 (*series)(void *arg, __u32 cgroup);	/* NULL: the cgroup */
 	void *series_arg;
 };
@@ -289,6 +290,7 @@ void mg_netview_stats(const struct mg_netview *v, struct mg_netview_stats *st)
 	mg_seqtrack_stats(v->seq, &seq);
 	*st = v->st;
 	st->seq_evictions = seq.evictions - v->seq_evictions_base;
+	st->seq_holes_dropped = seq.holes_dropped - v->seq_holes_base;
 	st->jobs = v->jobs.st;
 	st->peers = v->peers.st;
 }
@@ -343,6 +345,7 @@ void mg_netview_reset(struct mg_netview *v)
 
 	mg_seqtrack_stats(v->seq, &seq);
 	v->seq_evictions_base = seq.evictions;
+	v->seq_holes_base = seq.holes_dropped;
 	table_reset(&v->jobs);
 	table_reset(&v->peers);
 	memset(&v->st, 0, sizeof(v->st));

@@ -53,6 +53,7 @@ struct mg_netview_stats {
 	__u64 bytes;		/* their transport payload, TCP's once */
 	__u64 repeated_bytes;	/* TCP payload seen before (not in bytes) */
 	__u64 seq_evictions;	/* flows the TCP tracker forgot for others */
+	__u64 seq_holes_dropped;	/* ranges not seen yet it gave up */
 	__u64 order_early;	/* TCP packets counted before they settled
 				 * (the reorder buffer was full) */
 	__u64 unkeyed;		/* skb records without a readable flow */

@@ -115,7 +115,8 @@
 					 * its job's packets may be replaced */
 /*
  * TCP flows (a direction each) whose sequence numbers seen are kept, to
- * count each byte once: 88 bytes each, 1.4 MiB. A flow needs its entry
+ * count each byte once: 184 bytes each, 2.9 MiB (pages untouched until a
+ * flow takes them). A flow needs its entry
  * only while it may still send a segment again (a few round trips):
  * 16384 hold 8192 busy connections both ways, beyond a node's working
  * set; the least recently active go first (net_seq_evictions).
@@ -123,7 +124,7 @@
 #define MG_TOTALS_SEQ_FLOWS	16384
 /*
  * TCP packets held until every ring was read again (lib/reorder.h): at
- * most this many, 80 bytes each (6 MiB if all are there: 320 ms of
+ * most this many, 88 bytes each (7 MiB if all are there: 320 ms of
  * 250,000 packets/s), untouched memory while the traffic is less.
  */
 #define MG_TOTALS_REORDER	81920
@@ -153,6 +154,7 @@ struct mg_totals_node {
 	__u64 net_unkeyed;		/* skb records without a readable flow */
 	__u64 net_repeated_bytes;	/* TCP payload seen before (not in net_bytes) */
 	__u64 net_seq_evictions;	/* TCP flows forgotten for others */
+	__u64 net_seq_holes_dropped;	/* ranges not seen yet given up */
 	__u64 net_order_early;		/* TCP packets counted before they
 					 * settled: the reorder buffer was full */
 };

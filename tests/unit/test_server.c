@@ -1670,7 +1670,7 @@ START_TEST(agg_net)
 	cl_send(t, "TOTALS\n");
 	ck_assert(cl_line(t, line, sizeof(line), 2000));
 	ck_assert_msg(sscanf(line, "OK %u totals ", &n) == 1 &&
-		      strstr(line, " net_packets=9 net_bytes=3429 net_unkeyed=1 net_repeated_bytes=500 net_seq_evictions=0 net_order_early=0 "),
+		      strstr(line, " net_packets=9 net_bytes=3429 net_unkeyed=1 net_repeated_bytes=500 net_seq_evictions=0 net_seq_holes_dropped=0 net_order_early=0 "),
 		      "%s", line);
 	for (i = 0, seen = 0; i < n; i++) {
 		static const char *const want[] = {
