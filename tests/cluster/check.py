@@ -296,15 +296,20 @@ def probe_missed(d, node):
     """Each probe's missed calls, from magnet-ctl probe list."""
     with open(os.path.join(d, "totals-%s.txt" % node)) as f:
         text = f.read()
-    out, probe = [], None
+    return "probes: " + ", ".join("%s missed %s" % (p, missed)
+                                  for p, _, _, missed in probe_counts(text))
+
+
+def probe_counts(text):
+    """(probe, hits, lost, missed) of each probe magnet-ctl probe list names."""
+    probe = None
     for line in text.splitlines():
         m = re.match(r"^(\d+): (\S+) ", line)
         if m:
             probe = m.group(2)
-        m = re.match(r"^\s+hits .*\bmissed (\d+)", line)
+        m = re.match(r"^\s+hits (\d+) .*\blost (\d+) missed (\d+)", line)
         if m and probe:
-            out.append("%s missed %s" % (probe, m.group(1)))
-    return "probes: " + ", ".join(out)
+            yield probe, m.group(1), m.group(2), m.group(3)
 
 
 def check_same(d, node, old, jobs):
@@ -421,15 +426,9 @@ def check_health(d, node):
     # another probe's handler ran on the CPU: a softirq's packet in an
     # interrupt of one) and records the ring lost: their packets are in no
     # count.
-    probe = None
-    for line in text.splitlines():
-        m = re.match(r"^(\d+): (\S+) ", line)
-        if m:
-            probe = m.group(2)
-        m = re.match(r"^\s+hits (\d+) .*\blost (\d+) missed (\d+)", line)
-        if m and probe:
-            is_((m.group(2), m.group(3)), ("0", "0"),
-                "%s: probe %s's lost and missed (of %s hits)" % (node, probe, m.group(1)))
+    for probe, hits, lost, missed in probe_counts(text):
+        is_((lost, missed), ("0", "0"),
+            "%s: probe %s's lost and missed (of %s hits)" % (node, probe, hits))
     agg = load(os.path.join(d, "aggnet-%s.json" % node))
     h = agg["header"]
     for k in ("lost", "dropped", "skipped", "evicted_jobs", "evicted_peers", "unkeyed", "seq_evictions",
