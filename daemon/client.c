@@ -666,7 +666,7 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 		if (job_visible(c, j, i == v.njobs))
 			shown += 1 + net_lines(j);
 	}
-	mg_client_reply(c, "OK %zu totals node=%s ts=%llu uptime=%llu module=%s cpus=%u records=%llu bytes=%llu kernel_lost=%llu daemon_dropped=%llu probes=%u jobs=%u net_packets=%llu net_bytes=%llu net_unkeyed=%llu net_repeated_bytes=%llu net_seq_evictions=%llu net_seq_holes_dropped=%llu net_order_early=%llu probe_missed=%llu",
+	mg_client_reply(c, "OK %zu totals node=%s ts=%llu uptime=%llu module=%s cpus=%u records=%llu bytes=%llu kernel_lost=%llu daemon_dropped=%llu probes=%u jobs=%u net_packets=%llu net_bytes=%llu net_unkeyed=%llu net_repeated_bytes=%llu net_seq_evictions=%llu net_seq_holes_dropped=%llu net_order_early=%llu net_order_late=%llu probe_missed=%llu",
 			v.nprobes + shown, v.node.node,
 			(unsigned long long)v.node.now_ns,
 			(unsigned long long)(v.node.uptime_ns / 1000000000ULL),
@@ -682,6 +682,7 @@ static void cmd_totals(struct mg_server *s, struct client *c)
 			(unsigned long long)v.node.net_seq_evictions,
 			(unsigned long long)v.node.net_seq_holes_dropped,
 			(unsigned long long)v.node.net_order_early,
+			(unsigned long long)v.node.net_order_late,
 			(unsigned long long)v.node.probe_missed);
 	for (i = 0; i < v.nprobes; i++) {
 		const struct mg_totals_probe *p = &v.probes[i];

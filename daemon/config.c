@@ -149,7 +149,7 @@ static const struct key keys[] = {
 	  .help = "... or this long (100ms; 0: off; bare number: ms)" },
 	{ .name = "net_settle", .type = K_MS, FIELD(net_settle_ms), .max = 60000,
 	  .arg = "TIME",
-	  .help = "a TCP packet waits this long before it is counted, for the rings read after it (300ms)" },
+	  .help = "a TCP packet waits this long before it is counted, for the rings read after it (1s)" },
 	{ .name = "queue", .type = K_SIZE, FIELD(queue), .min = MIB,
 	  .max = 64 * GIB, .arg = "SIZE",
 	  .help = "records queued from collection to the clients (64M)" },
@@ -223,7 +223,7 @@ void mg_config_defaults(struct mg_config *c)
 	c->read_buffer = 256 * KIB;
 	c->watermark = 64 * KIB;
 	c->latency_ms = 100;
-	c->net_settle_ms = 300;
+	c->net_settle_ms = 1000;
 	c->queue = 64 * MIB;
 	c->trace_size = 64 * MIB;
 	c->trace_queue = 16 * MIB;

@@ -82,7 +82,7 @@ struct mg_config {
 	size_t read_buffer;		/* 256K, per CPU, at least 2*MAGNET_RECORD_MAX */
 	size_t watermark;		/* 64K, 0: off */
 	unsigned int latency_ms;	/* 100 (read timeout), 0: off */
-	unsigned int net_settle_ms;	/* 300: TCP packets wait, in order */
+	unsigned int net_settle_ms;	/* 1000: TCP packets wait, in order */
 	size_t queue;			/* 64M, collection -> server */
 	char trace_dir[4096];		/* trace = DIR, "" none */
 	size_t trace_size;		/* 64M, rotation, 0: one file */

@@ -807,7 +807,7 @@ static void net_report(struct mg_server *s, struct client *c, __u64 now)
 	mg_netview_stats(c->net, &st);
 	nj = mg_netview_top_jobs(c->net, top, e);
 	np = mg_netview_top_peers(c->net, top, e + top);
-	mg_client_reply(&fake, "A net %u ts=%llu interval=%llu packets=%llu bytes=%llu jobs=%u peers=%u lost=%llu evicted_jobs=%llu evicted_job_bytes=%llu evicted_peers=%llu evicted_peer_bytes=%llu unkeyed=%llu dropped=%llu skipped=%llu repeated_bytes=%llu seq_evictions=%llu seq_holes_dropped=%llu order_early=%llu",
+	mg_client_reply(&fake, "A net %u ts=%llu interval=%llu packets=%llu bytes=%llu jobs=%u peers=%u lost=%llu evicted_jobs=%llu evicted_job_bytes=%llu evicted_peers=%llu evicted_peer_bytes=%llu unkeyed=%llu dropped=%llu skipped=%llu repeated_bytes=%llu seq_evictions=%llu seq_holes_dropped=%llu order_early=%llu order_late=%llu",
 			nj + np, (unsigned long long)mg_now_ns(CLOCK_REALTIME),
 			(unsigned long long)(now - c->agg_start),
 			(unsigned long long)st.packets, (unsigned long long)st.bytes,
@@ -823,7 +823,8 @@ static void net_report(struct mg_server *s, struct client *c, __u64 now)
 			(unsigned long long)st.repeated_bytes,
 			(unsigned long long)st.seq_evictions,
 			(unsigned long long)st.seq_holes_dropped,
-			(unsigned long long)st.order_early);
+			(unsigned long long)st.order_early,
+			(unsigned long long)st.order_late);
 	for (i = 0; i < nj + np; i++) {
 		const struct mg_netview_entry *x = i < nj ? &e[i] : &e[top + i - nj];
 		char proto[16], peer[MG_FLOW_PEER_MAX], local[MG_FLOW_PEER_MAX];

@@ -98,7 +98,7 @@ int mg_netview_create(unsigned int capacity, struct mg_netview **out)
 		return -ENOMEM;
 	if (table_init(&v->jobs, capacity) || table_init(&v->peers, capacity) ||
 	    mg_seqtrack_create(capacity, &v->seq) ||
-	    mg_reorder_create(capacity, &v->order_tcp)) {
+	    mg_reorder_create(8 * capacity, &v->order_tcp)) {
 		mg_netview_free(v);
 		return -ENOMEM;
 	}
@@ -250,6 +250,7 @@ void mg_netview_add_record(struct mg_netview *v, const struct magnet_record *r)
 {
 	struct mg_reorder_item it, early;
 	const struct magnet_skb *k;
+	__u64 late;
 
 	if (mg_record_is_lost(r)) {
 		mg_lost_add(&v->st.lost, mg_record_lost(r));
@@ -269,10 +270,12 @@ void mg_netview_add_record(struct mg_netview *v, const struct magnet_record *r)
 	it.ts = r->timestamp;
 	it.read_ns = mg_now_ns(CLOCK_MONOTONIC);
 	it.sk_cgroup = k->sk_cgroup;
+	late = mg_reorder_late(v->order_tcp);
 	if (mg_reorder_push(v->order_tcp, &it, &early)) {
 		v->st.order_early++;
 		count_flow(v, &early.f, early.sk_cgroup);
 	}
+	v->st.order_late += mg_reorder_late(v->order_tcp) - late;
 	mg_netview_settle(v, it.read_ns);
 }
 

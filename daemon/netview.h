@@ -56,6 +56,7 @@ struct mg_netview_stats {
 	__u64 seq_holes_dropped;	/* ranges not seen yet it gave up */
 	__u64 order_early;	/* TCP packets counted before they settled
 				 * (the reorder buffer was full) */
+	__u64 order_late;	/* read after a later one was counted */
 	__u64 unkeyed;		/* skb records without a readable flow */
 	struct magnet_lost lost;	/* what LOST records reported */
 	struct mg_netview_table_stats jobs, peers;
@@ -67,7 +68,8 @@ int mg_netview_create(unsigned int capacity, struct mg_netview **out);
 void mg_netview_free(struct mg_netview *v);
 
 /*
- * Hold each TCP packet settle_ns once read (0, the default: not at all),
+ * Hold each TCP packet settle_ns once read (0, the default: not at all;
+ * 8 x capacity at most, then the lowest goes out early, counted),
  * so that a flow's segments are counted in the order they were written,
  * whichever ring they were read from (lib/reorder.h): a report counts
  * those settled by then (mg_netview_settle), the others the next one.

@@ -1030,6 +1030,7 @@ int mg_totals_view(struct mg_totals *t, struct mg_totals_view *v)
 	v->node.net_seq_evictions = seq.evictions;
 	v->node.net_seq_holes_dropped = seq.holes_dropped;
 	v->node.net_order_early = mg_reorder_early(t->order_tcp);
+	v->node.net_order_late = mg_reorder_late(t->order_tcp);
 	v->other = t->other;
 	v->other.series = (struct mg_totals_series){
 		.events = t->other.events, .sock_bytes = t->other.sock_bytes,

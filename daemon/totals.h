@@ -124,10 +124,10 @@
 #define MG_TOTALS_SEQ_FLOWS	16384
 /*
  * TCP packets held until every ring was read again (lib/reorder.h): at
- * most this many, 88 bytes each (7 MiB if all are there: 320 ms of
- * 250,000 packets/s), untouched memory while the traffic is less.
+ * most this many, 88 bytes each (11 MiB if all are there: net_settle's
+ * second of 131,072 packets/s), untouched memory while the traffic is less.
  */
-#define MG_TOTALS_REORDER	81920
+#define MG_TOTALS_REORDER	131072
 #define MG_TOTALS_NAME_MAX	128	/* probe names are cut to this */
 #define MG_TOTALS_PATH_MAX	256
 
@@ -157,6 +157,8 @@ struct mg_totals_node {
 	__u64 net_seq_holes_dropped;	/* ranges not seen yet given up */
 	__u64 net_order_early;		/* TCP packets counted before they
 					 * settled: the reorder buffer was full */
+	__u64 net_order_late;		/* ...read after a later one was
+					 * counted: net_settle was too short */
 };
 
 struct mg_totals_probe {

@@ -12,7 +12,8 @@
 
 struct mg_reorder {
 	unsigned int len, capacity;
-	__u64 pushed, early;
+	__u64 pushed, early, late;
+	__u64 out_ts;		/* the highest timestamp given out */
 	struct mg_reorder_item *heap;
 };
 
@@ -63,6 +64,8 @@ static void take_lowest(struct mg_reorder *r, struct mg_reorder_item *out)
 	unsigned int i = 0;
 
 	*out = h[0];
+	if (out->ts > r->out_ts)
+		r->out_ts = out->ts;
 	h[0] = h[--r->len];
 	for (;;) {
 		unsigned int l = 2 * i + 1, m = i;
@@ -85,6 +88,8 @@ bool mg_reorder_push(struct mg_reorder *r, const struct mg_reorder_item *it,
 	bool full = r->len == r->capacity;
 	unsigned int i;
 
+	if (it->ts < r->out_ts)
+		r->late++;
 	if (full) {
 		take_lowest(r, early);
 		r->early++;
@@ -123,4 +128,9 @@ unsigned int mg_reorder_len(const struct mg_reorder *r)
 __u64 mg_reorder_early(const struct mg_reorder *r)
 {
 	return r->early;
+}
+
+__u64 mg_reorder_late(const struct mg_reorder *r)
+{
+	return r->late;
 }

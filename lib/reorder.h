@@ -53,5 +53,10 @@ bool mg_reorder_pop(struct mg_reorder *r, __u64 now, __u64 settle,
 unsigned int mg_reorder_len(const struct mg_reorder *r);
 /* Items given out early since creation (the buffer was full). */
 __u64 mg_reorder_early(const struct mg_reorder *r);
+/*
+ * Items pushed after a later one had gone out (read more than settle
+ * after a later one was: the order was not kept for them).
+ */
+__u64 mg_reorder_late(const struct mg_reorder *r);
 
 #endif /* MAGNET_LIB_REORDER_H */

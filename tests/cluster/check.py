@@ -417,7 +417,7 @@ def check_health(d, node):
     m = re.search(r"^OK \d+ .*$", text, re.M)
     head = dict(kv.split("=", 1) for kv in m.group(0).split()[2:] if "=" in kv) if m else {}
     for k in ("kernel_lost", "daemon_dropped", "probe_missed", "net_seq_evictions",
-              "net_seq_holes_dropped", "net_order_early"):
+              "net_seq_holes_dropped", "net_order_early", "net_order_late"):
         is_(head.get(k), "0", "%s: magnetd's TOTALS %s (records %s)" % (node, k, head.get("records")))
     for k in ("read_lost", "queue_dropped", "client_dropped"):
         m = re.search(r"\b%s=(\d+)" % k, text)
@@ -432,7 +432,7 @@ def check_health(d, node):
     agg = load(os.path.join(d, "aggnet-%s.json" % node))
     h = agg["header"]
     for k in ("lost", "dropped", "skipped", "evicted_jobs", "evicted_peers", "unkeyed", "seq_evictions",
-              "seq_holes_dropped", "order_early"):
+              "seq_holes_dropped", "order_early", "order_late"):
         is_(h.get(k), 0, "%s: AGG net %s over %d reports" % (node, k, agg["reports"]))
     is_(agg["drops"], 0, "%s: AGG net D lines" % node)
 

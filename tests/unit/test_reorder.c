@@ -64,9 +64,11 @@ START_TEST(lowest_settles)
 	ck_assert_uint_eq(it.ts, 40);
 	ck_assert(mg_reorder_pop(r, 230, 50, &it));
 	ck_assert_uint_eq(it.ts, 50);
-	/* settle 0: everything, now. */
+	/* settle 0: everything, now. One written before the last out: late. */
+	ck_assert_uint_eq(mg_reorder_late(r), 0);
 	it = item(7, 1000, 3);
 	mg_reorder_push(r, &it, &early);
+	ck_assert_uint_eq(mg_reorder_late(r), 1);
 	ck_assert(mg_reorder_pop(r, 0, 0, &it));
 	mg_reorder_free(r);
 }
