@@ -95,18 +95,8 @@ static size_t headers(const struct pkt *p, unsigned char *b, size_t *total)
 		put16(b + ip, p->sport);
 		put16(b + ip + 2, p->dport);
 	}
-	if (p->proto == IPPROTO_TCP && l4) {
-		static __u32 next = 1;
-		__u32 seq = p->seq ? p->seq : next;
-
-		b[ip + 4] = seq >> 24;
-		b[ip + 5] = seq >> 16;
-		b[ip + 6] = seq >> 8;
-		b[ip + 7] = seq;
-		b[ip + 12] = (l4 / 4) << 4;
-		b[ip + 13] = p->tcp_flags;
-		next = seq + p->payload;
-	}
+	if (p->proto == IPPROTO_TCP && l4)
+		tu_tcp_header(b + ip, p->seq, p->payload, l4, p->tcp_flags);
 	if (p->proto == IPPROTO_UDP && l4)
 		put16(b + ip + 4, l4 + p->payload);
 	return ip + l4;

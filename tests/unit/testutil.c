@@ -207,6 +207,22 @@ size_t tu_token_soup(char *buf, size_t len, const char *const *toks, size_t ntok
 	return n;
 }
 
+void tu_tcp_header(unsigned char *tcp, __u32 seq, unsigned int payload,
+		   unsigned int len, __u8 flags)
+{
+	static __u32 next = 1;
+
+	if (!seq)
+		seq = next;
+	tcp[4] = seq >> 24;
+	tcp[5] = seq >> 16;
+	tcp[6] = seq >> 8;
+	tcp[7] = seq;
+	tcp[12] = (len / 4) << 4;
+	tcp[13] = flags;
+	next = seq + payload;
+}
+
 ssize_t tu_skb_record(void *buf, size_t cap, const struct tu_packet *p)
 {
 	struct mg_record_hdr h = { .event_id = 20, .cpu = 0, .pid = 7, .tgid = 7,
@@ -250,17 +266,8 @@ ssize_t tu_skb_record(void *buf, size_t cap, const struct tu_packet *p)
 		b[ip + 2] = p->dport >> 8;
 		b[ip + 3] = p->dport;
 	}
-	if (p->proto == IPPROTO_TCP) {
-		static __u32 next = 1;
-		__u32 seq = p->seq ? p->seq : next;
-
-		b[ip + 4] = seq >> 24;
-		b[ip + 5] = seq >> 16;
-		b[ip + 6] = seq >> 8;
-		b[ip + 7] = seq;
-		b[ip + 12] = 5 << 4;
-		next = seq + p->payload;
-	}
+	if (p->proto == IPPROTO_TCP)
+		tu_tcp_header(b + ip, p->seq, p->payload, 20, 0);
 	k.len = total;
 	k.caplen = ip + l4;
 	return mg_record_encode_skb(buf, cap, &h, &k, b, k.caplen);

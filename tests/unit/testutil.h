@@ -68,6 +68,14 @@ struct tu_packet {
 	__u64 sk_cgroup;
 };
 
+/*
+ * A TCP header's sequence number (seq, or 0: the end of the last segment
+ * this numbered, so that each packet's bytes are new), data offset (len
+ * bytes of header) and flags; the ports are the caller's.
+ */
+void tu_tcp_header(unsigned char *tcp, __u32 seq, unsigned int payload,
+		   unsigned int len, __u8 flags);
+
 /* Its record at buf (cap bytes). Returns its size, or -ENOSPC. */
 ssize_t tu_skb_record(void *buf, size_t cap, const struct tu_packet *p);
 
