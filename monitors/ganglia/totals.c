@@ -405,8 +405,11 @@ void mgg_free(struct mgg_snapshot *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->nprobes; i++)
+	/* add() reads Slurm's words on any line: a probe line may have them. */
+	for (i = 0; i < s->nprobes; i++) {
 		free(s->probes_v[i].name);
+		free(s->probes_v[i].slurm);
+	}
 	for (i = 0; i < s->njobs; i++) {
 		free(s->jobs_v[i].name);
 		free(s->jobs_v[i].slurm);
