@@ -2,7 +2,7 @@
 /*
  * Each TCP byte counted once. The skb probes see a segment sent again
  * (a retransmission, through ip_output) or received again (a duplicate,
- * through tcp_v4_do_rcv) as any other: counted on the wire, a job's
+ * through tcp_rcv_established) as any other: counted on the wire, a job's
  * traffic would count those bytes twice. A tracker remembers, per flow
  * (family, addresses, ports) and direction, the sequence space seen: the
  * highest end, and up to MG_SEQTRACK_HOLES holes below it (ranges not

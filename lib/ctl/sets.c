@@ -61,8 +61,12 @@ static const struct set_member net_rx[] = {
 /*
  * Each packet once per socket, where its socket is known and its IP
  * header is in place: the job and peer of magnetd's AGG net. Sent: IP
- * output (every locally made packet; GSO ones whole). Received: TCP's and
- * UDP's hand-off to the socket that takes it (backlog or not, once).
+ * output (every locally made packet; GSO ones whole). Received: TCP's
+ * state machine for the socket that takes the segment (IPv4 and IPv6,
+ * backlog or not, once), and UDP's queueing to its socket. Not
+ * tcp_v4_do_rcv(): a listener's new socket takes the segment that
+ * completed its handshake straight from tcp_child_process(), and that
+ * segment carries data when the bare ACK was lost or deferred.
  *
  * fentry probes, because these counts must be whole: a packet received
  * in a softirq that interrupted a kprobe's handler (any kprobe's, on a
@@ -73,8 +77,10 @@ static const struct set_member net_rx[] = {
 static const struct set_member net_jobs[] = {
 	{ "ip_output", "skb", "IPv4 packets sent (the socket's job)", NULL, MAGNET_PROBE_FENTRY },
 	{ "ip6_output", "skb", "IPv6 packets sent", NULL, MAGNET_PROBE_FENTRY },
-	{ "tcp_v4_do_rcv", "skb", "TCP over IPv4 received by a socket", NULL, MAGNET_PROBE_FENTRY },
-	{ "tcp_v6_do_rcv", "skb", "TCP over IPv6 received by a socket", NULL, MAGNET_PROBE_FENTRY },
+	{ "tcp_rcv_established", "skb", "TCP segments received by a connected socket", NULL,
+	  MAGNET_PROBE_FENTRY },
+	{ "tcp_rcv_state_process", "skb", "TCP segments received in the other states", NULL,
+	  MAGNET_PROBE_FENTRY },
 	{ "__udp_enqueue_schedule_skb", "skb", "UDP datagrams queued to a socket", NULL,
 	  MAGNET_PROBE_FENTRY },
 	{ NULL },

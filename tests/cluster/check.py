@@ -241,7 +241,7 @@ def check_aggnet(d, node, jobs):
         if tcp[3] < w_rx:
             print("# %s: %d bytes short (%.2f segments of 1448 bytes); the node's TcpExt "
                   "TCPBacklogCoalesce: %s (segments merged into one skb while the socket was "
-                  "owned by its task: tcp_v4_do_rcv sees the merged skb, whose IP header "
+                  "owned by its task: the probe sees the merged skb, whose IP header "
                   "counts the first segment only)" % (node, w_rx - tcp[3], (w_rx - tcp[3]) / 1448.0,
                                                        netstat(d, node, "TCPBacklogCoalesce")))
         is_(udp[:2], [sum(r["udp_sent"] for r in mine), sum(r["udp_sent_bytes"] for r in mine)],

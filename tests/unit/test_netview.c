@@ -196,7 +196,7 @@ START_TEST(flows)
 	ck_assert_str_eq(peer(&f), "[::1]:1000");
 	flow(&p, MAGNET_SKB_DIR_IN, 39, -MG_FLOW_SHORT);
 	/*
-	 * Received by a socket (tcp_v4_do_rcv: skb->data at the TCP header),
+	 * Received by a socket (tcp_rcv_established: skb->data at the TCP header),
 	 * its skb's len the TCP header and payload, less than the IP
 	 * packet: the IP header's payload. Merged with two more segments in
 	 * the socket's backlog: the IP header is the first's, the skb's

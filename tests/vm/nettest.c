@@ -21,6 +21,10 @@
  * makes a socket. The servers: TCP on 127.0.0.2:5001 and [::1]:5003 (read
  * to EOF, answer n / 10 + 7 bytes, close), UDP on 127.0.0.3:5002 (answer
  * each datagram with one of half its size) and 127.0.0.4:5004 (a sink).
+ * 5001 defers accept (TCP_DEFER_ACCEPT): the client's first data segment,
+ * not its bare ACK, completes the handshake, and the new socket takes it
+ * straight from the listener's lookup, not through tcp_v4_do_rcv(), as on
+ * a LAN that lost the ACK. [::1]:5003 accepts the usual way.
  * The jobs:
  *   a: TCP 100000 bytes to 127.0.0.2:5001; 5 datagrams of 300 bytes to
  *      127.0.0.3:5002 on a connected socket
@@ -186,13 +190,15 @@ static void name_of(const struct sockaddr_storage *ss, char *buf, size_t len)
 	}
 }
 
-static int bound(int type, const char *host, unsigned int port)
+static int bound(int type, const char *host, unsigned int port, int defer_accept)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = addr_of(host, port, &ss);
 	int fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0), one = 1;
 
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (defer_accept && setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_accept,
+					sizeof(defer_accept))) ||
 	    bind(fd, (struct sockaddr *)&ss, sl) ||
 	    (type == SOCK_STREAM && listen(fd, 16)))
 		die("server socket %s:%u: %s", host, port, strerror(errno));
@@ -288,10 +294,10 @@ static void servers(int ready, int ctl, int out)
 	struct pollfd p[5];
 
 	join("net-srv");
-	fds[0] = bound(SOCK_STREAM, "127.0.0.2", 5001);
-	fds[1] = bound(SOCK_STREAM, "::1", 5003);
-	fds[2] = bound(SOCK_DGRAM, "127.0.0.3", 5002);
-	fds[3] = bound(SOCK_DGRAM, "127.0.0.4", 5004);
+	fds[0] = bound(SOCK_STREAM, "127.0.0.2", 5001, 30);
+	fds[1] = bound(SOCK_STREAM, "::1", 5003, 0);
+	fds[2] = bound(SOCK_DGRAM, "127.0.0.3", 5002, 0);
+	fds[3] = bound(SOCK_DGRAM, "127.0.0.4", 5004, 0);
 	if (write(ready, "r", 1) != 1)
 		die("ready: %s", strerror(errno));
 	close(ready);

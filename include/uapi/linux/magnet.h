@@ -788,7 +788,7 @@
  *   socket).
  *   sk_cgroup: the job the packet belongs to, the full cgroup v2 id of
  *   its socket: the function's first struct sock * parameter if BTF names
- *   one and it is not NULL (tcp_v4_do_rcv(sk, skb),
+ *   one and it is not NULL (tcp_rcv_established(sk, skb),
  *   __udp_enqueue_schedule_skb(sk, skb), ip_output(net, sk, skb)), else
  *   skb->sk. A socket's cgroup is the one its maker was in when it was
  *   made (accepted sockets: the listener's), as the kernel's cgroup-bpf
