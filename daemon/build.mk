@@ -74,7 +74,7 @@ UNIT_TESTS += $(DAEMON_UNIT_TESTS) $(BUILD)/tests/unit/test_server
 MAGNETD := $(BUILD)/daemon/magnetd
 MAGNETD_OBJS := $(BUILD)/daemon/magnetd.o $(BUILD)/daemon/server.o \
 	$(BUILD)/daemon/client.o $(BUILD)/daemon/fanout.o \
-	$(BUILD)/daemon/collect.o $(BUILD)/daemon/chunkq.o
+	$(BUILD)/daemon/collect.o $(BUILD)/daemon/chunkq.o $(BUILD)/daemon/rings.o
 
 $(MAGNETD_OBJS): CFLAGS += -Idaemon $(CTL_CFLAGS)
 

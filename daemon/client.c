@@ -442,6 +442,8 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 	struct mg_cgmap_stats cg;
 	struct mg_kstats *ks = NULL;
 	__u64 read = 0, bytes = 0, lost = 0, queued = 0;
+	unsigned long ring_size;
+	unsigned int grown;
 	size_t nks = 0, len;
 	char *text = NULL;
 
@@ -465,7 +467,8 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 	if (s->env.trace)
 		mg_tracewr_stats(s->env.trace, &ts);
 	mg_cgmap_stats(s->cgmap, &cg);
-	mg_client_reply(c, "OK %u cpus uptime=%llu module=%s reloads=%u clients=%u subscribers=%u aggregators=%u read=%llu read_bytes=%llu read_lost=%llu queue_dropped=%llu sent=%llu client_dropped=%llu cut_off=%llu refused=%llu trace_files=%llu trace_bytes=%llu trace_dropped=%llu trace_errors=%llu idle_closed=%llu client_queued=%llu cgroups=%u cgroup_bytes=%zu cgroups_evicted=%llu",
+	mg_collect_rings(s->env.collect, &ring_size, &grown);
+	mg_client_reply(c, "OK %u cpus uptime=%llu module=%s reloads=%u clients=%u subscribers=%u aggregators=%u read=%llu read_bytes=%llu read_lost=%llu queue_dropped=%llu sent=%llu client_dropped=%llu cut_off=%llu refused=%llu trace_files=%llu trace_bytes=%llu trace_dropped=%llu trace_errors=%llu idle_closed=%llu client_queued=%llu cgroups=%u cgroup_bytes=%zu cgroups_evicted=%llu ring_size=%lu rings_grown=%u",
 			ncpus,
 			(unsigned long long)((mg_now_ns(CLOCK_MONOTONIC) - s->start_ns) / 1000000000ULL),
 			mg_collect_up(s->env.collect) ? "up" : "down",
@@ -480,7 +483,7 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 			(unsigned long long)(ts.drop_records + ts.err_records),
 			(unsigned long long)ts.write_errors,
 			(unsigned long long)s->idle_closed, (unsigned long long)queued,
-			cg.paths, cg.bytes, (unsigned long long)cg.evicted);
+			cg.paths, cg.bytes, (unsigned long long)cg.evicted, ring_size, grown);
 	for (i = 0; i < ncpus; i++) {
 		const struct mg_kstats *k = mg_stats_find(ks, nks, i);
 		struct mg_kstats zero = { .cpu = i };

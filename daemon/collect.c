@@ -29,6 +29,7 @@
 
 #include "collect.h"
 #include "record.h"
+#include "rings.h"
 
 #define REAP_NS		(2000 * 1000000ULL)
 
@@ -78,6 +79,8 @@ struct mg_collect {
 	bool mapped;			/* this attach reads the rings in place */
 	struct pollfd *pfd;		/* mapped: ctl_efd, then the rings */
 	ino_t dir_ino;			/* of the module load we read */
+	ino_t sized_ino;		/* of the load whose rings we sized */
+	_Atomic unsigned long ring_size;
 
 	_Atomic int request;
 	_Atomic bool up;
@@ -332,6 +335,7 @@ static void close_files(struct mg_collect *c)
 static int attach(struct mg_collect *c, char *err, size_t errlen)
 {
 	struct mg_sensor_version v;
+	unsigned long ring_size = 0;
 	char *buffers;
 	struct stat st;
 	unsigned int i;
@@ -386,6 +390,8 @@ static int attach(struct mg_collect *c, char *err, size_t errlen)
 		ret = read_attr(c, f, buffers, err, errlen);
 		if (ret)
 			goto err_files;
+		if (!i || mg_sensor_ring_size(buffers, f->cpu) < ring_size)
+			ring_size = mg_sensor_ring_size(buffers, f->cpu);
 	}
 	/* read = mapped: every ring in place, or (overwrite mode) none. */
 	c->mapped = c->cfg.mapped;
@@ -415,7 +421,8 @@ static int attach(struct mg_collect *c, char *err, size_t errlen)
 	pthread_mutex_lock(&c->lock);
 	c->version = v;
 	pthread_mutex_unlock(&c->lock);
-	c->dir_ino = st.st_ino;
+	c->dir_ino = c->sized_ino = st.st_ino;
+	atomic_store(&c->ring_size, ring_size);
 	c->attached = true;
 	atomic_store(&c->up, true);
 	return 0;
@@ -700,7 +707,13 @@ static bool wait_module(struct mg_collect *c, enum why why)
 	atomic_store(&c->request, REQ_NONE);
 	for (;;) {
 		char now[512];
+		struct stat st;
 
+		/* A module that came back has its rings as loaded: once per load. */
+		if (!stat(c->dir, &st) && st.st_ino != c->sized_ino) {
+			c->sized_ino = st.st_ino;
+			mg_rings_grow(c->dir, c->cfg.ring_size, c->cfg.ring_memory, c->log, c->log_arg);
+		}
 		if (!attach(c, now, sizeof(now)))
 			break;
 		/* Say each different reason once, not every 200 ms. */
@@ -884,6 +897,12 @@ void mg_collect_free(struct mg_collect *c)
 bool mg_collect_up(const struct mg_collect *c)
 {
 	return atomic_load(&c->up);
+}
+
+void mg_collect_rings(const struct mg_collect *c, unsigned long *size, unsigned int *grown)
+{
+	*size = atomic_load(&c->ring_size);
+	*grown = mg_rings_resizes();
 }
 
 unsigned int mg_collect_reloads(const struct mg_collect *c)

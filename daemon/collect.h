@@ -49,6 +49,7 @@ struct mg_collect_cfg {
 	size_t watermark;		/* byte watermark (clamped to half a ring) */
 	unsigned int latency_ms;	/* read timeout, 0: none */
 	bool mapped;			/* read discard-mode rings in place */
+	size_t ring_size, ring_memory;	/* grow a module's rings (rings.h) when it comes back */
 };
 
 /* Per CPU, since the daemon started (reads of every load of the module). */
@@ -96,6 +97,11 @@ unsigned int mg_collect_reloads(const struct mg_collect *c);
 unsigned int mg_collect_ncpus(const struct mg_collect *c);
 /* The version of the module as last opened. */
 void mg_collect_version(struct mg_collect *c, struct mg_sensor_version *v);
+/*
+ * Bytes per CPU of the rings as last opened (the smallest one), and how
+ * often this magnetd grew them (rings.h).
+ */
+void mg_collect_rings(const struct mg_collect *c, unsigned long *size, unsigned int *grown);
 /* out: mg_collect_ncpus() entries, indexed by CPU. */
 void mg_collect_cpu_stats(struct mg_collect *c, struct mg_collect_cpu *out);
 

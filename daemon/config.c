@@ -135,6 +135,12 @@ static const struct key keys[] = {
 	{ .name = "dir", .short_opt = 'd', .type = K_PATH, FIELD(dir),
 	  .arg = "DIR",
 	  .help = "magnet's debugfs directory (/sys/kernel/debug/magnet)" },
+	{ .name = "ring_size", .type = K_SIZE, .flags = F_ZERO | F_POW2, FIELD(ring_size),
+	  .min = 64 * KIB, .max = GIB, .arg = "SIZE",
+	  .help = "grow each CPU's ring to this while it is empty, never shrink (4M; 0: as loaded)" },
+	{ .name = "ring_memory", .type = K_SIZE, .flags = F_ZERO, FIELD(ring_memory),
+	  .min = 64 * KIB, .max = 1024 * GIB, .arg = "SIZE",
+	  .help = "all CPUs' rings together at most (0: 1/32 of the memory)" },
 	{ .name = "read", .type = K_READ, FIELD(read), .arg = "MODE",
 	  .help = "mapped: read the rings in place; aio: copy them with AIO reads (mapped)" },
 	{ .name = "read_buffer", .type = K_SIZE, FIELD(read_buffer),
@@ -220,6 +226,7 @@ void mg_config_defaults(struct mg_config *c)
 	c->supermon_clients = 8;
 	c->request_timeout_ms = 10000;
 	strcpy(c->dir, "/sys/kernel/debug/magnet");
+	c->ring_size = 4 * MIB;
 	c->read_buffer = 256 * KIB;
 	c->watermark = 64 * KIB;
 	c->latency_ms = 100;

@@ -78,6 +78,8 @@ struct mg_config {
 	unsigned int supermon_clients;		/* 8 */
 	unsigned int request_timeout_ms;	/* 10s, 0: never */
 	char dir[4096];			/* /sys/kernel/debug/magnet */
+	size_t ring_size;		/* 4M: grow each CPU's ring to it, 0: leave */
+	size_t ring_memory;		/* all rings at most, 0: 1/32 of memory */
 	enum mg_read_mode read;		/* mapped */
 	size_t read_buffer;		/* 256K, per CPU, at least 2*MAGNET_RECORD_MAX */
 	size_t watermark;		/* 64K, 0: off */

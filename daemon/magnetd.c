@@ -38,6 +38,7 @@
 #include "ctl.h"
 #include "record.h"
 #include "log.h"
+#include "rings.h"
 #include "notify.h"
 #include "sensor.h"
 #include "server.h"
@@ -475,6 +476,8 @@ int main(int argc, char **argv)
 		if (*monitors[i].fd < 0)
 			fail(&d, "%s %s: %s", monitors[i].key, l->text, err);
 	}
+	/* Before its own probes write: only empty rings are grown. */
+	mg_rings_grow(d.cfg.dir, d.cfg.ring_size, d.cfg.ring_memory, collect_log, NULL);
 	apply_probes(&d);
 	if (!d.cfg.foreground)
 		daemonize(&d);
@@ -500,6 +503,8 @@ int main(int argc, char **argv)
 		.watermark = d.cfg.watermark,
 		.latency_ms = d.cfg.latency_ms,
 		.mapped = d.cfg.read == MG_READ_MAPPED,
+		.ring_size = d.cfg.ring_size,
+		.ring_memory = d.cfg.ring_memory,
 	};
 	ret = mg_totals_create(d.cfg.export_jobs, &d.totals);
 	if (ret)
