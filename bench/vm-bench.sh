@@ -585,17 +585,35 @@ ftrace_cost() { # prefix
 	echo "$v" >$TMP/cost
 }
 
+# The guest's pace drifts with the host's load, within a round too: each
+# tracer's run is bracketed by runs with no probe, the one before it and
+# one right after it, and its added cost taken against their mean
+# (PREFIX_added; PREFIX_none_after), so that two tracers' added costs in
+# one round compare at the same pace. Call it directly, not in $(...):
+# it moves last_none on.
+added() { # prefix tracer-ns
+	none_after=$(getpid_ns)
+	out "${1}_none_after" "$none_after"
+	out "${1}_added" "$(awk -v t="$2" -v a="$last_none" -v b="$none_after" \
+		'BEGIN { printf "%.1f", t - (a + b) / 2 }')"
+	last_none=$none_after
+}
+
 # One round of no probe, magnet's kprobe and fentry probe, and ftrace:
 # keys cost_WHAT_INFIXROUND, values appended to $none_runs etc.
 cost_round() { # infix ("" or "hpet_") round
 	v=$(getpid_ns); none_runs="$none_runs $v"
 	out "cost_none_$1$2" "$v"
+	last_none=$v
 	magnet_cost "cost_magnet_$1$2" kprobe:__x64_sys_getpid
 	magnet_runs="$magnet_runs $(cat $TMP/cost)"
+	added "cost_magnet_$1$2" "$(cat $TMP/cost)"
 	magnet_cost "cost_magnetf_$1$2" fentry:__do_sys_getpid
 	magnetf_runs="$magnetf_runs $(cat $TMP/cost)"
+	added "cost_magnetf_$1$2" "$(cat $TMP/cost)"
 	ftrace_cost "cost_ftrace_$1$2"
 	ftrace_runs="$ftrace_runs $(cat $TMP/cost)"
+	added "cost_ftrace_$1$2" "$(cat $TMP/cost)"
 }
 
 # shellcheck disable=SC2086 # the runs are words
@@ -621,6 +639,7 @@ if want 2; then
 			out cost_perf_$r "$v"
 			sleep 0.5
 			perf_stop cost_perf_$r getpid
+			added cost_perf_$r "$v"
 		fi
 
 		if [ $LTTNG = 1 ]; then
@@ -629,6 +648,7 @@ if want 2; then
 			out cost_lttng_$r "$v"
 			sleep 0.5
 			lttng_stop cost_lttng_$r $TMP/lt "$ITER"
+			added cost_lttng_$r "$v"
 		fi
 		# the eBPF peers: kprobe and fentry on the functions magnet's
 		# probes use, no args (40-byte records, as magnet's)
@@ -646,6 +666,7 @@ if want 2; then
 			out cost_${c}_$r "$v"
 			sleep 0.5
 			ebpf_stop $c cost_${c}_$r "$ITER"
+			added cost_${c}_$r "$v"
 		done
 		r=$((r + 1))
 	done
@@ -721,6 +742,35 @@ ebpf_flood() { # prefix config load...
 	ebpf_stop "$c" "$prefix" "$(sed -n 's/.*ops=\([0-9]*\).*/\1/p' $TMP/load.out)"
 }
 
+# magnet as an operator runs it: the module loaded with no parameter,
+# magnetd with its defaults (it grows the empty rings to its ring_size,
+# 4 MiB, and reads them mapped), the probe from magnetd's own -p, added
+# once the rings are sized. Drained: what magnetd read.
+magnetd_flood() { # prefix magnet-ctl-probe-words load...
+	prefix=$1 spec=$2
+	shift 2
+	insmod $KO || die "insmod $KO"
+	taskset $R magnetd -f -c /dev/null -p "$spec" >$TMP/magnetd.log 2>&1 &
+	mpid=$!
+	i=0
+	until grep -q "serving on" $TMP/magnetd.log; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { cat $TMP/magnetd.log; die "magnetd did not start"; }
+		sleep 0.1
+	done
+	out "${prefix}_ring" "$(awk 'NR == 2 { print $2 }' $M/buffers)"
+	taskset $W loadgen "$@" >$TMP/load.out || die "loadgen $*"
+	awk -v p="$prefix" '{ for (i = 1; i <= NF; i++) if ($i ~ /^(ops|secs)=/) print "bench: " p "_" $i }' \
+		$TMP/load.out
+	sleep 1
+	kill $mpid
+	wait $mpid || { cat $TMP/magnetd.log; die "magnetd failed"; }
+	grep "rings \|stopped:" $TMP/magnetd.log
+	out "${prefix}_drained" "$(sed -n 's/.*stopped: read \([0-9]*\) records.*/\1/p' $TMP/magnetd.log)"
+	magnet_counts "$prefix"
+	magnet_off
+}
+
 # Ops per second of the last flood's load.
 load_rate() {
 	awk '{ for (i = 1; i <= NF; i++) { if ($i ~ /^ops=/) o = substr($i, 5)
@@ -751,6 +801,8 @@ compare() { # size magnet-probes ftrace-event ftrace-name lttng-symbol load...
 
 	rate=$(( (mrate < frate ? mrate : frate) * 9 / 10 ))
 	out "${size}_rate" "$rate"
+	magnetd_flood "${size}_default" "$MD_PROBE" "$@"
+	magnetd_flood "${size}_paced_default" "$MD_PROBE" "$@" $rate
 
 	magnet_on "$mprobe"
 	flood magnet "${size}_paced_magnet" "$@" $rate
@@ -781,12 +833,14 @@ ebpf_conf() { # configs wanted
 if want 3; then
 	ebpf_conf bpf bt
 	EB_SYM=__x64_sys_getpid EB_NARGS=3 EB_CAP=0
+	MD_PROBE="kprobe __x64_sys_getpid args 3"
 	# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax, not ours
 	compare small kprobe:__x64_sys_getpid:3 \
 		'p:getpid __x64_sys_getpid a=$arg1 b=$arg2 c=$arg3' getpid __x64_sys_getpid \
 		getpid-for "$DUR"
 	ebpf_conf bpf bpff
 	EB_SYM=write_full EB_NARGS=3 EB_CAP=4000
+	MD_PROBE="kprobe write_full args 3 capture 4000@1"
 	# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax, not ours
 	compare large kprobe:write_full:3:4000@1 \
 		'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w write_full \
