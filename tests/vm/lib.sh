@@ -47,6 +47,17 @@ magnetd_up() { # log
 	done
 }
 
+# magnetd lets go of the rings (SIGUSR1): rmmod as soon as it has.
+release_rmmod() { # magnetd's pid
+	kill -USR1 "$1"
+	i=0
+	until rmmod magnet 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "rmmod kept failing after SIGUSR1"
+		sleep 0.1
+	done
+}
+
 # Wait (10 s at most) until every ring is empty: the reader took it all.
 rings_empty() { # what failed
 	i=0

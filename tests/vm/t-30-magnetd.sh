@@ -117,13 +117,7 @@ mkdir -p /sys/fs/cgroup/jobA /sys/fs/cgroup/jobB
 timeout 120 mdtest agg jobA jobB 3000 5000 || fail "agg"
 
 # Unload and reload under the daemon: SIGUSR1 lets go of the rings.
-kill -USR1 $pid
-i=0
-until rmmod magnet 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "rmmod kept failing after SIGUSR1"
-	sleep 0.1
-done
+release_rmmod $pid
 grep -q "released the rings" $log || fail "no release in the log: $(cat $log)"
 # Back in overwrite mode: the rings cannot be mapped, AIO reads them
 # (the rest of the test, the trace at SIGTERM included).

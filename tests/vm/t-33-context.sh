@@ -46,11 +46,13 @@ wait $fpid
 sleep 1	# timers tick meanwhile
 # Disarmed before the rings must be empty: ticks (and any task's getpid)
 # would refill them faster than a slow guest's reader wakes.
-magnet-ctl probe disable "$soft" && magnet-ctl probe disable "$sys" || fail "probe disable"
+magnet-ctl probe disable "$soft" || fail "probe disable $soft"
+magnet-ctl probe disable "$sys" || fail "probe disable $sys"
 rings_empty "magnet-read left records in the rings"
 kill -INT $rpid
 wait $rpid || fail "magnet-read: $(cat /tmp/read.err)"
-magnet-ctl probe enable "$soft" && magnet-ctl probe enable "$sys" || fail "probe enable"
+magnet-ctl probe enable "$soft" || fail "probe enable $soft"
+magnet-ctl probe enable "$sys" || fail "probe enable $sys"
 magnet-dump -j /tmp/ctx.mgt >/tmp/ctx.json
 n=$(grep -c "\"tgid\":$fpid,.*\"event\":\"$sys\"" /tmp/ctx.json)
 intr=$(grep "\"tgid\":$fpid,.*\"event\":\"$sys\"" /tmp/ctx.json | grep -c '"intr":true')
@@ -87,8 +89,8 @@ sh -c 'i=0; while [ $i -lt 500 ]; do echo magnet >/dev/null; i=$((i + 1)); done'
 wpid=$!
 wait $wpid
 # Other tasks' writes would refill the rings: disarmed first.
-magnet-ctl probe disable vfs_write && magnet-ctl probe disable copy_from_user_nofault ||
-	fail "probe disable"
+magnet-ctl probe disable vfs_write || fail "probe disable vfs_write"
+magnet-ctl probe disable copy_from_user_nofault || fail "probe disable copy_from_user_nofault"
 rings_empty "magnet-read left records in the rings"
 kill -INT $rpid
 wait $rpid || fail "magnet-read: $(cat /tmp/read.err)"

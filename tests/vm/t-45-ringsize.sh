@@ -25,7 +25,7 @@ stop() {
 }
 cleanup() {
 	rc=$?
-	[ -z "$pid" ] || kill $pid 2>/dev/null
+	[ -z "$pid" ] || kill "$pid" 2>/dev/null
 	[ $rc = 0 ] || failed_log $log
 }
 trap cleanup EXIT
@@ -37,8 +37,9 @@ start
 [ "$(sizes)" = 4194304 ] || fail "default ring_size: rings of $(sizes) bytes, want 4194304: $(cat $log)"
 grep -q "rings grown from 64K to 4M per CPU (2 CPUs; ring_size 4M, ring_memory " $log ||
 	fail "no growth in the log: $(cat $log)"
-[ "$(stat_of ring_size)" = 4194304 ] && [ "$(stat_of rings_grown)" = 1 ] ||
+if [ "$(stat_of ring_size)" != 4194304 ] || [ "$(stat_of rings_grown)" != 1 ]; then
 	fail "STATS: ring_size $(stat_of ring_size) rings_grown $(stat_of rings_grown), want 4194304 1"
+fi
 [ "$(discarded)" = 0 ] || fail "the resize discarded $(discarded) records"
 echo "default: $(grep 'rings grown' $log)"
 stop
@@ -73,13 +74,7 @@ rings_empty "magnetd left records in the rings"
 echo "kept: $(grep 'rings kept' $log)"
 
 # The module comes back under it: grown again before it is read.
-kill -USR1 $pid
-i=0
-until rmmod magnet 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "rmmod kept failing after SIGUSR1"
-	sleep 0.1
-done
+release_rmmod $pid
 load buf_size=64K
 i=0
 until [ "$(stat_of reloads)" = 1 ] && [ "$(stat_of module)" = up ]; do
@@ -88,8 +83,9 @@ until [ "$(stat_of reloads)" = 1 ] && [ "$(stat_of module)" = up ]; do
 	sleep 0.1
 done
 [ "$(sizes)" = 262144 ] || fail "after the reload: rings of $(sizes), want 262144: $(cat $log)"
-[ "$(stat_of ring_size)" = 262144 ] && [ "$(stat_of rings_grown)" = 1 ] ||
+if [ "$(stat_of ring_size)" != 262144 ] || [ "$(stat_of rings_grown)" != 1 ]; then
 	fail "STATS after the reload: ring_size $(stat_of ring_size) rings_grown $(stat_of rings_grown)"
+fi
 magnet-ctl probe add kprobe __x64_sys_getpid >/dev/null || fail "probe add after the reload"
 n=$(stat_of read)
 mgtest fire-n 100 >/dev/null || fail "fire-n"
