@@ -47,6 +47,22 @@ magnetd_up() { # log
 	done
 }
 
+# A key of magnetd's STATS OK line (on MDTEST_ADDR, or its Unix socket).
+stat_of() { # key
+	mdtest cmd STATS | head -n 1 | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+# Wait (10 s at most) until magnetd has read the module's rings again,
+# RELOADS times in all.
+magnetd_reopened() { # reloads its-log
+	i=0
+	until [ "$(stat_of reloads)" = "$1" ] && [ "$(stat_of module)" = up ]; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "magnetd did not reopen the rings: $(cat "$2")"
+		sleep 0.1
+	done
+}
+
 # magnetd lets go of the rings (SIGUSR1): rmmod as soon as it has.
 release_rmmod() { # magnetd's pid
 	kill -USR1 "$1"

@@ -24,10 +24,6 @@ wait_up() { # [port]
 	done
 }
 
-stat_of() { # key: from the STATS OK line
-	mdtest cmd STATS | head -n 1 | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
-
 # SIGHUP with $1 as the configuration; back once the daemon says so.
 reconfigure() { # text
 	printf '%s\n' "$1" >/tmp/magnetd.conf
@@ -123,12 +119,7 @@ grep -q "released the rings" $log || fail "no release in the log: $(cat $log)"
 # (the rest of the test, the trace at SIGTERM included).
 load buf_size=4M mode=overwrite
 magnet-ctl probe add kprobe __x64_sys_getpid >/dev/null || fail "probe add after reload"
-i=0
-until [ "$(stat_of reloads)" = 1 ] && [ "$(stat_of module)" = up ]; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "magnetd did not reopen the rings: $(cat $log)"
-	sleep 0.1
-done
+magnetd_reopened 1 $log
 echo "reloaded: $(grep 'reading the rings again' $log)"
 grep -q "overwrite-mode rings cannot be mapped: reading them with AIO" $log ||
 	fail "no AIO fallback for overwrite-mode rings: $(cat $log)"

@@ -33,10 +33,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-stat_of() { # key: from the STATS OK line
-	mdtest cmd STATS | head -n 1 | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
-
 rss() { awk '/^VmRSS/ { print $2 }' /proc/$pid/status; }
 
 reloads=0

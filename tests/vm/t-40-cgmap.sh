@@ -11,9 +11,6 @@ log=/tmp/magnetd-cgmap.log
 user=/sys/fs/cgroup/u65534
 n=${CGMAP_CHURN:-20000}
 
-stat_of() { # key: from the STATS OK line
-	mdtest cmd STATS | head -n 1 | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
 rss_kb() { awk '/^VmRSS/ { print $2 }' /proc/$pid/status; }
 # The daemon's inotify watches, as the kernel counts them.
 watches() { cat /proc/$pid/fdinfo/* 2>/dev/null | grep -c '^inotify wd:'; }

@@ -10,7 +10,6 @@ B=/sys/kernel/debug/magnet/buffers
 S=/sys/kernel/debug/magnet/stats
 sizes() { awk 'NR > 1 { print $2 }' $B | sort -u | tr '\n' ' ' | sed 's/ $//'; }
 discarded() { awk 'NR > 1 { d += $8 } END { print d + 0 }' $S; }
-stat_of() { mdtest cmd STATS | head -n 1 | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 pid=
 start() { # magnetd options...
@@ -76,12 +75,7 @@ echo "kept: $(grep 'rings kept' $log)"
 # The module comes back under it: grown again before it is read.
 release_rmmod $pid
 load buf_size=64K
-i=0
-until [ "$(stat_of reloads)" = 1 ] && [ "$(stat_of module)" = up ]; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "magnetd did not reopen the rings: $(cat $log)"
-	sleep 0.1
-done
+magnetd_reopened 1 $log
 [ "$(sizes)" = 262144 ] || fail "after the reload: rings of $(sizes), want 262144: $(cat $log)"
 if [ "$(stat_of ring_size)" != 262144 ] || [ "$(stat_of rings_grown)" != 1 ]; then
 	fail "STATS after the reload: ring_size $(stat_of ring_size) rings_grown $(stat_of rings_grown)"
