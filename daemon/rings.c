@@ -44,9 +44,9 @@ static int read_rings(const char *dir, struct rings *r)
 {
 	char *text = mg_sensor_read(dir, "buffers", NULL), *line, *save;
 
-	if (!text)
-		return -errno;
 	memset(r, 0, sizeof(*r));
+	if (!text)
+		return errno ? -errno : -EIO;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long size, used;
 		unsigned int cpu;
