@@ -335,7 +335,7 @@ static void close_files(struct mg_collect *c)
 static int attach(struct mg_collect *c, char *err, size_t errlen)
 {
 	struct mg_sensor_version v;
-	unsigned long ring_size = 0;
+	unsigned long ring_size = 0, size;
 	char *buffers;
 	struct stat st;
 	unsigned int i;
@@ -390,8 +390,9 @@ static int attach(struct mg_collect *c, char *err, size_t errlen)
 		ret = read_attr(c, f, buffers, err, errlen);
 		if (ret)
 			goto err_files;
-		if (!i || mg_sensor_ring_size(buffers, f->cpu) < ring_size)
-			ring_size = mg_sensor_ring_size(buffers, f->cpu);
+		size = mg_sensor_ring_size(buffers, f->cpu);
+		if (!i || size < ring_size)
+			ring_size = size;
 	}
 	/* read = mapped: every ring in place, or (overwrite mode) none. */
 	c->mapped = c->cfg.mapped;

@@ -22,7 +22,8 @@
  * (EBUSY) while the rings are held. mg_collect_release() lets go of them:
  * the thread cancels its reads, delivers what they held, closes the files
  * and waits for the module to go away and come back (or, if it stays, for
- * MG_COLLECT_RELEASE_NS), then reopens the rings and logs it. A read that
+ * MG_COLLECT_RELEASE_NS), then reopens the rings and logs it; a module
+ * that came back has its rings grown first (rings.h). A read that
  * ends (EOF) or fails the same way is treated as the module going away.
  */
 #ifndef MAGNET_DAEMON_COLLECT_H
