@@ -709,13 +709,24 @@ static bool wait_module(struct mg_collect *c, enum why why)
 	for (;;) {
 		char now[512];
 		struct stat st;
+		int grown = 0;
 
-		/* A module that came back has its rings as loaded: once per load. */
+		/*
+		 * A module that came back has its rings as loaded: grow them
+		 * once per load, before they are read. Its directory comes
+		 * before its files (probes= may take a second in between):
+		 * until buffers is there, neither size nor read.
+		 */
 		if (!stat(c->dir, &st) && st.st_ino != c->sized_ino) {
-			c->sized_ino = st.st_ino;
-			mg_rings_grow(c->dir, c->cfg.ring_size, c->cfg.ring_memory, c->log, c->log_arg);
+			grown = mg_rings_grow(c->dir, c->cfg.ring_size, c->cfg.ring_memory,
+					      c->log, c->log_arg);
+			if (grown != -ENOENT)
+				c->sized_ino = st.st_ino;
 		}
-		if (!attach(c, now, sizeof(now)))
+		if (grown == -ENOENT)
+			snprintf(now, sizeof(now), "the magnet module is still loading: %.400s/buffers not found",
+				 c->dir);
+		else if (!attach(c, now, sizeof(now)))
 			break;
 		/* Say each different reason once, not every 200 ms. */
 		if (!said || strcmp(now, err)) {
