@@ -39,6 +39,12 @@
 
 /* Re-read the probe table for an unknown event id at most this often. */
 #define PROBES_REFRESH_NS	1000000000ULL
+/*
+ * PROBES shows the module's counts as of at most this long ago: a client
+ * pipelining PROBES costs one read of the module's table per this, not
+ * one per command.
+ */
+#define PROBES_FRESH_NS		10000000ULL
 /* Jobs' cgroups are looked for (gone ones stop being exported) this often. */
 #define JOBS_CHECK_NS		1000000000ULL
 
@@ -46,13 +52,14 @@ static void note_queue_drops(struct mg_server *s);
 
 void mg_fanout_refresh_probes(struct mg_server *s, bool force)
 {
+	__u64 now = mg_now_ns(CLOCK_MONOTONIC);
 	struct mg_probe_table t = { 0 };
 	size_t len;
 	char *text;
 
-	if (!force && s->now - s->probes_read_ns < PROBES_REFRESH_NS)
+	if (now - s->probes_read_ns < (force ? PROBES_FRESH_NS : PROBES_REFRESH_NS))
 		return;
-	s->probes_read_ns = s->now;
+	s->probes_read_ns = now;
 	text = mg_sensor_read(s->cfg.dir, "probes", &len);
 	if (!text)
 		return;		/* module away: keep the names we had */
