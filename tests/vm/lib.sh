@@ -75,11 +75,17 @@ release_rmmod() { # magnetd's pid
 }
 
 # Wait (10 s at most) until every ring is empty: the reader took it all.
-rings_empty() { # what failed
+# Each thread of a process: its wait channel and kernel stack, one line.
+stacks() { # pid
+	for t in "/proc/$1/task/"*; do
+		echo "${t##*/} $(cat "$t/wchan" 2>/dev/null): $(tr '\n' ' ' <"$t/stack" 2>/dev/null)"
+	done
+}
+rings_empty() { # what failed [the reader's pid, whose threads are shown then]
 	i=0
 	while [ "$(awk 'NR > 1 { u += $4 } END { print u + 0 }' /sys/kernel/debug/magnet/buffers)" != 0 ]; do
 		i=$((i + 1))
-		[ $i -lt 100 ] || fail "$1: $(cat /sys/kernel/debug/magnet/buffers)"
+		[ $i -lt 100 ] || fail "$1: $(cat /sys/kernel/debug/magnet/buffers)${2:+; the reader, thread by thread: $(stacks "$2")}"
 		sleep 0.1
 	done
 }

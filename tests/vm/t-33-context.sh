@@ -48,7 +48,7 @@ sleep 1	# timers tick meanwhile
 # would refill them faster than a slow guest's reader wakes.
 magnet-ctl probe disable "$soft" || fail "probe disable $soft"
 magnet-ctl probe disable "$sys" || fail "probe disable $sys"
-rings_empty "magnet-read left records in the rings"
+rings_empty "magnet-read left records in the rings" $rpid
 kill -INT $rpid
 wait $rpid || fail "magnet-read: $(cat /tmp/read.err)"
 magnet-ctl probe enable "$soft" || fail "probe enable $soft"
@@ -91,7 +91,7 @@ wait $wpid
 # Other tasks' writes would refill the rings: disarmed first.
 magnet-ctl probe disable vfs_write || fail "probe disable vfs_write"
 magnet-ctl probe disable copy_from_user_nofault || fail "probe disable copy_from_user_nofault"
-rings_empty "magnet-read left records in the rings"
+rings_empty "magnet-read left records in the rings" $rpid
 kill -INT $rpid
 wait $rpid || fail "magnet-read: $(cat /tmp/read.err)"
 magnet-dump -j /tmp/self.mgt >/tmp/self.json
