@@ -9,6 +9,7 @@
 #   make check-debug VM_TESTS=t-10   only some tests (kmemleak still runs)
 #   make check-debug VM_TESTS=pcap   only tests/vm/host-pcap.sh
 #   make check-debug VM_TESTS=lockdown   only the lockdown=integrity run
+#   make check-debug-core  CI's share of it (below)
 #   make vm-check-lockdown the lockdown=integrity run alone
 #   make vm-shell-debug    a shell on the debug kernel
 #   make check-debug-rt    the suite on a PREEMPT_RT debug kernel (below)
@@ -46,6 +47,22 @@ vm_debug_run = $(vm_debug_env) $(VM_RUN) $(vm_debug_opts)
 check-debug:
 	$(Q)tools/bootstrap
 	$(Q)$(MAKE) vm-check-debug
+
+# CI's share of it (.ci/run, make check-debug-core), about 15 minutes of
+# its 45: the tests that drive the module's own paths (records, delivery,
+# captures, unload, a failing load, wake-ups, the control plane and its
+# add/remove cycles, every handler, fairness, the idle path, contexts,
+# resizes, reads, devices) and both lockdown boots, kmemleak's scan last.
+# The daemon's own tests (magnetd, its clients, MUNGE, Slurm), user space
+# the debug kernel checks nothing more of, the module parameters' parsing,
+# the crash boots and host-pcap run on Debian's kernel in make check.
+# make check-debug runs everything: before resolving kernel work.
+VM_DEBUG_CORE_TESTS ?= t-00 t-10 t-11 t-12 t-13 t-15 t-16 t-17 t-20 t-21 t-22 \
+	t-24 t-25 t-26 t-27 t-28 t-32 t-33 t-34 t-35 t-36 t-41 t-42 lockdown
+
+check-debug-core:
+	$(Q)tools/bootstrap
+	$(Q)$(MAKE) vm-check-debug VM_TESTS="$(VM_DEBUG_CORE_TESTS)"
 
 # Like vm-guest-files, but no module for Debian's kernel: the user-space
 # files, then the debug kernel (built when not cached) and the modules.
@@ -100,7 +117,7 @@ vm-check-debug: vm-debug-files
 vm-shell-debug: vm-debug-files
 	$(Q)$(vm_debug_run) -i -- sh
 
-.PHONY: print-guest-files check-debug vm-debug-files vm-user-files vm-check-debug \
+.PHONY: print-guest-files check-debug check-debug-core vm-debug-files vm-user-files vm-check-debug \
 	vm-check-lockdown vm-shell-debug
 
 # --- the PREEMPT_RT debug kernel ---------------------------------------------
