@@ -6,6 +6,10 @@ failed_file=/tmp/failed.$$
 rm -f $failed_file
 fail() { echo "FAIL: $*"; echo "$*" >>$failed_file; dmesg | tail -n 20; exit 1; }
 
+# The debug kernel (tests/vm/debug.config; kmemleak is one of its options):
+# KASAN and lockdep make some loops there ten times slower.
+debug_kernel() { [ -e /sys/kernel/debug/kmemleak ]; }
+
 # A daemon's log (its last 100 lines), then why the test failed again.
 failed_log() { # log
 	tail -n 100 "$1" | sed "s/^/$(basename "$1"): /"

@@ -4,10 +4,9 @@
 # memory is back to baseline.
 . ./lib.sh
 slab_objs() { awk '/^kmalloc-/ { n += $2 } END { print n }' /proc/slabinfo; }
-# 300 on the debug kernel (kmemleak is one of its options), where a
-# cycle takes half a second: KASAN sees a use after free in any of them.
+# (A cycle takes half a second on the debug kernel.)
 n=1000
-[ ! -e /sys/kernel/debug/kmemleak ] || n=300
+! debug_kernel || n=300
 load
 nltest cycles 20 >/dev/null || fail "warm-up cycles"
 s0=$(slab_objs)
@@ -15,7 +14,7 @@ nltest cycles $n || fail "cycles"
 s1=$(slab_objs)
 [ -z "$(cat /sys/kernel/debug/magnet/probes)" ] || fail "probes left: $(cat /sys/kernel/debug/magnet/probes)"
 echo "kmalloc objects $s0 -> $s1"
-if [ -e /sys/kernel/debug/kmemleak ]; then
+if debug_kernel; then
 	# The debug kernel: KASAN's quarantine holds freed objects, so slab
 	# counts grow without a leak; kmemleak judges leaks at the suite's end.
 	echo "kmemleak present: leaks are left to its scan"

@@ -58,10 +58,6 @@ held() { # file: wait for a hog's "held N" line, print N
 	sed -n 's/^held //p' "$1"
 }
 
-# The debug kernel (kmemleak is one of its options): see np and slotkinds.
-debug=
-[ ! -e /sys/kernel/debug/kmemleak ] || debug=1
-
 load buf_size=4M
 # A PROBES reply of about 1 KiB: the pipelined command below.
 for f in getpid getppid getuid geteuid getgid getegid gettid getpgrp \
@@ -95,7 +91,7 @@ base=$(rss)
 # the debug kernel (KASAN checks every byte sent) would take over 10
 # minutes; there 4 prove the same bound.
 np=20
-[ -z "$debug" ] || np=4
+! debug_kernel || np=4
 mdtest hog $np pipe >/tmp/pipe.out &
 hog=$!
 pids="$pids $hog"
@@ -126,7 +122,7 @@ echo "RSS: ${base} kB at rest, peak ${peak} kB with $np clients pipelining PROBE
 kill $hog
 # Read slowly, they get every reply, in order (and are not cut off).
 n=2000
-[ $np = 20 ] || n=200
+! debug_kernel || n=200
 timeout 300 mdtest pipeline 8 $n || fail "pipeline"
 [ "$(stat_of cut_off)" = $np ] || fail "readers cut off: $(mdtest cmd STATS | head -n 1)"
 echo "RSS after: $(rss) kB"
@@ -138,7 +134,7 @@ reconfigure "max_clients = 24" "max_clients_per_user = 16" \
 # Every kind of client takes a slot; pipeliners only where they fill
 # their queues within client_timeout (not on the debug kernel: above).
 slotkinds="idle agg sub pipe"
-[ -z "$debug" ] || slotkinds="idle agg sub"
+! debug_kernel || slotkinds="idle agg sub"
 # shellcheck disable=SC2086 # the kinds are words
 MDTEST_UID=65534 mdtest hog 100 $slotkinds >/tmp/hog1 &
 h1=$!

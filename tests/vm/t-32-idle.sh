@@ -8,9 +8,9 @@
 # the debug kernel (lockdep's RCU checks, KASAN) reports any such access.
 . ./lib.sh
 
-# 60 s on the debug kernel (kmemleak is one of its debugging options).
+# 60 s on the debug kernel.
 secs=20
-[ -e /sys/kernel/debug/kmemleak ] && secs=60
+! debug_kernel || secs=60
 
 load buf_size=65536
 # kprobes and kretprobes there are refused, with the reason: 6.1's kprobes
