@@ -35,6 +35,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include "chunkq.h"
 #include "collect.h"
 #include "expr.h"
 #include "prom.h"
@@ -468,7 +469,7 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 		mg_tracewr_stats(s->env.trace, &ts);
 	mg_cgmap_stats(s->cgmap, &cg);
 	mg_collect_rings(s->env.collect, &ring_size, &grown);
-	mg_client_reply(c, "OK %u cpus uptime=%llu module=%s reloads=%u clients=%u subscribers=%u aggregators=%u read=%llu read_bytes=%llu read_lost=%llu queue_dropped=%llu sent=%llu client_dropped=%llu cut_off=%llu refused=%llu trace_files=%llu trace_bytes=%llu trace_dropped=%llu trace_errors=%llu idle_closed=%llu client_queued=%llu cgroups=%u cgroup_bytes=%zu cgroups_evicted=%llu ring_size=%lu rings_grown=%u",
+	mg_client_reply(c, "OK %u cpus uptime=%llu module=%s reloads=%u clients=%u subscribers=%u aggregators=%u read=%llu read_bytes=%llu read_lost=%llu queue_dropped=%llu queue_peak=%zu sent=%llu client_dropped=%llu cut_off=%llu refused=%llu trace_files=%llu trace_bytes=%llu trace_dropped=%llu trace_errors=%llu idle_closed=%llu client_queued=%llu cgroups=%u cgroup_bytes=%zu cgroups_evicted=%llu ring_size=%lu rings_grown=%u",
 			ncpus,
 			(unsigned long long)((mg_now_ns(CLOCK_MONOTONIC) - s->start_ns) / 1000000000ULL),
 			mg_collect_up(s->env.collect) ? "up" : "down",
@@ -476,6 +477,7 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 			s->naggs, (unsigned long long)read, (unsigned long long)bytes,
 			(unsigned long long)lost,
 			(unsigned long long)atomic_load(s->env.queue_dropped),
+			mg_chunkq_peak(s->env.queue),
 			(unsigned long long)s->sent,
 			(unsigned long long)s->client_dropped,
 			(unsigned long long)s->cut_off, (unsigned long long)s->refused,
@@ -984,21 +986,11 @@ void mg_client_read(struct mg_server *s, struct client *c)
 	mg_client_flush(s, c);		/* a turn of lines, and their replies */
 }
 
-bool mg_client_continue(struct mg_server *s)
+bool mg_client_continue(struct mg_server *s, struct client *c)
 {
-	bool more = false;
-	unsigned int k;
-
-	/* Backwards: closing moves the last client into this place. */
-	for (k = s->nclients; k-- > 0;) {
-		struct client *c = s->clients[k];
-
-		if (!c->in_len || c->closing || c->out.len >= s->cfg.client_queue)
-			continue;
-		if (!mg_client_flush(s, c))
-			continue;
-		more |= c->in_len && !c->closing &&
-			c->out.len < s->cfg.client_queue;
-	}
-	return more;
+	if (!c->in_len || c->closing || c->out.len >= s->cfg.client_queue)
+		return false;
+	if (!mg_client_flush(s, c))
+		return false;
+	return c->in_len && !c->closing && c->out.len < s->cfg.client_queue;
 }

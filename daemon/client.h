@@ -139,9 +139,9 @@ bool mg_client_flush(struct mg_server *s, struct client *c);
 /* Receive, and handle a turn of lines while the queue has room. */
 void mg_client_read(struct mg_server *s, struct client *c);
 /*
- * A turn for each client whose received lines wait (its last turn's
- * budget ran out); true if some still wait.
+ * The next turn of c if its received lines wait (its last turn's budget
+ * ran out); true if some still wait.
  */
-bool mg_client_continue(struct mg_server *s);
+bool mg_client_continue(struct mg_server *s, struct client *c);
 
 #endif /* MAGNET_DAEMON_CLIENT_H */

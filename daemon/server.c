@@ -654,6 +654,31 @@ static int gather_ms(struct mg_server *s)
 	return (int)((s->gather_until - now + 999999) / 1000000);
 }
 
+/*
+ * The records' queue more than half full: its chunks before the next
+ * client's turn. A request left for later only waits; a chunk the queue
+ * cannot take is lost, so a flood of requests must not hold them up.
+ */
+static void drain_if_filling(struct mg_server *s)
+{
+	if (mg_chunkq_used(s->env.queue) > mg_chunkq_size(s->env.queue) / 2)
+		mg_fanout_drain(s, BATCH_CHUNKS);
+}
+
+/* The next turn of each client with lines left; true if more wait. */
+static bool continue_turns(struct mg_server *s)
+{
+	bool more = false;
+	unsigned int k;
+
+	/* Backwards: closing moves the last client into this place. */
+	for (k = s->nclients; k-- > 0;) {
+		more |= mg_client_continue(s, s->clients[k]);
+		drain_if_filling(s);
+	}
+	return more;
+}
+
 int mg_server_run(struct mg_server *s, int sigfd, mg_server_signal_fn fn,
 		  void *arg)
 {
@@ -676,7 +701,7 @@ int mg_server_run(struct mg_server *s, int sigfd, mg_server_signal_fn fn,
 			ms = more || !mg_chunkq_arm(s->env.queue) ? 0 : -1;
 		}
 		/* Lines left by a client's turn: the next turn, soon. */
-		if (mg_client_continue(s))
+		if (continue_turns(s))
 			ms = 0;
 		flush_all(s);
 		arm_timer(s, timers(s));
@@ -725,6 +750,7 @@ int mg_server_run(struct mg_server *s, int sigfd, mg_server_signal_fn fn,
 					break;
 				if (evs[i].events & EPOLLIN)
 					mg_client_read(s, c);
+				drain_if_filling(s);
 				break;
 			default:
 				break;	/* TAG_QUEUE: drained at the top */
