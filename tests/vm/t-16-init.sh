@@ -17,10 +17,10 @@ hammer &
 h1=$!
 hammer &
 h2=$!
-# 30 loads; 10 on the debug kernel, where each takes 10 s and KASAN
+# 30 loads; 5 on the debug kernel, where each takes 10 s and KASAN
 # catches an open file that outlives the module's text at once.
 n=30
-! debug_kernel || n=10
+! debug_kernel || n=5
 i=0
 while [ $i -lt $n ]; do
 	insmod /magnet/magnet.ko probes=kprobe:vfs_read,kretprobe:vfs_write,kprobe:nope_nope \
