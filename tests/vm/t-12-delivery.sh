@@ -28,22 +28,22 @@ wait $fpid
 rings_empty "magnet-read -m left records in the rings"
 kill -INT $rpid
 wait $rpid || fail "magnet-read -m: $(cat /tmp/m.err)"
-n=$(magnet-dump -j /tmp/m.mgt | grep -c "\"tgid\":$fpid,")
+n=$(magnet-dump -j /tmp/m.mgt | grep -F -c "\"tgid\":$fpid,")
 [ "$n" = 20000 ] || fail "magnet-read -m: $n of 20000 records in the trace: $(cat /tmp/m.err)"
 grep -q "lost full=0 too_big=0 nesting=0 overwritten=0" /tmp/m.err || fail "magnet-read -m: $(cat /tmp/m.err)"
 # What it wrote was given back: a new reader finds none of it.
 magnet-read -t 1 -o /tmp/again.mgt 2>/dev/null || fail "magnet-read after magnet-read -m"
-n=$(magnet-dump -j /tmp/again.mgt | grep -c "\"tgid\":$fpid,")
+n=$(magnet-dump -j /tmp/again.mgt | grep -F -c "\"tgid\":$fpid,")
 [ "$n" = 0 ] || fail "$n records read again after magnet-read -m stopped"
 # -n stops it inside what it holds: given back all the same.
 taskset 1 mgtest fire-n 5000 >/dev/null &	# one ring: -n stops after one
 fpid=$!
 wait $fpid
 magnet-read -m -n 100 -o /tmp/n.mgt 2>/tmp/m.err || fail "magnet-read -m -n 100: $(cat /tmp/m.err)"
-n=$(magnet-dump -j /tmp/n.mgt | grep -c "\"tgid\":$fpid,")
+n=$(magnet-dump -j /tmp/n.mgt | grep -F -c "\"tgid\":$fpid,")
 [ "$n" = 5000 ] || fail "magnet-read -m -n 100: $n of the 5000 records it found waiting"
 magnet-read -t 1 -o /tmp/again.mgt 2>/dev/null || fail "magnet-read after magnet-read -m -n"
-n=$(magnet-dump -j /tmp/again.mgt | grep -c "\"tgid\":$fpid,")
+n=$(magnet-dump -j /tmp/again.mgt | grep -F -c "\"tgid\":$fpid,")
 [ "$n" = 0 ] || fail "$n records read again after magnet-read -m -n stopped"
 magnet-read -m -r 2 -o /tmp/x.mgt 2>/tmp/m.err && fail "magnet-read -m -r 2 accepted"
 grep -q "do not apply" /tmp/m.err || fail "magnet-read -m -r: $(cat /tmp/m.err)"

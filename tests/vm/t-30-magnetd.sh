@@ -141,7 +141,7 @@ wait $pid
 rc=$?
 [ $rc = 0 ] || fail "magnetd exit $rc after SIGTERM: $(cat $log)"
 # Its probe records: the TASK records naming it are in the trace too.
-magnet-dump -j $trace/magnetd-000000.mgt | grep "\"tgid\":$fpid," >/tmp/fired ||
+magnet-dump -j $trace/magnetd-000000.mgt | grep -F "\"tgid\":$fpid," >/tmp/fired ||
 	fail "magnet-dump of the trace"
 n=$(grep -c '"type":"kprobe"' /tmp/fired)
 [ "$n" = 5000 ] || fail "the trace holds $n of 5000 records"
@@ -171,10 +171,10 @@ wait $fpid
 rings_empty "magnet-read left the rings unread"
 kill -INT $rpid
 wait $rpid || fail "magnet-read: $(cat /tmp/rd.err)"
-late=$(magnet-dump -j /tmp/rd.mgt | grep "\"tgid\":$fpid," |
+late=$(magnet-dump -j /tmp/rd.mgt | grep -F "\"tgid\":$fpid," |
 	grep -c "\"id\":$rid2,\"event\":\"__x64_sys_getpid%return\"")
 [ "$late" = 1000 ] || fail "magnet-read: $late of 1000 records of probe $rid2 named"
-magnet-dump /tmp/rd.mgt | grep -q " unknown " && fail "magnet-read: unknown probe in the trace"
+magnet-dump /tmp/rd.mgt | grep -F -q " unknown " && fail "magnet-read: unknown probe in the trace"
 echo "magnet-read: $late of 1000 records of probe $rid2 added after it started, named"
 unload
 echo "log:"

@@ -41,7 +41,7 @@ whole() { # dir
 		magnet-dump -s "$f" >/tmp/st 2>/tmp/err ||
 			fail "$f ($(stat -c %s "$f") bytes): $(cat /tmp/err)"
 		[ -s /tmp/err ] && fail "$f: $(cat /tmp/err)"
-		n=$(magnet-dump "$f" 2>/tmp/err | grep -c __x64_sys_getpid)
+		n=$(magnet-dump "$f" 2>/tmp/err | grep -F -c __x64_sys_getpid)
 		[ -s /tmp/err ] && fail "$f: $(cat /tmp/err)"
 		[ "$n" -gt 0 ] || fail "$f: no record"
 		[ "$(stat -c %a "$f")" = 600 ] || fail "$f: mode $(stat -c %a "$f")"

@@ -59,7 +59,7 @@ for how in aio mmap; do
 	rings_empty "magnet-read -d /dev/magnet $opt left records in the rings"
 	kill -INT $rpid
 	wait $rpid || fail "magnet-read -d /dev/magnet $opt: $(cat /tmp/dev.err)"
-	got=$(magnet-dump -j /tmp/dev.mgt | grep -c "\"tgid\":$fpid,")
+	got=$(magnet-dump -j /tmp/dev.mgt | grep -F -c "\"tgid\":$fpid,")
 	[ "$got" = 5000 ] || fail "$how through /dev/magnet: $got of 5000 records: $(cat /tmp/dev.err)"
 	grep -q "cannot\|error" /tmp/dev.err && fail "magnet-read -d /dev/magnet $opt: $(cat /tmp/dev.err)"
 	echo "$how through /dev/magnet: 5000 of 5000 records"
@@ -76,7 +76,7 @@ wait $fpid
 sleep 1
 kill -INT $rpid
 wait $rpid || fail "magnet-read without debugfs: $(cat /tmp/nodbg.err)"
-got=$(magnet-dump -j /tmp/nodbg.mgt | grep -c "\"tgid\":$fpid,")
+got=$(magnet-dump -j /tmp/nodbg.mgt | grep -F -c "\"tgid\":$fpid,")
 [ "$got" = 3000 ] || fail "without debugfs: $got of 3000 records: $(cat /tmp/nodbg.err)"
 grep -q "version not found: debugfs is not mounted.*reading the rings from /dev/magnet" /tmp/nodbg.err ||
 	fail "magnet-read without debugfs said: $(cat /tmp/nodbg.err)"
