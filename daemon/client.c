@@ -34,6 +34,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "chunkq.h"
 #include "collect.h"
@@ -249,6 +250,35 @@ bool mg_client_put_data(struct mg_server *s, struct client *c,
 	mg_obuf_put(&c->out, data, n);
 	s->sent += records;
 	return true;
+}
+
+void mg_client_put_frame(struct client *c, const void *hdr, size_t hl,
+			 const void *data, size_t len)
+{
+	if (!c->out.len) {
+		struct iovec iov[2] = {
+			{ .iov_base = (void *)hdr, .iov_len = hl },
+			{ .iov_base = (void *)data, .iov_len = len },
+		};
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+		ssize_t n;
+
+		do
+			n = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		/* An error other than a full socket: the next flush meets it. */
+		if (n > 0) {
+			size_t sent = n, h = sent < hl ? sent : hl;
+
+			c->written += sent;
+			hdr = (const char *)hdr + h;
+			hl -= h;
+			data = (const char *)data + (sent - h);
+			len -= sent - h;
+		}
+	}
+	mg_obuf_put(&c->out, hdr, hl);
+	mg_obuf_put(&c->out, data, len);
 }
 
 static void update_events(struct mg_server *s, struct client *c)

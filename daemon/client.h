@@ -130,6 +130,13 @@ void mg_client_drop(struct mg_server *s, struct client *c, __u64 records);
 /* Data (never a reply): queued whole, or dropped and counted. */
 bool mg_client_put_data(struct mg_server *s, struct client *c,
 			const void *data, size_t n, __u64 records);
+/*
+ * A frame of a stream, its header then its data, that fits the queue:
+ * sent at once when nothing waits before it, so that what the socket
+ * takes is never copied into the queue; the rest is queued.
+ */
+void mg_client_put_frame(struct client *c, const void *hdr, size_t hl,
+			 const void *data, size_t len);
 
 void mg_client_close(struct mg_server *s, struct client *c, const char *why);
 /* Free the clients closed during this epoll batch. */

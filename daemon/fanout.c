@@ -447,8 +447,7 @@ static void feed_binary(struct mg_server *s, struct client *c,
 	    mg_client_tell_drops(s, c)) {
 		hl = snprintf(hdr, sizeof(hdr), "B %zu\n", len);
 		if (hl + len <= mg_client_room(s, c)) {
-			mg_obuf_put(&c->out, hdr, hl);
-			mg_obuf_put(&c->out, data, len);
+			mg_client_put_frame(c, hdr, hl, data, len);
 			s->sent += s->nrecs;
 			return;
 		}

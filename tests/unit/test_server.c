@@ -2208,6 +2208,57 @@ START_TEST(drops_told_after_burst)
 }
 END_TEST
 
+/*
+ * Binary frames to a subscriber whose socket takes a few KiB at a time: a
+ * frame goes straight from the chunk as far as the socket takes it, the
+ * rest is queued, and the frames after it wait behind it: every frame
+ * whole, every record once, in order.
+ */
+START_TEST(frames_in_order_through_small_socket)
+{
+	static char chunk[32768], got[32768];
+	__u64 fed = 0, seen = 0;
+	struct cl *c;
+	char line[64];
+	unsigned int k, len;
+
+	fx.cfg.client_queue = 4 << 20;
+	fx.cfg.client_timeout_ms = 60000;
+	fx.cfg.unix_sndbuf = 4096;
+	start();
+	c = cl_new(connect_fd_small(4096));
+	cl_expect(c, "SUBSCRIBE FORMAT binary\n", "OK subscribed");
+	for (k = 0; k < 40; k++) {
+		size_t off = 0;
+
+		/* Frames of 32, 16 and 10 KiB in turn. */
+		while (off + MAGNET_RECORD_HEADER <= sizeof(chunk) / (1 + k % 3)) {
+			struct mg_record_hdr h = { .event_id = 16, .timestamp = ++fed,
+						   .pid = 9, .tgid = 9 };
+
+			off += mg_record_encode_kprobe(chunk + off, sizeof(chunk) - off,
+						       &h, NULL, 0);
+		}
+		ck_assert_int_eq(feed(0, chunk, off), 0);
+	}
+	while (seen < fed) {
+		const struct magnet_record *r;
+		size_t off = 0;
+
+		ck_assert_msg(cl_line(c, line, sizeof(line), 5000), "%llu of %llu records",
+			      (unsigned long long)seen, (unsigned long long)fed);
+		ck_assert_msg(sscanf(line, "B %u", &len) == 1 && len <= sizeof(got), "%s", line);
+		cl_bytes(c, got, len);
+		while ((r = mg_record_step(got, len, &off)))
+			ck_assert_uint_eq(r->timestamp, ++seen);
+		ck_assert_uint_eq(off, len);
+	}
+	ck_assert_uint_eq(stat_of("client_dropped"), 0);
+	ck_assert(!cl_line(c, line, sizeof(line), 200));
+	cl_free(c);
+}
+END_TEST
+
 /* ---- framing: names that read like replies ------------------------------ */
 
 /*
@@ -2727,6 +2778,7 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, names_reset);
 	tcase_add_test(tc, probe_names);
 	tcase_add_test(tc, drops_told_after_burst);
+	tcase_add_test(tc, frames_in_order_through_small_socket);
 	tcase_add_test(tc, framing_names);
 	tcase_add_test(tc, chunks_no_inotify_reads);
 	suite_add_tcase(s, tc);
