@@ -2145,35 +2145,51 @@ END_TEST
  * dropped for it, with no record after the burst to carry them. Records
  * and D lines add up to the burst.
  */
-START_TEST(drops_told_after_burst)
+/*
+ * A subscriber (cmd) on the Unix socket whose socket takes 4 KiB at a
+ * time, its queue client_queue bytes.
+ */
+static struct cl *small_subscriber(size_t client_queue, const char *cmd)
 {
-	static char chunk[32768];
-	__u64 fed = 0, got = 0, told = 0, d, end;
 	struct cl *c;
-	char line[4200];
-	unsigned int k;
 
-	fx.cfg.client_queue = 16384;
+	fx.cfg.client_queue = client_queue;
 	fx.cfg.client_timeout_ms = 60000;
 	fx.cfg.unix_sndbuf = 4096;
 	start();
 	c = cl_new(connect_fd_small(4096));
-	cl_expect(c, "SUBSCRIBE\n", "OK subscribed");
+	cl_expect(c, cmd, "OK subscribed");
+	return c;
+}
+
+/* Records of timestamps *ts + 1, + 2, ... filling size bytes of chunk. */
+static size_t put_numbered(char *chunk, size_t size, __u64 *ts)
+{
+	size_t off = 0;
+
+	while (off + MAGNET_RECORD_HEADER <= size) {
+		struct mg_record_hdr h = { .event_id = 16, .timestamp = ++*ts,
+					   .pid = 9, .tgid = 9 };
+
+		off += mg_record_encode_kprobe(chunk + off, size - off, &h, NULL, 0);
+	}
+	return off;
+}
+
+START_TEST(drops_told_after_burst)
+{
+	static char chunk[32768];
+	__u64 fed = 0, got = 0, told = 0, d, end;
+	struct cl *c = small_subscriber(16384, "SUBSCRIBE\n");
+	char line[4200];
+	unsigned int k;
+
 	for (k = 0; k < 20; k++) {
-		size_t off = 0;
-		__u64 n = 0;
+		__u64 before = fed;
+		size_t off = put_numbered(chunk, sizeof(chunk), &fed);
 
-		while (off + MAGNET_RECORD_HEADER <= sizeof(chunk)) {
-			struct mg_record_hdr h = { .event_id = 16, .timestamp = fed + n + 1,
-						   .pid = 9, .tgid = 9 };
-
-			off += mg_record_encode_kprobe(chunk + off, sizeof(chunk) - off,
-						       &h, NULL, 0);
-			n++;
-		}
 		if (feed(0, chunk, off))
-			atomic_fetch_add(&fx.queue_dropped, n);	/* told as drops too */
-		fed += n;
+			atomic_fetch_add(&fx.queue_dropped, fed - before);	/* told as drops too */
 	}
 	/* The server has handled the burst: every record sent or dropped. */
 	end = now_ms() + 10000;
@@ -2218,29 +2234,14 @@ START_TEST(frames_in_order_through_small_socket)
 {
 	static char chunk[32768], got[32768];
 	__u64 fed = 0, seen = 0;
-	struct cl *c;
+	struct cl *c = small_subscriber(4 << 20, "SUBSCRIBE FORMAT binary\n");
 	char line[64];
 	unsigned int k, len;
 
-	fx.cfg.client_queue = 4 << 20;
-	fx.cfg.client_timeout_ms = 60000;
-	fx.cfg.unix_sndbuf = 4096;
-	start();
-	c = cl_new(connect_fd_small(4096));
-	cl_expect(c, "SUBSCRIBE FORMAT binary\n", "OK subscribed");
-	for (k = 0; k < 40; k++) {
-		size_t off = 0;
-
-		/* Frames of 32, 16 and 10 KiB in turn. */
-		while (off + MAGNET_RECORD_HEADER <= sizeof(chunk) / (1 + k % 3)) {
-			struct mg_record_hdr h = { .event_id = 16, .timestamp = ++fed,
-						   .pid = 9, .tgid = 9 };
-
-			off += mg_record_encode_kprobe(chunk + off, sizeof(chunk) - off,
-						       &h, NULL, 0);
-		}
-		ck_assert_int_eq(feed(0, chunk, off), 0);
-	}
+	/* Frames of 32, 16 and 10 KiB in turn. */
+	for (k = 0; k < 40; k++)
+		ck_assert_int_eq(feed(0, chunk, put_numbered(chunk, sizeof(chunk) / (1 + k % 3),
+							     &fed)), 0);
 	while (seen < fed) {
 		const struct magnet_record *r;
 		size_t off = 0;

@@ -48,7 +48,7 @@ check-debug:
 	$(Q)tools/bootstrap
 	$(Q)$(MAKE) vm-check-debug
 
-# CI's share of it (.ci/run, make check-debug-core), about 18 minutes of
+# CI's share of it (.ci/run, make check-debug-core), about 17 minutes of
 # its 46: the tests that drive the module's own paths (records, delivery,
 # captures, unload, a failing load, wake-ups, the control plane and its
 # add/remove cycles, every handler, fairness, the idle path, contexts,
