@@ -327,7 +327,7 @@ static void mg_aio_work(struct work_struct *work)
 		rb = mg_reader_ring(buf);
 		if (!mg_ready(buf, rb, req->count, req->deadline)) {
 			size_t count = req->count;
-			u64 deadline = req->deadline;
+			u64 deadline = req->deadline, now;
 
 			spin_unlock_irq(&buf->aio_lock);
 			/*
@@ -336,17 +336,19 @@ static void mg_aio_work(struct work_struct *work)
 			 * the file and its ring. A cancel meanwhile kicks the
 			 * work at once; queue_delayed_work() leaves that kick
 			 * alone, where mod_delayed_work() would defer it.
+			 *
+			 * The clock is read before arming. Past the deadline
+			 * then, mg_arm() sees it past too and arms for any
+			 * record: the next writer kicks. Before it, the
+			 * deadline may pass while arming, and the armed
+			 * watermark may never come: the timer ends the wait.
 			 */
+			now = ktime_get_ns();
 			if (mg_wait_ready(buf, rb, count, deadline))
 				continue;	/* a writer beat the arming */
-			if (deadline) {
-				u64 now = ktime_get_ns();
-
-				/* Past it, any record will do: the armed writer kicks. */
-				if (now < deadline)
-					queue_delayed_work(mg_aio_wq, &buf->aio_work,
-							   nsecs_to_jiffies(deadline - now) + 1);
-			}
+			if (deadline && now < deadline)
+				queue_delayed_work(mg_aio_wq, &buf->aio_work,
+						   nsecs_to_jiffies(deadline - now) + 1);
 			return;
 		}
 		list_del(&req->node);

@@ -72,6 +72,11 @@
  *                                elapses: a read and an AIO read waiting for
  *                                50 records return with the 50th, not at
  *                                once with the 5 there
+ *   mgtest aio-deadline N        N queued AIO reads, each with one record
+ *                                there, a 64 KiB watermark and a timeout
+ *                                of 1, 2, ... N us, complete with it: no
+ *                                timeout is lost however it falls against
+ *                                the worker's arming of the ring
  *   mgtest nowait                reads that must not wait (io_uring's first
  *                                try, preadv2 and libaio with RWF_NOWAIT)
  *                                do not sleep while another read holds the
@@ -2109,6 +2114,87 @@ static int cmd_forever(uint64_t timeout)
 }
 
 /*
+ * A child on CPU 0 that calls getpid() once per byte it reads from @cmd and
+ * answers each with a byte on @ack: one record, at a time we choose.
+ */
+static pid_t one_shot_firer(int cmd[2], int ack[2])
+{
+	pid_t pid;
+	char c;
+
+	if (pipe(cmd) || pipe(ack))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid == 0) {
+		pin(0);
+		close(cmd[1]);
+		close(ack[0]);
+		while (read(cmd[0], &c, 1) == 1) {
+			my_getpid();
+			if (write(ack[1], &c, 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	return pid;
+}
+
+/*
+ * A queued AIO read whose timeout elapses while the worker decides to
+ * wait: with one record there and a watermark far above it, each read must
+ * complete soon after its timeout, wherever the timeout falls. Read i
+ * waits i us: the sweep crosses the worker's start-up delay (about 200 us
+ * on Debian's 6.1 in TCG, 700 us on the debug kernel), where some timeouts
+ * elapse between its arming of the ring and its setting of the timer.
+ */
+static int cmd_aio_deadline(int n)
+{
+	int id = need_probe("kprobe", "__x64_sys_getpid"), cmd[2], ack[2], fd, r, i;
+	struct iocb cb, *cbs[1] = { &cb };
+	struct timespec wait = { 2, 0 };
+	uint64_t worst = 0, t0, dt, timeout;
+	io_context_t ctx = 0;
+	struct io_event ev;
+	pid_t child;
+	char c = 1;
+
+	fd = open_cpu0();
+	child = one_shot_firer(cmd, ack);
+	if ((r = io_setup(1, &ctx)))
+		die("io_setup: %s", strerror(-r));
+	for (i = 0; i < n; i++) {
+		timeout = (i + 1) * 1000ULL;
+		set_attr(fd, 65536, 0, timeout);
+		if (write(cmd[1], &c, 1) != 1 || read(ack[0], &c, 1) != 1)
+			die("the firing child is gone");
+		io_prep_pread(&cb, fd, buf, BUF_SIZE, 0);
+		t0 = now_ns();
+		if ((r = io_submit(ctx, 1, cbs)) != 1)
+			die("io_submit: %d (%s)", r, r < 0 ? strerror(-r) : "short");
+		if (io_getevents(ctx, 1, 1, &ev, &wait) != 1)
+			die("read %d: an AIO read with timeout_ns %llu, one record there and a "
+			    "watermark of 64 KiB, still queued 2 s later: its timeout was lost",
+			    i, (unsigned long long)timeout);
+		dt = now_ns() - t0;
+		if ((long)ev.res <= 0 || !count_getpid(buf, ev.res, id))
+			die("read %d: completed with %ld, no getpid record: want the one fired",
+			    i, (long)ev.res);
+		if (dt > worst)
+			worst = dt;
+	}
+	close(cmd[1]);
+	waitpid(child, NULL, 0);
+	io_destroy(ctx);
+	close(fd);
+	printf("aio-deadline: %d AIO reads with timeouts of 1 to %d us each completed with "
+	       "their one record, the slowest after %llu ms\n", n, n,
+	       (unsigned long long)worst / 1000000);
+	return 0;
+}
+
+/*
  * A thread of ours in read() of a data file, its copy to user memory
  * stopped on a userfaultfd page: it holds the file's read lock, for sure,
  * until hold_release() gives the page.
@@ -2700,10 +2786,12 @@ int main(int argc, char **argv)
 		return cmd_nowait();
 	if (argc >= 3 && !strcmp(argv[1], "forever"))
 		return cmd_forever(strtoull(argv[2], NULL, 0));
+	if (argc >= 3 && !strcmp(argv[1], "aio-deadline"))
+		return cmd_aio_deadline(atoi(argv[2]));
 	fprintf(stderr, "usage: mgtest getpid|args|account|overwrite|fire-n|capture|sock|mmap N | deliver MODE | ebusy | hold MODE | fire SECONDS\n"
 		"       mgtest mmap-overwrite\n"
 		"       mgtest halfwake overwrite|discard | attr-limits | aio-sync | aio-cancel2 | aio-order N |\n"
 		"       mgtest uring read|cancel|exit[-async]\n"
-		"       mgtest forever TIMEOUT_NS | nowait | aio-held cancel|destroy|exit\n");
+		"       mgtest forever TIMEOUT_NS | nowait | aio-held cancel|destroy|exit | aio-deadline N\n");
 	return 1;
 }
