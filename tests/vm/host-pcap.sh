@@ -125,8 +125,8 @@ else
 		awk '/^PCAP-BEGIN / { print "# " $0 " (base64)"; skip = 1; next }
 		     /^PCAP-END / { skip = 0 } !skip { print "# " $0; fflush() }' &
 	vm=$!
-	# The eth flow, once the guest listens.
-	until grep -q "^PCAP-READY $ETH_PORT" "$T/console"; do
+	# The eth flow, once the guest listens (tee may not have made the file yet).
+	until grep -qs "^PCAP-READY $ETH_PORT" "$T/console"; do
 		kill -0 $vm 2>/dev/null || break
 		sleep 0.1
 	done
