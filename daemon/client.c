@@ -200,7 +200,9 @@ bool mg_client_tell_drops(struct mg_server *s, struct client *c)
  * TCP: what the socket took from out, less what it still holds (SIOCOUTQ:
  * not sent, or not acknowledged). A client that stops reading stops
  * acknowledging once its own receive buffer is full, however much more
- * the daemon's socket buffer could take.
+ * the daemon's socket buffer could take. A Unix socket's SIOCOUTQ counts
+ * the buffers' true size, more than their bytes: a write into it makes
+ * taken smaller, and only a larger taken is the client's progress.
  */
 bool mg_client_progress(struct client *c, __u64 now)
 {
@@ -210,11 +212,11 @@ bool mg_client_progress(struct client *c, __u64 now)
 	if (ioctl(c->fd, SIOCOUTQ, &outq) < 0 || outq < 0)
 		outq = 0;
 	taken = c->written - (__u64)outq;
-	if (taken != c->taken) {
-		c->taken = taken;
+	if ((__s64)(taken - c->taken) > 0) {
 		c->active_ns = now;
 		c->full_since = 0;
 	}
+	c->taken = taken;
 	return c->out.len || outq;
 }
 

@@ -17,6 +17,9 @@
  * - an AGG client that does not read: its skipped reports are dropped
  *   records, told by a D line and skipped= in the next report, and it is
  *   cut off after client_timeout;
+ * - a subscriber that reads nothing on the Unix socket is cut off
+ *   client_timeout after its first drop, while its send buffer still
+ *   takes what the server writes;
  * - a stream whose output waits (its queue not full) and that takes
  *   nothing is cut off after idle_timeout; one that reads stays, and so
  *   does a subscription that is sent nothing;
@@ -399,8 +402,9 @@ static bool cl_line(struct cl *c, char *out, size_t size, int timeout_ms)
 		memmove(c->buf, c->buf + c->head, c->len);
 		c->head = 0;
 		ck_assert_uint_lt(c->len, sizeof(c->buf));
+		/* Past the end (or timeout 0): one look that does not wait. */
 		left = (int)(end - now_ms());
-		if (left <= 0 || poll(&p, 1, left) <= 0)
+		if (poll(&p, 1, left > 0 ? left : 0) <= 0)
 			return false;
 		n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, 0);
 		if (n <= 0)
@@ -554,8 +558,11 @@ START_TEST(idle_closed)
 	while (!closed_within(sub->fd, 0)) {
 		ck_assert_msg(now_ms() < end, "the unsubscribed client stays");
 		cl_expect(talker, "HELLO\n", "OK magnet 2");
+		while (cl_line(agg, line, sizeof(line), 0))	/* it still reads */
+			;
 		usleep(100000);
 	}
+	ck_assert(!closed_within(agg->fd, 0));
 	ck_assert_uint_eq(stat_of("idle_closed"), 2);
 	ck_assert_uint_eq(stat_of("cut_off"), 0);
 	cl_free(idle);
@@ -2225,6 +2232,41 @@ START_TEST(drops_told_after_burst)
 END_TEST
 
 /*
+ * A JSON subscriber that reads nothing, on a Unix socket whose send buffer
+ * still takes what the server writes: writing into the buffer is not the
+ * client taking anything (SIOCOUTQ counts the buffers' true size there,
+ * and grows by more than the bytes written). It is cut off client_timeout
+ * after its queue first overflowed, not once the buffer is full too.
+ */
+START_TEST(stalled_cut_off_while_buffer_takes)
+{
+	static char chunk[8192];
+	__u64 ts = 0, first = 0, t0;
+	struct cl *c;
+
+	fx.cfg.client_queue = 4096;
+	fx.cfg.client_timeout_ms = 1000;
+	fx.cfg.unix_sndbuf = 1 << 20;	/* 4 KiB more every 20 ms: seconds to fill */
+	start();
+	c = cl_new(connect_fd_small(4096));
+	cl_expect(c, "SUBSCRIBE\n", "OK subscribed");
+	t0 = now_ms();
+	while (stat_of("cut_off") < 1) {
+		ck_assert_msg(now_ms() - t0 < 20000, "the stalled subscriber was not cut off");
+		ck_assert_int_eq(feed(0, chunk, put_numbered(chunk, sizeof(chunk), &ts)), 0);
+		if (!first && stat_of("client_dropped"))
+			first = now_ms();
+		usleep(20000);
+	}
+	fprintf(stderr, "stalled on a Unix socket: cut off %llu ms after its first drop (client_timeout %u ms)\n",
+		(unsigned long long)(now_ms() - first), fx.cfg.client_timeout_ms);
+	ck_assert_uint_gt(first, 0);
+	ck_assert_uint_lt(now_ms() - first, 3000);
+	cl_free(c);
+}
+END_TEST
+
+/*
  * Binary frames to a subscriber whose socket takes a few KiB at a time: a
  * frame goes straight from the chunk as far as the socket takes it, the
  * rest is queued, and the frames after it wait behind it: every frame
@@ -2780,6 +2822,7 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, probe_names);
 	tcase_add_test(tc, drops_told_after_burst);
 	tcase_add_test(tc, frames_in_order_through_small_socket);
+	tcase_add_test(tc, stalled_cut_off_while_buffer_takes);
 	tcase_add_test(tc, framing_names);
 	tcase_add_test(tc, chunks_no_inotify_reads);
 	suite_add_tcase(s, tc);

@@ -455,21 +455,28 @@ static int cmd_account(int n)
 	return 0;
 }
 
+static int stat_value(const char *key, unsigned long long *v);
+
 /*
  * S binary subscribers on the child's tgid, and one JSON subscriber to
  * everything that never reads. The readers' records (40 bytes each) fit
  * their queues, so each must get all of them however slowly it reads; the
- * stalled one's JSON overflows its queue and must be cut off.
+ * stalled one's JSON overflows its queue and must be cut off, which STATS
+ * says before the stalled one reads a byte (a read would be progress).
  */
 static int cmd_fanout(int s, int n)
 {
 	struct conn *cs = calloc(s + 1, sizeof(*cs));
+	unsigned long long cut0, cut;
 	char line[512];
 	struct child ch;
 	uint64_t end;
 
 	if (!cs)
 		die("out of memory");
+	/* The stalled one may be cut off as soon as it subscribes. */
+	if (stat_value("cut_off", &cut0))
+		die("STATS before the subscribers");
 	child_start(&ch, n, NULL, 0);
 	conn_open_rcvbuf(&cs[s], 4096);
 	command(&cs[s], "SUBSCRIBE", line, sizeof(line));
@@ -513,16 +520,30 @@ static int cmd_fanout(int s, int n)
 		}
 		waitpid(flood, NULL, 0);
 	}
-	/* Still not reading: longer than the daemon's timeout (1 s here). */
-	sleep(3);
+	/*
+	 * Still not reading until the daemon says it cut the client off
+	 * (its timeout is 1 s here): a read now would be the client taking
+	 * bytes, which rightly keeps it.
+	 */
 	end = now_ns() + TIMEOUT_NS;
+	for (;;) {
+		int r = stat_value("cut_off", &cut);
+
+		if (!r && cut > cut0)
+			break;
+		if (now_ns() > end)
+			die("the stalled subscriber was never cut off (%s: cut_off=%llu, %llu before)",
+			    r ? "STATS failed last" : "STATS", cut, cut0);
+		usleep(100000);
+	}
+	/* Then what it holds, and the end of the stream. */
 	for (;;) {
 		struct pollfd p = { .fd = cs[s].fd, .events = POLLIN };
 		char buf[65536];
 		ssize_t r;
 
 		if (now_ns() > end)
-			die("the stalled subscriber was never cut off");
+			die("the stalled subscriber's connection was cut off but never ended");
 		if (poll(&p, 1, 1000) <= 0)
 			continue;
 		r = read(cs[s].fd, buf, sizeof(buf));
@@ -1383,13 +1404,14 @@ int main(int argc, char **argv)
 		return cmd_flood(argv[2], atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "drain"))
 		return cmd_drain(atoi(argv[2]));
-	fprintf(stderr, "usage: mdtest cmd LINE... | account N | fanout S N | agg CGA CGB NA NB | stalled | send N | hog MAX KIND... | pipeline C N | wait-stat KEY N SECS | http PATH | mon REQ... | hold N | slow-http SECS | flood KIND SECS | drain SECS\n");
 	if (argc == 3 && !strcmp(argv[1], "names"))
 		return cmd_names(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "burst"))
 		return cmd_burst(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "comm"))
 		return cmd_comm(atoi(argv[2]));
-	fprintf(stderr, "usage: mdtest cmd LINE... | account N | fanout S N | agg CGA CGB NA NB | stalled | send N | hog MAX KIND... | pipeline C N | wait-stat KEY N SECS | names N | burst N | comm N\n");
+	fprintf(stderr, "usage: mdtest cmd LINE... | account N | fanout S N | agg CGA CGB NA NB | stalled | send N |\n"
+		"       hog MAX KIND... | pipeline C N | wait-stat KEY N SECS | http PATH | mon REQ... | hold N |\n"
+		"       slow-http SECS | flood KIND SECS | drain SECS | names N | burst N | comm N\n");
 	return 1;
 }
