@@ -467,7 +467,7 @@ static int stat_value(const char *key, unsigned long long *v);
 static int cmd_fanout(int s, int n)
 {
 	struct conn *cs = calloc(s + 1, sizeof(*cs));
-	unsigned long long cut0, cut;
+	unsigned long long cut0, cut = 0;
 	char line[512];
 	struct child ch;
 	uint64_t end;
