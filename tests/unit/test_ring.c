@@ -4,10 +4,11 @@
  *
  * The stress test stands in for the kernel's nesting with signals: a writer
  * thread is interrupted by signal handlers that write to the same ring (as
- * IRQs and NMIs interrupt a task-level probe), and a reader thread on
- * another CPU drains concurrently. Every record carries its writer's
- * context and sequence number and a payload derived from them, so any torn,
- * duplicated, reordered or silently lost record is caught.
+ * IRQs and NMIs interrupt a task-level probe, one level inside another),
+ * and a reader thread on another CPU drains concurrently. Every record
+ * carries its writer's context and sequence number and a payload derived
+ * from them, so any torn, duplicated, reordered or silently lost record is
+ * caught.
  */
 #include <check.h>
 #include <pthread.h>
@@ -51,6 +52,9 @@ static unsigned char pattern(__u64 seq, unsigned int i)
 	return (unsigned char)(seq * 131 + i * 7 + 1);
 }
 
+/* The stress test's interrupts, raised while a record is reserved. */
+static void (*inside_push)(__u32 ctx, __u64 seq);
+
 /* Write one record of @payload bytes; returns 1 if written. */
 static int put(struct mg_ring *rb, __u32 ctx, __u64 seq, unsigned int payload)
 {
@@ -59,6 +63,8 @@ static int put(struct mg_ring *rb, __u32 ctx, __u64 seq, unsigned int payload)
 
 	if (!rec)
 		return 0;
+	if (inside_push)
+		inside_push(ctx, seq);
 	rec->event_id = EV;
 	rec->flags = 0;
 	rec->cpu = rb->cpu;
@@ -783,12 +789,23 @@ END_TEST
 
 /* ---- stress: a writer thread, nested signal writers, a reader thread ---- */
 
+/*
+ * The writer's contexts, as on a CPU: the task, then one signal per
+ * interrupt level. A level's handler blocks its own and every lower level's
+ * signal, so the kernel bounds the nesting as a CPU does: one frame per
+ * level however fast the signals come (a handler that let its own signal
+ * in piled up frames until the stack overflowed on a slow machine). Six
+ * writers at once are more than MG_RING_NEST_MAX lets in.
+ */
+static const int level_signal[] = { 0, SIGUSR1, SIGUSR2, SIGURG, SIGWINCH, SIGVTALRM };
+#define STRESS_LEVELS	((int)(sizeof(level_signal) / sizeof(level_signal[0])))
+
 struct stress {
 	struct mg_ring *rb;
 	volatile int stop;
 	volatile int writer_done;
 	pthread_t writer;
-	__u64 seq[8];		/* per context, next sequence number */
+	__u64 seq[STRESS_LEVELS];	/* per context, next sequence number */
 	unsigned long fired;
 	unsigned char *out;
 	struct seen seen;
@@ -807,18 +824,21 @@ static void write_ctx(int ctx)
 	__atomic_fetch_add(&st->fired, 1, __ATOMIC_RELAXED);
 }
 
-/* SIGUSR2 nests inside SIGUSR1 nests inside the task: three levels. */
-static void on_usr2(int sig)
+/* A quarter of each level's pushes are interrupted by the next level. */
+static void raise_next_level(__u32 level, __u64 seq)
 {
-	write_ctx(2);
+	if (level + 1 < STRESS_LEVELS && seq % 4 == 0)
+		raise(level_signal[level + 1]);
 }
 
-static void on_usr1(int sig)
+static void on_level(int sig)
 {
-	write_ctx(1);
-	if (st_g->seq[1] % 3 == 0)
-		raise(SIGUSR2);	/* a nested interrupt right in the middle */
-	write_ctx(1);
+	int level = 1;
+
+	while (level_signal[level] != sig)
+		level++;
+	write_ctx(level);
+	write_ctx(level);
 }
 
 static void *writer_main(void *arg)
@@ -868,20 +888,25 @@ static void run_stress(enum mg_ring_mode mode, int in_place)
 	st->rb = ring_new(MG_RING_MIN_SIZE, mode);
 	st->in_place = in_place;
 	st->out = malloc(1 << 16);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < STRESS_LEVELS; i++)
 		st->seen.dup[i] = calloc(1, DUP_BITS / 8);
-	sa.sa_flags = SA_RESTART | SA_NODEFER;
-	sa.sa_handler = on_usr1;
-	sigaction(SIGUSR1, &sa, NULL);
-	sa.sa_handler = on_usr2;
-	sigaction(SIGUSR2, &sa, NULL);
+	sa.sa_flags = SA_RESTART;
+	sa.sa_handler = on_level;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 1; i < STRESS_LEVELS; i++) {
+		sigaddset(&sa.sa_mask, level_signal[i]);
+		sigaction(level_signal[i], &sa, NULL);
+	}
 
+	inside_push = raise_next_level;
 	pthread_create(&st->writer, NULL, writer_main, st);
 	pthread_create(&reader, NULL, reader_main, st);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
-		/* Interrupt the writer wherever it is: mid-reserve, mid-commit. */
-		pthread_kill(st->writer, kicks % 5 ? SIGUSR1 : SIGUSR2);
+		/* Interrupt the writer wherever it is: mid-reserve, mid-commit;
+		 * half the kicks at level 1, a quarter at 2, ... */
+		pthread_kill(st->writer,
+			     level_signal[1 + __builtin_ctzl(kicks | 1UL << (STRESS_LEVELS - 2))]);
 		kicks++;
 		if (kicks % 64 == 0)
 			usleep(50);
@@ -890,6 +915,7 @@ static void run_stress(enum mg_ring_mode mode, int in_place)
 	st->stop = 1;
 	pthread_join(st->writer, NULL);
 	pthread_join(reader, NULL);
+	inside_push = NULL;
 	/* Losses still pending when the writer stopped have no LOST record yet. */
 	mg_ring_stats(st->rb, &rs);
 	{
@@ -905,15 +931,19 @@ static void run_stress(enum mg_ring_mode mode, int in_place)
 				  st->fired);
 		ck_assert_uint_eq(st->seen.records + lost_seen + pend, st->fired);
 		ck_assert_uint_eq(st->seen.records, rs.written - rs.overwritten);
-		fprintf(stderr, "  stress %s%s: fired %lu (irq %llu, nested %llu) read %lu lost %lu\n",
+		ck_assert_uint_gt(st->seq[STRESS_LEVELS - 1], 10);
+		ck_assert_uint_gt(rs.lost_nesting, 0);
+		fprintf(stderr, "  stress %s%s: fired %lu (level 1: %llu, %d: %llu) read %lu "
+			"lost %lu (%lu too deep)\n",
 			mode ? "overwrite" : "discard", in_place ? " in place" : "", st->fired,
-			(unsigned long long)st->seq[1], (unsigned long long)st->seq[2],
-			st->seen.records, lost_seen + pend);
+			(unsigned long long)st->seq[1], STRESS_LEVELS - 1,
+			(unsigned long long)st->seq[STRESS_LEVELS - 1], st->seen.records,
+			lost_seen + pend, rs.lost_nesting);
 	}
-	signal(SIGUSR1, SIG_DFL);
-	signal(SIGUSR2, SIG_DFL);
+	for (int i = 1; i < STRESS_LEVELS; i++)
+		signal(level_signal[i], SIG_DFL);
 	ring_free(st->rb);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < STRESS_LEVELS; i++)
 		free(st->seen.dup[i]);
 	free(st->out);
 	free(st);
