@@ -8,6 +8,14 @@
  * is too short the producer writes a pad frame (cpu PAD_CPU) and goes on
  * at 0. Each side publishes its index with release and reads the other's
  * with acquire, so bytes are complete before they are seen.
+ *
+ * An empty ring starts its next chunk at 0 too, so that a steady stream
+ * keeps using the same few pages and cache lines rather than walking the
+ * whole ring through cold ones (and, the first time round, through pages
+ * never touched). No pad frame for that: it would hold the rest of the
+ * ring until the consumer skipped it. The producer publishes where it
+ * left off instead (rewound_at, before the tail that follows it), and a
+ * consumer whose head is there goes on at the next lap.
  */
 #include <errno.h>
 #include <stdalign.h>
@@ -24,6 +32,7 @@
 struct mg_chunkq {
 	alignas(64) _Atomic __u64 tail;		/* the producer's */
 	_Atomic size_t peak;
+	_Atomic __u64 rewound_at;	/* the producer's last rewind, or ~0 */
 	alignas(64) _Atomic __u64 head;		/* the consumer's */
 	_Atomic int sleeping;
 	_Atomic size_t wake_bytes;	/* wake the sleeper at this many used */
@@ -52,6 +61,7 @@ int mg_chunkq_create_flags(size_t bytes, unsigned int flags,
 	if (!q)
 		return -ENOMEM;
 	memset(q, 0, sizeof(*q));
+	atomic_init(&q->rewound_at, ~0ULL);
 	q->ring = malloc(bytes);
 	q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (!q->ring || q->efd < 0) {
@@ -85,6 +95,18 @@ void mg_chunkq_free(struct mg_chunkq *q)
 	free(q);
 }
 
+static __u64 next_lap(const struct mg_chunkq *q, __u64 at)
+{
+	return at - at % q->size + q->size;
+}
+
+/* Where the consumer goes on from head: past a rewind it has not seen. */
+static __u64 head_after_rewind(const struct mg_chunkq *q, __u64 head)
+{
+	return head == atomic_load_explicit(&q->rewound_at, memory_order_relaxed) ?
+	       next_lap(q, head) : head;
+}
+
 static void put_frame(unsigned char *p, __u32 len, __u32 cpu)
 {
 	memcpy(p, &len, 4);
@@ -95,12 +117,19 @@ int mg_chunkq_put(struct mg_chunkq *q, __u32 cpu, const void *data,
 		  size_t len)
 {
 	__u64 tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-	__u64 head = atomic_load_explicit(&q->head, memory_order_acquire);
+	__u64 head = head_after_rewind(q, atomic_load_explicit(&q->head,
+							     memory_order_acquire));
 	size_t off = tail % q->size, need = MG_CHUNKQ_OVERHEAD + len, pad = 0;
 	size_t used;
 
 	if (!len || len % 8 || need > q->max_need || cpu == PAD_CPU)
 		return -EINVAL;
+	/* Empty: the whole ring is free, and this chunk fits at 0. */
+	if (tail == head && off) {
+		atomic_store_explicit(&q->rewound_at, tail, memory_order_relaxed);
+		tail = head = next_lap(q, tail);
+		off = 0;
+	}
 	if (off + need > q->size)
 		pad = q->size - off;
 	if (tail + pad + need - head > q->size)
@@ -132,11 +161,13 @@ int mg_chunkq_peek(struct mg_chunkq *q, __u32 *cpu, const void **data,
 
 	for (;;) {
 		__u64 tail = atomic_load_explicit(&q->tail, memory_order_acquire);
-		size_t off = head % q->size;
+		size_t off;
 		__u32 l, c;
 
 		if (head == tail)
 			return -EAGAIN;
+		head = head_after_rewind(q, head);
+		off = head % q->size;
 		memcpy(&l, q->ring + off, 4);
 		memcpy(&c, q->ring + off + 4, 4);
 		if (c == PAD_CPU) {
@@ -153,7 +184,8 @@ int mg_chunkq_peek(struct mg_chunkq *q, __u32 *cpu, const void **data,
 
 void mg_chunkq_pop(struct mg_chunkq *q)
 {
-	__u64 head = atomic_load_explicit(&q->head, memory_order_relaxed);
+	__u64 head = head_after_rewind(q, atomic_load_explicit(&q->head,
+							     memory_order_relaxed));
 	__u32 l;
 
 	memcpy(&l, q->ring + head % q->size, 4);
@@ -191,7 +223,7 @@ bool mg_chunkq_arm_batch(struct mg_chunkq *q, size_t bytes)
 	/* Relaxed: the seq_cst store of sleeping publishes it. */
 	atomic_store_explicit(&q->wake_bytes, want, memory_order_relaxed);
 	atomic_store(&q->sleeping, 1);
-	if (atomic_load(&q->tail) - atomic_load(&q->head) >= want) {
+	if (mg_chunkq_used(q) >= want) {
 		atomic_store(&q->sleeping, 0);
 		return false;
 	}
@@ -204,9 +236,9 @@ size_t mg_chunkq_used(const struct mg_chunkq *q)
 	 * head first: a tail loaded later is never behind it, while a head
 	 * loaded after tail may be past it (the consumer went on meanwhile).
 	 */
-	__u64 head = atomic_load(&q->head);
+	__u64 head = atomic_load(&q->head), tail = atomic_load(&q->tail);
 
-	return atomic_load(&q->tail) - head;
+	return tail == head ? 0 : tail - head_after_rewind(q, head);
 }
 
 size_t mg_chunkq_peak(const struct mg_chunkq *q)

@@ -33,8 +33,8 @@ int mg_chunkq_create(size_t bytes, struct mg_chunkq **out);
  * a producer that drops and counts what does not fit rather than sizing
  * the ring to its chunks (the trace writer): a chunk over half the ring
  * then gets -ENOBUFS when it does not fit where the ring's free space is,
- * even in an empty ring whose end is too short for it. MG_CHUNKQ_PREFAULT
- * touches the ring now, so no put takes its page faults.
+ * unless the ring is empty (an empty ring starts again at 0).
+ * MG_CHUNKQ_PREFAULT touches the ring now, so no put takes its page faults.
  */
 #define MG_CHUNKQ_WHOLE		(1U << 0)
 #define MG_CHUNKQ_PREFAULT	(1U << 1)

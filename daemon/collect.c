@@ -841,6 +841,7 @@ int mg_collect_start(const struct mg_collect_cfg *cfg, mg_collect_sink sink,
 		detach(c);
 		goto err_free;
 	}
+	pthread_setname_np(c->thread, "magnetd-collect");	/* for top -H, perf */
 	c->started = true;
 	free(cpus);
 	*out = c;

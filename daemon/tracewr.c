@@ -857,6 +857,7 @@ int mg_tracewr_open(const char *dir, int dirfd, const char *prefix,
 		destroy(w);
 		return err;
 	}
+	pthread_setname_np(w->thread, "magnetd-trace");
 	*out = w;
 	return 0;
 fail_args:

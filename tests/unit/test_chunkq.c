@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * daemon/chunkq.c: chunks come out in order and byte for byte across
- * wrap-around with pad frames, a full ring refuses a chunk whole (-ENOBUFS,
- * nothing of it queued), the -EINVAL cases of create and put (MG_CHUNKQ_WHOLE
- * included), arm and wake on the fd, and a producer and a consumer thread
- * sleeping in poll passing many chunks with none lost and no hang.
+ * wrap-around with pad frames, an empty ring starts again at 0, a full
+ * ring refuses a chunk whole (-ENOBUFS, nothing of it queued), the -EINVAL
+ * cases of create and put (MG_CHUNKQ_WHOLE included), arm and wake on the
+ * fd, and a producer and a consumer thread sleeping in poll passing many
+ * chunks with none lost and no hang.
  */
 #include <check.h>
 #include <errno.h>
@@ -201,18 +202,57 @@ START_TEST(full_nobufs)
 	pop_one(q, 13, 1016, 'n');
 	ck_assert_int_eq(mg_chunkq_peek(q, &cpu, &data, &len), -EAGAIN);
 
-	/* 16 bytes in: a second 2040 goes after a 2032-byte pad, once free. */
+	/*
+	 * 2064 in, 2048 queued: a 2040 after them would need a pad of 2032
+	 * and is refused; once the ring is empty it goes at 0, no pad, and
+	 * a second one fits after it.
+	 */
 	ck_assert_int_eq(put_one(q, 1, 8, 'p'), 0);
+	ck_assert_int_eq(put_one(q, 2, 2040, 'q'), 0);
 	pop_one(q, 1, 8, 'p');
-	ck_assert_int_eq(put_one(q, 1, 2040, 'q'), 0);
-	ck_assert_int_eq(put_one(q, 2, 2040, 'r'), -ENOBUFS);
+	ck_assert_int_eq(put_one(q, 4, 2040, 's'), -ENOBUFS);
 	ck_assert_uint_eq(mg_chunkq_used(q), 2048);
-	pop_one(q, 1, 2040, 'q');
-	ck_assert_int_eq(put_one(q, 2, 2040, 'r'), 0);
-	ck_assert_uint_eq(mg_chunkq_used(q), 2032 + 2048);
-	pop_one(q, 2, 2040, 'r');
+	pop_one(q, 2, 2040, 'q');
+	ck_assert_uint_eq(mg_chunkq_used(q), 0);
+	ck_assert_int_eq(put_one(q, 4, 2040, 's'), 0);
+	ck_assert_int_eq(put_one(q, 5, 2040, 't'), 0);
+	ck_assert_uint_eq(mg_chunkq_used(q), 4096);
+	pop_one(q, 4, 2040, 's');
+	pop_one(q, 5, 2040, 't');
 	ck_assert_uint_eq(mg_chunkq_used(q), 0);
 	ck_assert_uint_eq(mg_chunkq_peak(q), 4096);
+	mg_chunkq_free(q);
+}
+END_TEST
+
+/*
+ * An empty ring takes the next chunk at its start, where the first went:
+ * a steady stream stays in the same memory. A consumer that had not yet
+ * looked finds it there; what is queued counts no skipped bytes.
+ */
+START_TEST(empty_rewinds)
+{
+	struct mg_chunkq *q;
+	const void *data, *first;
+	size_t len;
+	__u32 cpu;
+	int i;
+
+	ck_assert_int_eq(mg_chunkq_create(4096, &q), 0);
+	for (i = 0; i < 100; i++) {
+		ck_assert_int_eq(put_one(q, i, 8 * (1 + i % 5), 'a' + i % 26), 0);
+		ck_assert_uint_eq(mg_chunkq_used(q), 8 + 8 * (1 + i % 5));
+		ck_assert_int_eq(put_one(q, i + 1, 24, 'z'), 0);
+		ck_assert_int_eq(mg_chunkq_peek(q, &cpu, &data, &len), 0);
+		if (!i)
+			first = data;
+		ck_assert_ptr_eq(data, first);
+		pop_one(q, i, 8 * (1 + i % 5), 'a' + i % 26);
+		pop_one(q, i + 1, 24, 'z');
+		ck_assert_int_eq(mg_chunkq_peek(q, &cpu, &data, &len), -EAGAIN);
+		ck_assert_uint_eq(mg_chunkq_used(q), 0);
+	}
+	ck_assert_uint_eq(mg_chunkq_peak(q), 8 + 40 + 8 + 24);
 	mg_chunkq_free(q);
 }
 END_TEST
@@ -253,10 +293,10 @@ START_TEST(invalid)
 	mg_chunkq_pop(q);
 	ck_assert_int_eq(mg_chunkq_put(q, 0, buf, 8), 0);
 	mg_chunkq_pop(q);
-	/* Empty, but 16 bytes in: the end is too short and a pad won't fit. */
-	ck_assert_int_eq(mg_chunkq_put(q, 0, buf, 4088), -ENOBUFS);
-	ck_assert_uint_eq(mg_chunkq_used(q), 0);
-	ck_assert_int_eq(mg_chunkq_put(q, 0, buf, 4072), 0);
+	/* Empty, 16 bytes in: the whole ring again, from 0. */
+	ck_assert_int_eq(mg_chunkq_put(q, 0, buf, 4088), 0);
+	ck_assert_uint_eq(mg_chunkq_used(q), 4096);
+	ck_assert_int_eq(mg_chunkq_put(q, 0, buf, 8), -ENOBUFS);
 	mg_chunkq_free(q);
 }
 END_TEST
@@ -441,6 +481,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, fifo_wrap);
 	tcase_add_test(tc, full_nobufs);
+	tcase_add_test(tc, empty_rewinds);
 	tcase_add_test(tc, invalid);
 	tcase_add_test(tc, arm_wake);
 	tcase_add_test(tc, arm_batch);
