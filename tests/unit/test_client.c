@@ -1253,6 +1253,76 @@ START_TEST(conn_trickle)
 }
 END_TEST
 
+/*
+ * Frame bodies come 8-byte aligned wherever they fall in the stream. One
+ * whose header came before the rest of it is read in place: the buffer is
+ * compacted so that its body lands aligned (no copy of the records); one
+ * that came whole at an odd offset is copied.
+ */
+static void put_bytes(int fd, const char *p, size_t len)
+{
+	ck_assert_int_eq(write(fd, p, len), (ssize_t)len);
+}
+
+static void next_frame(struct mgc_conn *c, const char *body, size_t len, bool in_place)
+{
+	struct mgc_msg m;
+
+	ck_assert_int_gt(mgc_fill(c), 0);
+	ck_assert_int_eq(mgc_next(c, &m), 1);
+	ck_assert_int_eq(m.kind, MGC_MSG_FRAME);
+	ck_assert_uint_eq(m.body_len, len);
+	ck_assert_uint_eq((uintptr_t)m.body % 8, 0);
+	ck_assert(!memcmp(m.body, body, len));
+	ck_assert_int_eq(m.body >= c->buf && m.body < c->buf + c->cap, in_place);
+}
+
+START_TEST(conn_frame_alignment)
+{
+	static char body[200000];
+	struct mgc_conn c = { .fd = -1 };
+	struct mgc_msg m;
+	int sv[2];
+	size_t i, hl;
+
+	for (i = 0; i < sizeof(body); i++)
+		body[i] = (char)(i * 7 + i / 251);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	c.fd = sv[0];
+	snprintf(c.server, sizeof(c.server), "test");
+	/* A reply, then a frame's header and 3 of its bytes: nothing whole. */
+	put_bytes(sv[1], "OK x\nB 16\nabc", 13);
+	ck_assert_int_eq(mgc_fill(&c), 13);
+	ck_assert_int_eq(mgc_next(&c, &m), 1);
+	ck_assert_int_eq(m.kind, MGC_MSG_OK);
+	ck_assert_int_eq(mgc_next(&c, &m), 0);
+	put_bytes(sv[1], "defghijklmnop", 13);
+	next_frame(&c, "abcdefghijklmnop", 16, true);
+	/* Two whole frames at once, at odd offsets: copied. */
+	put_bytes(sv[1], "B 16\nabcdefghijklmnopB 8000\n", 28);
+	put_bytes(sv[1], body, 8000);
+	next_frame(&c, "abcdefghijklmnop", 16, false);
+	ck_assert_int_eq(mgc_next(&c, &m), 1);
+	ck_assert_uint_eq((uintptr_t)m.body % 8, 0);
+	ck_assert(!memcmp(m.body, body, 8000));
+	ck_assert(!(m.body >= c.buf && m.body < c.buf + c.cap));
+	/* A large frame in pieces, its header alone first. */
+	hl = 9;
+	put_bytes(sv[1], "B 200000\n", hl);
+	ck_assert_int_eq(mgc_fill(&c), (ssize_t)hl);
+	ck_assert_int_eq(mgc_next(&c, &m), 0);
+	for (i = 0; i + 50000 < sizeof(body); i += 50000) {
+		put_bytes(sv[1], body + i, 50000);
+		ck_assert_int_gt(mgc_fill(&c), 0);
+		ck_assert_int_eq(mgc_next(&c, &m), 0);
+	}
+	put_bytes(sv[1], body + i, sizeof(body) - i);
+	next_frame(&c, body, sizeof(body), true);
+	close(sv[1]);
+	mgc_close(&c);
+}
+END_TEST
+
 START_TEST(conn_cut_and_overlong)
 {
 	static char big[MGC_LINE_MAX + 100];
@@ -3119,6 +3189,7 @@ int main(void)
 
 	tcase_add_test(tc, conn_refused);
 	tcase_add_test(tc, conn_trickle);
+	tcase_add_test(tc, conn_frame_alignment);
 	tcase_add_test(tc, conn_cut_and_overlong);
 	tcase_add_test(tc, conn_timeout_and_refusal);
 	suite_add_tcase(s, tc);

@@ -242,11 +242,7 @@ static void put_records(struct cat *k, const void *buf, size_t len)
 	int ret;
 
 	while (!k->done && (ret = mg_record_next(buf, len, &off, &r)) == 1) {
-		if (k->mode == OUT_RAW) {
-			/* All of them: a reader of the output names its records. */
-			if (fwrite(r, r->size, 1, stdout) != 1)
-				out_error();
-		} else {
+		if (k->mode != OUT_RAW) {
 			if (mg_tasks_feed(k->names, r) < 0)
 				die(2, "out of memory");
 			if ((!mg_record_is_task(r) || k->tasks) &&
@@ -263,6 +259,12 @@ static void put_records(struct cat *k, const void *buf, size_t len)
 			k->done = true;
 		}
 	}
+	/*
+	 * Raw: every record checked goes (a reader of the output names them
+	 * by the TASK records), in one write: past the buffer, no copy.
+	 */
+	if (k->mode == OUT_RAW && off && fwrite(buf, off, 1, stdout) != 1)
+		out_error();
 	if (!k->done && ret < 0)
 		die(2, "protocol error from %s: bad record at byte %zu of a %zu-byte frame: %s",
 		    k->c.server, off, len, mg_record_strerror(ret));

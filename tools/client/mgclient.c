@@ -558,18 +558,36 @@ int mgc_send(struct mgc_conn *c, const char *lines)
 	return 0;
 }
 
+/*
+ * Where the data goes when compacted: at 0, or, when a frame's header has
+ * come, where its body lands 8-byte aligned, so that mgc_next hands the
+ * records out in place rather than copy them. Only a hint: mgc_frame
+ * checks the header.
+ */
+static size_t body_shift(const char *p, size_t len)
+{
+	const char *nl;
+
+	if (len < 3 || p[0] != 'B' || p[1] != ' ')
+		return 0;
+	nl = memchr(p, '\n', len < 32 ? len : 32);
+	return nl ? (8 - (size_t)(nl + 1 - p) % 8) % 8 : 0;
+}
+
 ssize_t mgc_fill(struct mgc_conn *c)
 {
+	size_t to;
 	ssize_t n;
 
 	if (c->eof)
 		return 0;
 	/* Pointers handed out by mgc_next are void from here: compact. */
-	if (c->off) {
-		memmove(c->buf, c->buf + c->off, c->len);
-		c->off = 0;
+	to = body_shift(c->buf + c->off, c->len);
+	if (c->off != to) {
+		memmove(c->buf + to, c->buf + c->off, c->len);
+		c->off = to;
 	}
-	if (c->len == c->cap) {
+	if (c->off + c->len == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : MGC_BUF_MIN;
 		char *b;
 
@@ -588,7 +606,7 @@ ssize_t mgc_fill(struct mgc_conn *c)
 		c->buf = b;
 		c->cap = cap;
 	}
-	n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+	n = recv(c->fd, c->buf + c->off + c->len, c->cap - c->off - c->len, 0);
 	if (n > 0) {
 		c->len += n;
 		return n;
@@ -627,8 +645,8 @@ int mgc_next(struct mgc_conn *c, struct mgc_msg *m)
 	}
 	c->off += r;
 	c->len -= r;
-	if (m->kind == MGC_MSG_FRAME && m->body_len) {
-		/* Records are read in place, which needs 8-byte alignment. */
+	/* Records are read in place, which needs 8-byte alignment. */
+	if (m->kind == MGC_MSG_FRAME && m->body_len && (uintptr_t)m->body % 8) {
 		if (c->frame_cap < m->body_len) {
 			size_t cap = (m->body_len + 7) & ~(size_t)7;
 			__u64 *f = realloc(c->frame, cap);
