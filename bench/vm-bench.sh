@@ -294,7 +294,8 @@ fi
 # it has caught up) and counts per CPU its hits and failed reserves (its
 # lost); its consumer drains with ring_buffer__poll() into the same file
 # as the others' readers. The BPF ring buffer is one for all CPUs: it gets
-# $BENCH_BUF x CPUs bytes, what every other tracer has in all.
+# $BENCH_BUF x CPUs bytes, what every other tracer has in all
+# ($BENCH_BPF_RING bytes if set: e.g. what the others have on one CPU).
 # bpftrace (the host's, staged with its libraries): a kprobe and a kfunc
 # (fentry) program printing the same fields as text (nsecs, cpu, tid, pid,
 # cgroup, the args, the bytes as a string), through its perf buffers of
@@ -309,7 +310,7 @@ fi
 # once it is idle (it has written what its rings held);
 # a SIGINT it does not answer in 20 s is followed by SIGKILL.
 BPF=0 BT=0
-RB=$((BUF * $(nproc)))
+RB=${BENCH_BPF_RING:-$((BUF * $(nproc)))}
 BT_PAGES=$((BUF / 4096))
 if want 2 || want 3 || want 7; then
 	if command -v bpf-ring >/dev/null && [ -f /sys/kernel/btf/vmlinux ]; then
@@ -1401,6 +1402,12 @@ fi
 #           buffer of BUF x CPUs (see "eBPF" above)
 #   bt, btf bpftrace's kprobe and kfunc on write_full printing the same
 #           fields, the bytes as a string: SIZE <= 200 only (bpftrace 0.17)
+#   mdd     magnet as an operator runs it (row 3's "default settings"):
+#           the module loaded with no parameter, magnetd with its defaults
+#           (it grows the rings to its ring_size, 4 MiB, and reads them
+#           mapped) and a trace directory in $TMP/sweep, the probe from its
+#           own -p; drained: what reached the trace (STATS read -
+#           trace_dropped); lost: the kernel's and magnetd's own drops
 # each reader on CPU 1 writing its trace to a file in $TMP/sweep (a 2 GiB
 # tmpfs of its own, emptied after each run). Per size: one run paced at
 # $BENCH_SWEEP_RATE (25000) writes/s, the same for every size and tracer:
@@ -1468,6 +1475,18 @@ sweep_run() { # prefix tracer size rate
 	magnet*)
 		magnet_on "kprobe:write_full:3:$s@1"
 		reader_start "$c" $SW/s.trace ;;
+	mdd)
+		insmod $KO || die "insmod $KO"
+		mkdir -p $SW/md
+		md_start -c /dev/null --trace $SW/md -p "kprobe write_full args 3 capture $s@1"
+		i=0
+		until grep -q "serving on" $TMP/magnetd.log; do
+			i=$((i + 1))
+			[ $i -lt 100 ] || { cat $TMP/magnetd.log; die "magnetd did not serve"; }
+			sleep 0.1
+		done
+		out "${p}_ring" "$(awk 'NR == 2 { print $2 }' $M/buffers)"
+		RPID=$DPID ;;
 	ftrace)
 		# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax
 		ftrace_on 'p:w write_full a=$arg1 b=$arg2 c=$arg3 buf=+0($arg2):ustring' w
@@ -1491,7 +1510,7 @@ sweep_run() { # prefix tracer size rate
 	fi || die "loadgen write-for $SDUR $s $dev $rate"
 	awk -v p="$p" '{ for (i = 1; i <= NF; i++) if ($i ~ /^(ops|secs)=/) print "bench: " p "_" $i }' \
 		$TMP/load.out
-	case $c in magnet*) drain_wait ;; esac
+	case $c in magnet* | mdd) drain_wait ;; esac
 	# shellcheck disable=SC2086 # lttng: its consumer's processes
 	settle $rp
 	out "${p}_ticks" $(($(sweep_ticks) - before))
@@ -1500,6 +1519,17 @@ sweep_run() { # prefix tracer size rate
 	magnet*)
 		magnet_counts "$p"
 		reader_stop "$c" "$p"
+		magnet_off ;;
+	mdd)
+		md_stats "$p"
+		md_stop
+		magnet_counts "$p" | sed "s/^bench: ${p}_lost=/bench: ${p}_kernel_lost=/"
+		kl=$(awk 'NR > 1 { l += $4 + $5 + $6 } END { print l + 0 }' $M/stats)
+		head -n 1 $TMP/stats.out | tr ' ' '\n' | awk -v p="$p" -v kl="$kl" -F= '
+			{ v[$1] = $2 }
+			END { printf "bench: %s_drained=%.0f\n", p, v["read"] - v["trace_dropped"]
+			      printf "bench: %s_drained_bytes=%.0f\n", p, v["trace_bytes"]
+			      printf "bench: %s_lost=%.0f\n", p, kl + v["trace_dropped"] + v["queue_dropped"] }'
 		magnet_off ;;
 	ftrace)
 		ftrace_counts "$p" w
@@ -1521,6 +1551,11 @@ if want 7; then
 	[ $LTTNG = 0 ] || SCONF="$SCONF lttngkp lttnglg"
 	[ $BPF = 0 ] || SCONF="$SCONF bpf bpff"
 	[ $BT = 0 ] || SCONF="$SCONF bt btf"
+	if command -v magnetd >/dev/null && command -v mdtest >/dev/null; then
+		SCONF="$SCONF mdd"
+	else
+		echo "vm-bench: row 7 without magnetd's default-settings line (no magnetd or mdtest)"
+	fi
 	# shellcheck disable=SC2086 # split: one size a word
 	out sweep_sizes "$(echo $SSIZES | tr ' ' ,)"
 	out sweep_reps "$SREPS"
