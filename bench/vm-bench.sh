@@ -1009,8 +1009,8 @@ md_start() { # magnetd options...
 }
 
 md_stop() {
-	kill -TERM $DPID
-	wait $DPID || { cat $TMP/magnetd.log; die "magnetd failed"; }
+	kill -TERM "$DPID"
+	wait "$DPID" || { cat $TMP/magnetd.log; die "magnetd failed"; }
 	sed 's/^/magnetd.log: /' $TMP/magnetd.log
 }
 
