@@ -743,6 +743,18 @@ ebpf_flood() { # prefix config load...
 	ebpf_stop "$c" "$prefix" "$(sed -n 's/.*ops=\([0-9]*\).*/\1/p' $TMP/load.out)"
 }
 
+# Until magnetd serves (its rings sized, its -p probe in); then the ring
+# size it left.
+md_serving() { # prefix
+	i=0
+	until grep -q "serving on" $TMP/magnetd.log; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { cat $TMP/magnetd.log; die "magnetd did not serve"; }
+		sleep 0.1
+	done
+	out "${1}_ring" "$(awk 'NR == 2 { print $2 }' $M/buffers)"
+}
+
 # magnet as an operator runs it: the module loaded with no parameter,
 # magnetd with its defaults (it grows the empty rings to its ring_size,
 # 4 MiB, and reads them mapped), the probe from magnetd's own -p, added
@@ -753,13 +765,7 @@ magnetd_flood() { # prefix magnet-ctl-probe-words load...
 	insmod $KO || die "insmod $KO"
 	taskset $R magnetd -f -c /dev/null -p "$spec" >$TMP/magnetd.log 2>&1 &
 	mpid=$!
-	i=0
-	until grep -q "serving on" $TMP/magnetd.log; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || { cat $TMP/magnetd.log; die "magnetd did not start"; }
-		sleep 0.1
-	done
-	out "${prefix}_ring" "$(awk 'NR == 2 { print $2 }' $M/buffers)"
+	md_serving "$prefix"
 	taskset $W loadgen "$@" >$TMP/load.out || die "loadgen $*"
 	awk -v p="$prefix" '{ for (i = 1; i <= NF; i++) if ($i ~ /^(ops|secs)=/) print "bench: " p "_" $i }' \
 		$TMP/load.out
@@ -1479,13 +1485,7 @@ sweep_run() { # prefix tracer size rate
 		insmod $KO || die "insmod $KO"
 		mkdir -p $SW/md
 		md_start -c /dev/null --trace $SW/md -p "kprobe write_full args 3 capture $s@1"
-		i=0
-		until grep -q "serving on" $TMP/magnetd.log; do
-			i=$((i + 1))
-			[ $i -lt 100 ] || { cat $TMP/magnetd.log; die "magnetd did not serve"; }
-			sleep 0.1
-		done
-		out "${p}_ring" "$(awk 'NR == 2 { print $2 }' $M/buffers)"
+		md_serving "$p"
 		RPID=$DPID ;;
 	ftrace)
 		# shellcheck disable=SC2016 # $argN: ftrace's kprobe_events syntax
