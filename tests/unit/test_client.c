@@ -1253,12 +1253,6 @@ START_TEST(conn_trickle)
 }
 END_TEST
 
-/*
- * Frame bodies come 8-byte aligned wherever they fall in the stream. One
- * whose header came before the rest of it is read in place: the buffer is
- * compacted so that its body lands aligned (no copy of the records); one
- * that came whole at an odd offset is copied.
- */
 static void put_bytes(int fd, const char *p, size_t len)
 {
 	ck_assert_int_eq(write(fd, p, len), (ssize_t)len);
@@ -1277,13 +1271,19 @@ static void next_frame(struct mgc_conn *c, const char *body, size_t len, bool in
 	ck_assert_int_eq(m.body >= c->buf && m.body < c->buf + c->cap, in_place);
 }
 
+/*
+ * Frame bodies come 8-byte aligned wherever they fall in the stream. One
+ * whose header came before the rest of it is read in place: the buffer is
+ * compacted so that its body lands aligned (no copy of the records); one
+ * that came whole at an odd offset is copied.
+ */
 START_TEST(conn_frame_alignment)
 {
 	static char body[200000];
 	struct mgc_conn c = { .fd = -1 };
 	struct mgc_msg m;
 	int sv[2];
-	size_t i, hl;
+	size_t i;
 
 	for (i = 0; i < sizeof(body); i++)
 		body[i] = (char)(i * 7 + i / 251);
@@ -1307,9 +1307,8 @@ START_TEST(conn_frame_alignment)
 	ck_assert(!memcmp(m.body, body, 8000));
 	ck_assert(!(m.body >= c.buf && m.body < c.buf + c.cap));
 	/* A large frame in pieces, its header alone first. */
-	hl = 9;
-	put_bytes(sv[1], "B 200000\n", hl);
-	ck_assert_int_eq(mgc_fill(&c), (ssize_t)hl);
+	put_bytes(sv[1], "B 200000\n", 9);
+	ck_assert_int_eq(mgc_fill(&c), 9);
 	ck_assert_int_eq(mgc_next(&c, &m), 0);
 	for (i = 0; i + 50000 < sizeof(body); i += 50000) {
 		put_bytes(sv[1], body + i, 50000);
