@@ -196,6 +196,12 @@ check-kernels-core:
 	$(Q)tools/bootstrap
 	$(Q)$(MAKE) vm-check-kernels KERNELS="$(KERNELS_CORE)" VM_TESTS="$(VM_CORE_TESTS)"
 
+# What check-kernels-core and check-debug-core boot, made ready without
+# booting it: .ci/run runs this in the background during the other stages.
+prepare-kernels:
+	$(Q)tools/debug-kernel >/dev/null
+	$(Q)tools/kernels fetch $(KERNELS_CORE)
+
 check-kernels:
 	$(Q)tools/bootstrap
 	$(Q)$(MAKE) vm-check-kernels
@@ -206,4 +212,4 @@ vm-check-kernels: vm-user-files
 		VM_KERNELS_DKMS_BOOT='$(KERNELS_DKMS_BOOT)' \
 		VM_KERNELS_DKMS_TESTS='$(KERNELS_DKMS_TESTS)' tests/vm/kernels $(KERNELS)
 
-.PHONY: check-kernels check-kernels-core vm-check-kernels
+.PHONY: check-kernels check-kernels-core prepare-kernels vm-check-kernels
