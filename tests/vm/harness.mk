@@ -197,10 +197,15 @@ check-kernels-core:
 	$(Q)$(MAKE) vm-check-kernels KERNELS="$(KERNELS_CORE)" VM_TESTS="$(VM_CORE_TESTS)"
 
 # What check-kernels-core and check-debug-core boot, made ready without
-# booting it: .ci/run runs this in the background during the other stages.
+# booting it: .ci/run runs these commands in the background during the
+# other stages.
+prepare_debug_kernel = tools/debug-kernel >/dev/null
+prepare_matrix = tools/kernels fetch $(KERNELS_CORE)
 prepare-kernels:
-	$(Q)tools/debug-kernel >/dev/null
-	$(Q)tools/kernels fetch $(KERNELS_CORE)
+	$(Q)$(prepare_debug_kernel)
+	$(Q)$(prepare_matrix)
+print-prepare-kernels:
+	@echo '$(prepare_debug_kernel)'; echo '$(prepare_matrix)'
 
 check-kernels:
 	$(Q)tools/bootstrap
@@ -212,4 +217,4 @@ vm-check-kernels: vm-user-files
 		VM_KERNELS_DKMS_BOOT='$(KERNELS_DKMS_BOOT)' \
 		VM_KERNELS_DKMS_TESTS='$(KERNELS_DKMS_TESTS)' tests/vm/kernels $(KERNELS)
 
-.PHONY: check-kernels check-kernels-core prepare-kernels vm-check-kernels
+.PHONY: check-kernels check-kernels-core prepare-kernels print-prepare-kernels vm-check-kernels
