@@ -923,7 +923,7 @@ int mg_tracewr_lend(struct mg_tracewr *w, __u32 cpu, const void *data,
 	atomic_fetch_add_explicit(&w->queued_chunks, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&w->lent_chunks, 1, memory_order_relaxed);
 	/* Out of a batch wait: the chunk holds its lender's memory. */
-	mg_chunkq_wake(w->q);
+	mg_chunkq_kick(w->q);
 	return 0;
 }
 
