@@ -207,12 +207,6 @@ void mg_chunkq_wake(struct mg_chunkq *q)
 		return;
 }
 
-void mg_chunkq_kick(struct mg_chunkq *q)
-{
-	if (atomic_load(&q->sleeping) && atomic_exchange(&q->sleeping, 0))
-		mg_chunkq_wake(q);
-}
-
 bool mg_chunkq_arm(struct mg_chunkq *q)
 {
 	return mg_chunkq_arm_batch(q, 0);

@@ -80,11 +80,6 @@ bool mg_chunkq_arm(struct mg_chunkq *q);
 bool mg_chunkq_arm_batch(struct mg_chunkq *q, size_t bytes);
 
 /*
- * Producer, after a put: wake a sleeping consumer now, whatever batch it
- * waits for (a chunk that must not wait); nothing when it is awake.
- */
-void mg_chunkq_kick(struct mg_chunkq *q);
-/*
  * Any thread: make the fd readable now, for a consumer that also sleeps on
  * conditions of its own. Store the condition first; the consumer checks
  * it after mg_chunkq_arm, so either it sees the condition or its poll sees

@@ -501,7 +501,7 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 		mg_tracewr_stats(s->env.trace, &ts);
 	mg_cgmap_stats(s->cgmap, &cg);
 	mg_collect_rings(s->env.collect, &ring_size, &grown);
-	mg_client_reply(c, "OK %u cpus uptime=%llu module=%s reloads=%u clients=%u subscribers=%u aggregators=%u read=%llu read_bytes=%llu read_lost=%llu queue_dropped=%llu queue_peak=%zu sent=%llu client_dropped=%llu cut_off=%llu refused=%llu trace_files=%llu trace_bytes=%llu trace_dropped=%llu trace_errors=%llu trace_lent=%llu idle_closed=%llu client_queued=%llu cgroups=%u cgroup_bytes=%zu cgroups_evicted=%llu ring_size=%lu rings_grown=%u",
+	mg_client_reply(c, "OK %u cpus uptime=%llu module=%s reloads=%u clients=%u subscribers=%u aggregators=%u read=%llu read_bytes=%llu read_lost=%llu queue_dropped=%llu queue_peak=%zu sent=%llu client_dropped=%llu cut_off=%llu refused=%llu trace_files=%llu trace_bytes=%llu trace_dropped=%llu trace_errors=%llu idle_closed=%llu client_queued=%llu cgroups=%u cgroup_bytes=%zu cgroups_evicted=%llu ring_size=%lu rings_grown=%u",
 			ncpus,
 			(unsigned long long)((mg_now_ns(CLOCK_MONOTONIC) - s->start_ns) / 1000000000ULL),
 			mg_collect_up(s->env.collect) ? "up" : "down",
@@ -516,7 +516,6 @@ static void cmd_stats(struct mg_server *s, struct client *c)
 			(unsigned long long)ts.files, (unsigned long long)ts.bytes,
 			(unsigned long long)(ts.drop_records + ts.err_records),
 			(unsigned long long)ts.write_errors,
-			(unsigned long long)ts.lent_chunks,
 			(unsigned long long)s->idle_closed, (unsigned long long)queued,
 			cg.paths, cg.bytes, (unsigned long long)cg.evicted, ring_size, grown);
 	for (i = 0; i < ncpus; i++) {

@@ -32,27 +32,11 @@
 #include "rings.h"
 
 #define REAP_NS		(2000 * 1000000ULL)
-/* Runs of a ring lent at once (the sink copies beyond them). */
-#define LENT_MAX	64
-/*
- * While a ring has records lent, the thread polls the loans' ends instead
- * of that ring (which would always be ready: lent records count as
- * unread), and looks at it at least this often in case the borrower is
- * slow.
- */
-#define LENT_POLL_MS	2
-/* How often a stop or release waiting for loans to end says so. */
-#define LENT_WAIT_LOG_NS	(5000 * 1000000ULL)
 
 enum { REQ_NONE, REQ_RELEASE, REQ_STOP };
 enum why { WHY_STOP, WHY_RELEASE, WHY_GONE, WHY_NONE };
 
 struct ring_file;
-
-struct mg_collect_loan {
-	_Atomic __u64 ended;		/* bytes given back by the borrower, ever */
-	int efd;			/* the thread's control eventfd: wakes it */
-};
 
 /* One of a ring's reads: its buffer, and the iocb while outstanding. */
 struct read_slot {
@@ -67,18 +51,9 @@ struct ring_file {
 	int fd;
 	unsigned int busy;		/* reads outstanding */
 	struct read_slot slots[MG_COLLECT_READS];
-	/*
-	 * Mapped: the ring, and the span [tail, commit) it holds, delivered
-	 * up to read; of that, lent runs are not given back until their
-	 * loans end (oldest first: lent[lent_first]; until = the loan's
-	 * total once it ended).
-	 */
+	/* Mapped: the ring, and the span [tail, commit) it holds. */
 	const unsigned char *map;
-	__u64 map_size, tail, commit, read;
-	struct { __u64 start, until; } lent[LENT_MAX];
-	unsigned int lent_first, lent_n;
-	__u64 lent_bytes;		/* ever */
-	struct mg_collect_loan loan;
+	__u64 map_size, tail, commit, held;
 	size_t watermark;		/* the read condition's bytes */
 };
 
@@ -148,20 +123,17 @@ static int submit(struct mg_collect *c, struct read_slot *s)
 }
 
 /*
- * Count the records of a read and hand the whole ones to the sink (with a
- * loan: it may keep them). A ring's reads complete in the order they took
- * its records (collect.h). The bytes the sink kept, or 0.
+ * Count the records of a read and hand the whole ones to the sink. A
+ * ring's reads complete in the order they took its records (collect.h).
  */
-static size_t deliver(struct mg_collect *c, struct ring_file *f,
-		      const unsigned char *buf, size_t n,
-		      struct mg_collect_loan *loan)
+static void deliver(struct mg_collect *c, struct ring_file *f,
+		    const unsigned char *buf, size_t n)
 {
 	struct cpu_counts *k = &c->counts[f->cpu];
 	const struct magnet_record *rec;
 	struct magnet_lost lost = { 0 };
 	__u64 events = 0, tasks = 0, fair = 0;
 	size_t off = 0;
-	bool kept;
 	int r;
 
 	while ((r = mg_record_next(buf, n, &off, &rec)) == 1) {
@@ -178,9 +150,9 @@ static size_t deliver(struct mg_collect *c, struct ring_file *f,
 		logf_(c, LOG_ERR, "cpu%u: corrupt record at byte %zu of a read: %s; %zu bytes dropped",
 		      f->cpu, off, mg_record_strerror(r), n - off);
 	if (!off)
-		return 0;
+		return;
 	/* Counted after: what STATS says was read, the sink has had. */
-	kept = c->sink(c->sink_arg, f->cpu, buf, off, events, tasks, loan);
+	c->sink(c->sink_arg, f->cpu, buf, off, events, tasks);
 	atomic_fetch_add(&k->records, events);
 	atomic_fetch_add(&k->bytes, off);
 	atomic_fetch_add(&k->full, lost.full);
@@ -188,7 +160,6 @@ static size_t deliver(struct mg_collect *c, struct ring_file *f,
 	atomic_fetch_add(&k->nesting, lost.nesting);
 	atomic_fetch_add(&k->overwritten, lost.overwritten);
 	atomic_fetch_add(&k->fair, fair);
-	return loan && kept ? off : 0;
 }
 
 static int read_attr(struct mg_collect *c, struct ring_file *f,
@@ -215,43 +186,17 @@ static int read_attr(struct mg_collect *c, struct ring_file *f,
 	return 0;
 }
 
-void mg_collect_loan_end(struct mg_collect_loan *loan, size_t len)
-{
-	__u64 one = 1;
-
-	/* Release: the borrower is done reading the mapping. */
-	atomic_fetch_add_explicit(&loan->ended, len, memory_order_release);
-	if (write(loan->efd, &one, sizeof(one)) < 0) {
-		/* The counter is full: the thread is awake already. */
-	}
-}
-
-/*
- * Mapped: forget the runs whose loans ended; the ring position up to which
- * it may have its records back.
- */
-static __u64 map_keep_from(struct ring_file *f)
-{
-	__u64 ended = atomic_load_explicit(&f->loan.ended, memory_order_acquire);
-
-	while (f->lent_n && f->lent[f->lent_first].until <= ended) {
-		f->lent_first = (f->lent_first + 1) % LENT_MAX;
-		f->lent_n--;
-	}
-	return f->lent_n ? f->lent[f->lent_first].start : f->read;
-}
-
 /* Mapped: give back what was delivered; learn what the ring holds now. */
 static int map_advance(struct ring_file *f)
 {
-	struct magnet_mmap_pos pos = { .release = map_keep_from(f) - f->tail,
-				       .tail = f->tail };
+	struct magnet_mmap_pos pos = { .release = f->held, .tail = f->tail };
 
 	if (ioctl(f->fd, MAGNET_IOC_MMAP_ADVANCE, &pos))
 		return -errno;
 	f->tail = pos.tail;
 	f->commit = pos.commit;
 	f->map_size = pos.size;
+	f->held = 0;
 	return 0;
 }
 
@@ -264,10 +209,7 @@ static int map_ring(struct mg_collect *c, struct ring_file *f, char *err, size_t
 	void *m;
 	int ret;
 
-	/* Every loan of the last attach ended (detach waits for them). */
-	f->tail = f->read = 0;
-	f->lent_n = f->lent_first = 0;
-	f->lent_bytes = atomic_load(&f->loan.ended);
+	f->tail = f->held = 0;
 	ret = map_advance(f);
 	if (ret == -EOPNOTSUPP)
 		return ret;
@@ -276,7 +218,6 @@ static int map_ring(struct mg_collect *c, struct ring_file *f, char *err, size_t
 			 c->dir, f->cpu, strerror(-ret));
 		return ret;
 	}
-	f->read = f->tail;
 	m = mmap(NULL, f->map_size, PROT_READ, MAP_SHARED, f->fd, 0);
 	if (m == MAP_FAILED) {
 		ret = -errno;
@@ -289,37 +230,13 @@ static int map_ring(struct mg_collect *c, struct ring_file *f, char *err, size_t
 }
 
 /*
- * Mapped: hand [from, to) on, lent while less than half the ring would
- * then be (and the sink keeps it).
- */
-static void map_hand_on(struct mg_collect *c, struct ring_file *f,
-			__u64 from, __u64 to)
-{
-	__u64 oldest;
-	size_t kept;
-	bool lend;
-
-	map_keep_from(f);	/* the loans that ended go */
-	oldest = f->lent_n ? f->lent[f->lent_first].start : from;
-	lend = f->lent_n < LENT_MAX && to - oldest <= f->map_size / 2;
-	kept = deliver(c, f, f->map + (from & (f->map_size - 1)), to - from,
-		       lend ? &f->loan : NULL);
-	if (!kept)
-		return;
-	f->lent_bytes += kept;
-	f->lent[(f->lent_first + f->lent_n) % LENT_MAX].start = from;
-	f->lent[(f->lent_first + f->lent_n) % LENT_MAX].until = f->lent_bytes;
-	f->lent_n++;
-}
-
-/*
- * Mapped: hand on [read, commit) in pieces of at most read_buffer bytes
+ * Mapped: hand on [tail, commit) in pieces of at most read_buffer bytes
  * of whole records, cut at padding and at the array's end, as AIO reads
  * of read_buffer bytes would have. false: a corrupt ring (a kernel bug).
  */
 static bool map_deliver(struct mg_collect *c, struct ring_file *f)
 {
-	__u64 mask = f->map_size - 1, pos = f->read, run = f->read;
+	__u64 mask = f->map_size - 1, pos = f->tail, run = f->tail;
 
 	while (pos != f->commit) {
 		const struct magnet_record *rec = (const void *)(f->map + (pos & mask));
@@ -329,34 +246,32 @@ static bool map_deliver(struct mg_collect *c, struct ring_file *f)
 			logf_(c, LOG_ERR, "cpu%u: corrupt record at ring position %llu (size %u)",
 			      f->cpu, (unsigned long long)pos, rs);
 			if (pos != run)
-				map_hand_on(c, f, run, pos);
-			f->read = pos;
+				deliver(c, f, f->map + (run & mask), pos - run);
+			f->held = pos - f->tail;
 			return false;
 		}
 		if (rec->event_id == MAGNET_EVENT_PAD || pos + rs - run > c->cfg.read_buffer) {
 			if (pos != run)
-				map_hand_on(c, f, run, pos);
+				deliver(c, f, f->map + (run & mask), pos - run);
 			run = rec->event_id == MAGNET_EVENT_PAD ? pos + rs : pos;
 		}
 		pos += rs;
 		if (!(pos & mask)) {	/* the array's end: the next record is at 0 */
 			if (pos != run)
-				map_hand_on(c, f, run, pos);
+				deliver(c, f, f->map + (run & mask), pos - run);
 			run = pos;
 		}
 	}
 	if (pos != run)
-		map_hand_on(c, f, run, pos);
-	f->read = pos;
+		deliver(c, f, f->map + (run & mask), pos - run);
+	f->held = pos - f->tail;
 	return true;
 }
 
 /*
  * Mapped: deliver what the ring holds if its read condition holds (@all:
- * if it holds anything new), give it back (but what is lent), and again
- * while the condition holds; what is left waits for poll(). The condition
- * counts what is new, and anything once half the ring is taken (lent
- * records too). false: the ring is unusable.
+ * if it holds anything), give it back, and again while the condition
+ * holds; what is left waits for poll(). false: the ring is unusable.
  */
 static bool map_drain(struct mg_collect *c, struct ring_file *f, bool all)
 {
@@ -365,10 +280,10 @@ static bool map_drain(struct mg_collect *c, struct ring_file *f, bool all)
 
 		if (ret) {
 			logf_(c, LOG_ERR, "cpu%u: giving back %llu bytes: %s", f->cpu,
-			      (unsigned long long)(map_keep_from(f) - f->tail), strerror(-ret));
+			      (unsigned long long)f->held, strerror(-ret));
 			return false;
 		}
-		if (f->commit == f->read || (!all && f->commit - f->read < f->watermark &&
+		if (f->commit == f->tail || (!all && f->commit - f->tail < f->watermark &&
 					     f->commit - f->tail < f->map_size / 2))
 			return true;
 		if (!map_deliver(c, f)) {
@@ -376,42 +291,6 @@ static bool map_drain(struct mg_collect *c, struct ring_file *f, bool all)
 			return false;
 		}
 		all = false;
-	}
-}
-
-/*
- * Mapped, before unmapping: wait for every loan to end (the borrower reads
- * the mapping until then), giving the records back as they do.
- */
-static void map_wait_loans(struct mg_collect *c)
-{
-	__u64 said = mg_now_ns(CLOCK_MONOTONIC);
-
-	for (;;) {
-		struct pollfd p = { .fd = c->ctl_efd, .events = POLLIN };
-		__u64 lent = 0, now, v;
-		unsigned int i;
-
-		for (i = 0; i < c->nfiles; i++) {
-			struct ring_file *f = &c->files[i];
-
-			if (!f->map)
-				continue;
-			map_advance(f);	/* a ring gone bad still waits */
-			lent += f->lent_bytes - atomic_load_explicit(&f->loan.ended,
-							       memory_order_acquire);
-		}
-		if (!lent)
-			return;
-		now = mg_now_ns(CLOCK_MONOTONIC);
-		if (now - said >= LENT_WAIT_LOG_NS) {
-			logf_(c, LOG_WARNING, "waiting for %llu bytes lent from the rings to come back",
-			      (unsigned long long)lent);
-			said = now;
-		}
-		if (poll(&p, 1, 100) > 0 && read(c->ctl_efd, &v, sizeof(v)) < 0 &&
-		    errno != EAGAIN)
-			logf_(c, LOG_ERR, "control eventfd: %s", strerror(errno));
 	}
 }
 
@@ -576,7 +455,7 @@ static bool complete(struct mg_collect *c, struct io_event *ev, bool resubmit)
 	s->busy = false;
 	f->busy--;
 	if (res > 0) {
-		deliver(c, f, s->buf, res, NULL);
+		deliver(c, f, s->buf, res);
 	} else if (!res) {
 		logf_(c, LOG_WARNING, "cpu%u: end of file: the module is going away", f->cpu);
 		return false;
@@ -640,26 +519,17 @@ static enum why run_mapped(struct mg_collect *c)
 	for (;;) {
 		long long now = (long long)mg_now_ns(CLOCK_MONOTONIC);
 		bool late = latency >= 0 && now - last >= latency;
-		bool lent = false;
 		enum why why;
 		int ms = -1;
 		__u64 v;
 
-		for (i = 0; i < c->nfiles; i++) {
-			struct ring_file *f = &c->files[i];
-
-			if (!map_drain(c, f, late || p[i + 1].revents))
+		for (i = 0; i < c->nfiles; i++)
+			if (!map_drain(c, &c->files[i], late || p[i + 1].revents))
 				return WHY_GONE;
-			/* Lent records keep it ready: the loans' ends wake us. */
-			p[i + 1].fd = f->lent_n ? -1 : f->fd;
-			lent |= f->lent_n;
-		}
 		if (late)
 			last = now;
 		if (latency >= 0)
 			ms = (int)((last + latency - now) / 1000000) + 1;
-		if (lent && (ms < 0 || ms > LENT_POLL_MS))
-			ms = LENT_POLL_MS;
 		if (poll(p, c->nfiles + 1, ms) < 0) {
 			if (errno != EINTR) {
 				logf_(c, LOG_ERR, "poll: %s", strerror(errno));
@@ -731,7 +601,7 @@ static void drain_nonblock(struct mg_collect *c, struct ring_file *f)
 			continue;
 		if (n <= 0)
 			break;
-		deliver(c, f, f->slots[0].buf, n, NULL);
+		deliver(c, f, f->slots[0].buf, n);
 	}
 }
 
@@ -751,7 +621,6 @@ static void detach(struct mg_collect *c)
 		for (i = 0; i < c->nfiles; i++)
 			if (c->files[i].map)
 				map_drain(c, &c->files[i], true);
-		map_wait_loans(c);
 		close_files(c);
 		c->attached = false;
 		atomic_store(&c->up, false);
@@ -962,8 +831,6 @@ int mg_collect_start(const struct mg_collect_cfg *cfg, mg_collect_sink sink,
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
 		goto err_free;
 	}
-	for (i = 0; i < n; i++)
-		c->files[i].loan.efd = c->ctl_efd;
 	ret = attach(c, err, errlen);
 	if (ret)
 		goto err_free;

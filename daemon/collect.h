@@ -16,12 +16,7 @@
  * polls the rings and the control eventfd, and hands the records on from
  * the mapping in pieces of at most read_buffer bytes, as the reads would
  * have, giving them back to the ring once the sink has them: no AIO, no
- * kworker copy. The sink may also keep them where they are (a loan: the
- * trace writer writes them to its file from the mapping, no copy) and
- * give them back later; the thread then sleeps on the loans' ends rather
- * than on that ring, and a stop or release waits for every loan to end
- * before the rings are unmapped. Overwrite-mode rings cannot be mapped:
- * AIO reads them.
+ * kworker copy. Overwrite-mode rings cannot be mapped: AIO reads them.
  *
  * The module's lifetime. An open cpuN file pins the module, so rmmod fails
  * (EBUSY) while the rings are held. mg_collect_release() lets go of them:
@@ -67,27 +62,13 @@ struct mg_collect_cpu {
 };
 
 /*
- * A mapped ring's loan: records the sink keeps in place instead of copying
- * them. The ring does not get them back (its writers have that much less
- * room) until the sink's side ends the loan, from any thread, in the order
- * the sink took them: then the collection thread gives them back and
- * wakes.
- */
-struct mg_collect_loan;
-void mg_collect_loan_end(struct mg_collect_loan *loan, size_t len);
-
-/*
  * Called on the collection thread for each completed read: len bytes of
  * whole, valid records of cpu, records of them events, tasks of them TASK
  * records. Must not block. The read counts in mg_collect_cpu_stats once
- * the sink returns. With a loan (mapped rings, while less than half the
- * ring is lent), the sink may keep data after it returns: it returns true
- * then, and ends the loan for len bytes once done with them. Otherwise
- * data is gone once it returns (false).
+ * the sink returns.
  */
-typedef bool (*mg_collect_sink)(void *arg, __u32 cpu, const void *data,
-				size_t len, __u64 records, __u64 tasks,
-				struct mg_collect_loan *loan);
+typedef void (*mg_collect_sink)(void *arg, __u32 cpu, const void *data,
+				size_t len, __u64 records, __u64 tasks);
 typedef void (*mg_collect_log)(void *arg, int prio, const char *msg);
 
 /*

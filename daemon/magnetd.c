@@ -65,36 +65,20 @@ struct daemon {
 	int ready_fd;		/* the parent waits on it (background start) */
 };
 
-/* Trace writer thread: a lent read is in the file. */
-static void trace_done(void *loan, size_t len)
-{
-	mg_collect_loan_end(loan, len);
-}
-
-/*
- * Collection thread: hand a read on. Never blocks. A mapped ring's read
- * goes to the trace writer in place (a loan) while the ring can spare it:
- * one copy, into the file; the server's queue takes a copy of its own.
- */
-static bool sink(void *arg, __u32 cpu, const void *data, size_t len,
-		 __u64 records, __u64 tasks, struct mg_collect_loan *loan)
+/* Collection thread: hand a read on. Never blocks. */
+static void sink(void *arg, __u32 cpu, const void *data, size_t len,
+		 __u64 records, __u64 tasks)
 {
 	struct daemon *d = arg;
-	bool kept = false;
 
-	if (d->trace) {
-		kept = loan && !mg_tracewr_lend(d->trace, cpu, data, len,
-						trace_done, loan);
-		if (!kept)
-			mg_tracewr_put(d->trace, cpu, data, len);	/* counts drops */
-	}
+	if (d->trace)
+		mg_tracewr_put(d->trace, cpu, data, len);	/* counts drops */
 	if (!mg_server_wants(&d->env, data, len, tasks))
-		return kept;
+		return;
 	if (mg_chunkq_put(d->queue, cpu, data, len)) {
 		atomic_fetch_add(&d->queue_dropped, records);
 		atomic_fetch_add(&d->queue_drop_chunks, 1);
 	}
-	return kept;
 }
 
 static void collect_log(void *arg, int prio, const char *msg)

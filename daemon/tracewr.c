@@ -67,7 +67,7 @@ struct walk {
 struct mg_tracewr {
 	/* The producer's. */
 	alignas(64) _Atomic __u64 drop_chunks, drop_bytes, drop_records;
-	_Atomic __u64 queued_chunks, lent_chunks;
+	_Atomic __u64 queued_chunks;
 
 	/* The writer's. */
 	alignas(64) _Atomic __u64 files, finished, bytes, chunks, records;
@@ -129,18 +129,6 @@ struct mg_tracewr {
 	size_t file_names;		/* bytes of the table the file holds */
 	__u64 logged[OP_NR][ERRNO_KINDS / 64];
 	bool failed;
-};
-
-/*
- * A lent chunk in the queue: its address, not its bytes; its frame's cpu
- * has LENT set.
- */
-#define LENT	(1U << 31)
-struct lent {
-	const void *data;
-	size_t len;
-	mg_tracewr_done_fn done;
-	void *done_arg;
 };
 
 static inline __u32 get32(const void *p)
@@ -738,7 +726,6 @@ static void *writer_main(void *arg)
 	bool slept = false;
 
 	for (;;) {
-		struct lent lent = { 0 };
 		const void *data;
 		size_t len;
 		__u32 cpu;
@@ -755,19 +742,12 @@ static void *writer_main(void *arg)
 			slept = true;
 			continue;
 		}
-		if (cpu & LENT) {
-			memcpy(&lent, data, sizeof(lent));
-			cpu &= ~LENT;
-			data = lent.data;
-			len = lent.len;
-		} else if (slept && !stopping) {
+		if (slept && !stopping) {
+			slept = false;
 			gather(w);
 		}
-		slept = false;
 		write_chunk(w, cpu, data, len);
 		mg_chunkq_pop(w->q);
-		if (lent.done)
-			lent.done(lent.done_arg, len);
 	}
 	/* The last file always gets the trailer, even an empty trace. */
 	if (w->fd >= 0 || !open_file(w))
@@ -910,23 +890,6 @@ int mg_tracewr_put(struct mg_tracewr *w, __u32 cpu, const void *data,
 	return 0;
 }
 
-int mg_tracewr_lend(struct mg_tracewr *w, __u32 cpu, const void *data,
-		    size_t len, mg_tracewr_done_fn done, void *done_arg)
-{
-	struct lent lent = { data, len, done, done_arg };
-
-	if (!len || len % MAGNET_RECORD_ALIGN || len > MG_TRACEWR_MAX_CHUNK ||
-	    cpu >= w->info.ncpus || !data || !done)
-		return -EINVAL;
-	if (mg_chunkq_put(w->q, cpu | LENT, &lent, sizeof(lent)))
-		return -ENOBUFS;
-	atomic_fetch_add_explicit(&w->queued_chunks, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&w->lent_chunks, 1, memory_order_relaxed);
-	/* Out of a batch wait: the chunk holds its lender's memory. */
-	mg_chunkq_kick(w->q);
-	return 0;
-}
-
 int mg_tracewr_close(struct mg_tracewr *w, const struct mg_trailer *trailer)
 {
 	if (!w->closed) {
@@ -969,7 +932,6 @@ void mg_tracewr_stats(const struct mg_tracewr *w, struct mg_tracewr_stats *st)
 	st->err_bytes = atomic_load(&m->err_bytes);
 	st->err_records = atomic_load(&m->err_records);
 	st->queued_chunks = atomic_load(&m->queued_chunks);
-	st->lent_chunks = atomic_load(&m->lent_chunks);
 	st->queue_bytes = mg_chunkq_size(w->q);
 	st->queue_used = mg_chunkq_used(w->q);
 	st->queue_peak = mg_chunkq_peak(w->q);

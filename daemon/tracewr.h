@@ -23,13 +23,6 @@
  * system call only to wake a writer that sleeps on an empty ring (one
  * eventfd write).
  *
- * Lent chunks. mg_tracewr_lend queues a chunk by its address instead (a
- * mapped ring's records): the writer writes it from there, then calls the
- * lender's done callback; until then the bytes must stay. No copy on the
- * collection thread: the chunk is copied once, into the file, as
- * magnet-read -m does. A lent chunk is written as soon as the writer
- * takes it (no batch wait: its bytes hold ring space meanwhile).
- *
  * Batches. Woken by a chunk, the writer waits up to MG_TRACEWR_GATHER_MS
  * for more (or until an eighth of the queue, at most 1 MiB, is queued)
  * before it writes what came: a few wakeups a second under a steady
@@ -119,8 +112,7 @@ struct mg_tracewr_stats {
 	__u64 err_bytes;
 	__u64 err_records;
 	/* The queue. */
-	__u64 queued_chunks;	/* accepted by mg_tracewr_put and _lend */
-	__u64 lent_chunks;	/* of them lent */
+	__u64 queued_chunks;	/* accepted by mg_tracewr_put */
 	size_t queue_bytes;	/* its size, framing included */
 	size_t queue_used;	/* now */
 	size_t queue_peak;	/* highest since open */
@@ -163,18 +155,6 @@ int mg_tracewr_open(const char *dir, int dirfd, const char *prefix,
  */
 int mg_tracewr_put(struct mg_tracewr *w, __u32 cpu, const void *data,
 		   size_t len);
-
-/*
- * mg_tracewr_put without the copy: data stays valid, unchanged, until the
- * writer calls done(done_arg, len) from its thread, once the chunk is
- * written (or dropped for a disk error, counted). Chunks, lent or copied,
- * are written in the order queued, and done calls come in that order.
- * 0 queued (the writer is woken); -ENOBUFS: no room, nothing queued or
- * counted (put it, or count it dropped); -EINVAL as mg_tracewr_put.
- */
-typedef void (*mg_tracewr_done_fn)(void *arg, size_t len);
-int mg_tracewr_lend(struct mg_tracewr *w, __u32 cpu, const void *data,
-		    size_t len, mg_tracewr_done_fn done, void *done_arg);
 
 /*
  * No more puts: the writer drains the queue, writes the last file's trailer

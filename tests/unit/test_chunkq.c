@@ -391,28 +391,6 @@ START_TEST(arm_batch)
 }
 END_TEST
 
-/* kick: a consumer asleep for a batch wakes at once; an awake one does not. */
-START_TEST(kick)
-{
-	struct mg_chunkq *q;
-	__u64 buf[2] = { 0 };
-
-	ck_assert_int_eq(mg_chunkq_create(4096, &q), 0);
-	mg_chunkq_kick(q);	/* never armed */
-	ck_assert(!readable(q));
-	ck_assert(mg_chunkq_arm_batch(q, 1000));
-	ck_assert_int_eq(mg_chunkq_put(q, 0, buf, 16), 0);
-	ck_assert(!readable(q));
-	mg_chunkq_kick(q);
-	ck_assert(readable(q));
-	/* Woken: not asleep any more, a second kick writes nothing. */
-	ck_assert(!mg_chunkq_arm_batch(q, 0));	/* clears the fd */
-	mg_chunkq_kick(q);
-	ck_assert(!readable(q));
-	mg_chunkq_free(q);
-}
-END_TEST
-
 /* ---- two threads -------------------------------------------------------- */
 
 struct stress {
@@ -507,7 +485,6 @@ int main(void)
 	tcase_add_test(tc, invalid);
 	tcase_add_test(tc, arm_wake);
 	tcase_add_test(tc, arm_batch);
-	tcase_add_test(tc, kick);
 	tcase_add_loop_test(tc, two_threads, 0, 2);
 	suite_add_tcase(s, tc);
 	return tu_run(s);

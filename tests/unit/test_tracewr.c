@@ -19,7 +19,6 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -890,133 +889,6 @@ START_TEST(held_writer_drops)
 }
 END_TEST
 
-/* ---- lent chunks: written from where they are, given back in order ----- */
-
-struct returns {
-	const struct chunks *lent;	/* the lent chunks, in order */
-	_Atomic size_t n;		/* done calls so far */
-	_Atomic bool wrong;		/* one came out of order */
-};
-
-static void lent_done(void *arg, size_t len)
-{
-	struct returns *r = arg;
-	size_t i = atomic_load(&r->n);
-
-	if (i >= r->lent->n || r->lent->c[i].len != len)
-		atomic_store(&r->wrong, true);
-	atomic_store(&r->n, i + 1);
-}
-
-START_TEST(lent_chunks)
-{
-	enum { N = 300, NREC = 20 };
-	struct mg_tracewr *w = open_w(tmpdir, 65536, 1 << 20, 4, NULL);
-	struct chunks all = { 0 }, lent = { 0 };
-	struct expect ex = { .max_file = 65536 };
-	struct returns r = { .lent = &lent };
-	struct mg_tracewr_stats st;
-	unsigned char *first;
-	unsigned int i;
-
-	reset_ids();
-	for (i = 0; i < N; i++)
-		push(&all, fixed_chunk(i % 4, NREC));
-	mg_tracewr_test_hold(w, true);
-	for (i = 0; i < N; i++) {
-		const struct chunk *c = &all.c[i];
-
-		if (i % 2) {
-			ck_assert_int_eq(put(w, c), 0);
-			continue;
-		}
-		ck_assert_int_eq(mg_tracewr_lend(w, c->cpu, c->data, c->len,
-						 lent_done, &r), 0);
-		push(&lent, *c);
-	}
-	/* Held: nothing written, nothing given back. */
-	st = stats(w);
-	ck_assert_uint_eq(st.queued_chunks, N);
-	ck_assert_uint_eq(st.lent_chunks, N / 2);
-	ck_assert_uint_eq(st.chunks, 0);
-	ck_assert_uint_eq(atomic_load(&r.n), 0);
-	/*
-	 * Not copied: the file gets a lent chunk's bytes as they are when the
-	 * writer takes it (the first arg of its first record changed now).
-	 */
-	first = all.c[0].data;
-	ck_assert_uint_eq(first[40], 1);
-	first[40] = 0x55;
-
-	mg_tracewr_test_hold(w, false);
-	ck_assert_int_eq(mg_tracewr_close(w, NULL), 0);
-	st = stats(w);
-	ck_assert_uint_eq(st.chunks, N);
-	ck_assert_uint_eq(st.records, (__u64)N * NREC);
-	ck_assert_uint_eq(st.drop_chunks + st.err_chunks + st.write_errors, 0);
-	ck_assert_uint_eq(atomic_load(&r.n), N / 2);
-	ck_assert(!atomic_load(&r.wrong));
-	/* In the files in the order queued, the changed byte included. */
-	ck_assert_uint_gt(check_files(tmpdir, &all, &ex), 1);
-	{
-		char path[MG_TRACEWR_PATH_MAX];
-		unsigned char *buf;
-		struct stat sb;
-		FILE *f;
-
-		ck_assert_int_eq(mg_tracewr_path(w, 0, path, sizeof(path)), 0);
-		ck_assert_int_eq(stat(path, &sb), 0);
-		buf = malloc(sb.st_size);
-		f = fopen(path, "rb");
-		ck_assert_ptr_nonnull(f);
-		ck_assert_uint_eq(fread(buf, 1, sb.st_size, f), (size_t)sb.st_size);
-		fclose(f);
-		ck_assert_ptr_nonnull(memmem(buf, sb.st_size, first, all.c[0].len));
-		first[40] = 1;
-		ck_assert_ptr_null(memmem(buf, sb.st_size, first, all.c[0].len));
-		free(buf);
-	}
-	mg_tracewr_free(w);
-	free(lent.c);
-	free_chunks(&all);
-}
-END_TEST
-
-/* A lend the queue has no room for is refused and not counted. */
-START_TEST(lent_refused)
-{
-	struct mg_tracewr *w = open_w(tmpdir, 0, 4096, 2, NULL);
-	struct chunk c = fixed_chunk(1, 4);
-	struct chunks none = { 0 };
-	struct returns r = { .lent = &none };
-	struct mg_tracewr_stats st;
-	unsigned int i, taken = 0;
-	int ret = 0;
-
-	reset_ids();
-	ck_assert_int_eq(mg_tracewr_lend(w, 1, c.data, 0, lent_done, &r), -EINVAL);
-	ck_assert_int_eq(mg_tracewr_lend(w, 1, c.data, 12, lent_done, &r), -EINVAL);
-	ck_assert_int_eq(mg_tracewr_lend(w, 2, c.data, c.len, lent_done, &r), -EINVAL);
-	ck_assert_int_eq(mg_tracewr_lend(w, 1, c.data, c.len, NULL, &r), -EINVAL);
-	mg_tracewr_test_hold(w, true);
-	for (i = 0; i < 1000 && !ret; i++) {
-		ret = mg_tracewr_lend(w, 1, c.data, c.len, lent_done, &r);
-		taken += !ret;
-	}
-	ck_assert_int_eq(ret, -ENOBUFS);
-	/* 40 bytes a frame (8 of framing), in a ring of 4096. */
-	ck_assert_uint_eq(taken, 4096 / 40);
-	st = stats(w);
-	ck_assert_uint_eq(st.lent_chunks, taken);
-	ck_assert_uint_eq(st.drop_chunks, 0);
-	ck_assert_int_eq(mg_tracewr_close(w, NULL), 0);
-	ck_assert_uint_eq(stats(w).chunks, taken);
-	ck_assert_uint_eq(atomic_load(&r.n), taken);
-	mg_tracewr_free(w);
-	free(c.data);
-}
-END_TEST
-
 /* Everything queued when close is called reaches the files. */
 START_TEST(close_flushes)
 {
@@ -1473,8 +1345,6 @@ int main(void)
 	tcase_add_loop_test(tc, probe_names, 0, 2);
 	tcase_add_test(tc, rotation_sizes);
 	tcase_add_test(tc, held_writer_drops);
-	tcase_add_test(tc, lent_chunks);
-	tcase_add_test(tc, lent_refused);
 	tcase_add_test(tc, close_flushes);
 	tcase_add_loop_test(tc, burst_tiny_queue, 0, 2);
 	tcase_add_test(tc, open_errors);
