@@ -83,7 +83,12 @@ $(BUILD)/%.o: %.c | $(BUILD)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
--include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
+# This tree's dependency files only: the trees nested in it (ASan's, lint's,
+# the packages', the kernels') are other builds, which may be writing theirs
+# while this make starts (make check's host lane, CI's kernel prepare).
+BUILD_NESTED := asan lint deb kernels debug
+-include $(shell find $(BUILD) \( $(foreach d,$(BUILD_NESTED),-path '$(BUILD)/$(d)' -o) \
+	-false \) -prune -o -name '*.d' -type f -print 2>/dev/null)
 
 module:
 	@test -n "$(KDIR)" || { echo "no kernel headers: run tools/bootstrap" >&2; exit 1; }
@@ -95,7 +100,25 @@ user: $(USER_BINS)
 # machine is ready), then re-enter make so KDIR sees freshly installed headers.
 check:
 	$(Q)tools/bootstrap
-	$(Q)$(MAKE) unit man-check fuzz-check vm-check monitors-check cluster-check pkg-check
+	$(Q)$(MAKE) check-lanes
+
+# Two lanes at once. The VM's tests run one TCG guest at a time, which
+# keeps one core busy; the host's own tests (unit, man pages, fuzzing) take
+# the other at a lower priority, logged to $(CHECK_HOST_LOG) and printed
+# when both are done. What both lanes use is built first; after that the
+# host lane builds only trees of its own (ASan's, the fuzzers).
+CHECK_HOST := unit man-check fuzz-check
+CHECK_VM := vm-check monitors-check cluster-check pkg-check
+CHECK_HOST_LOG := $(BUILD)/check/host.log
+check-lanes: vm-guest-files $(UNIT_RUN) man
+	@mkdir -p $(dir $(CHECK_HOST_LOG))
+	@echo "  LANE    $(CHECK_HOST) beside the VM (log: $(CHECK_HOST_LOG))"
+	$(Q)nice -n 10 $(MAKE) $(CHECK_HOST) >$(CHECK_HOST_LOG) 2>&1 & host=$$!; \
+	$(MAKE) $(CHECK_VM); vm=$$?; \
+	wait $$host; rc=$$?; \
+	echo "  LANE    $(CHECK_HOST): $$([ $$rc = 0 ] && echo ok || echo "FAILED (exit $$rc)")"; \
+	sed 's/^/  host: /' $(CHECK_HOST_LOG); \
+	[ $$vm = 0 ] && [ $$rc = 0 ]
 
 # The real monitors on this host against magnetd in the VM (tests/monitors).
 # MON_TESTS=t-ganglia runs only some.

@@ -197,15 +197,17 @@ check-kernels-core:
 	$(Q)$(MAKE) vm-check-kernels KERNELS="$(KERNELS_CORE)" VM_TESTS="$(VM_CORE_TESTS)"
 
 # What check-kernels-core and check-debug-core boot, made ready without
-# booting it: .ci/run runs these commands in the background during the
-# other stages.
-prepare_debug_kernel = tools/debug-kernel >/dev/null
+# booting it. .ci/run runs each command in the background during the other
+# stages: print-prepare-kernels prints one line per command, the target
+# that needs it, a tab, the command.
 prepare_matrix = tools/kernels fetch $(KERNELS_CORE)
+prepare_debug_kernel = tools/debug-kernel >/dev/null
 prepare-kernels:
-	$(Q)$(prepare_debug_kernel)
 	$(Q)$(prepare_matrix)
+	$(Q)$(prepare_debug_kernel)
 print-prepare-kernels:
-	@echo '$(prepare_debug_kernel)'; echo '$(prepare_matrix)'
+	@printf '%s\t%s\n' check-kernels-core '$(prepare_matrix)' \
+		check-debug-core '$(prepare_debug_kernel)'
 
 check-kernels:
 	$(Q)tools/bootstrap
