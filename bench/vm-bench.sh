@@ -63,6 +63,10 @@
 # discard; ftrace options/overwrite=0, whose losses show as "dropped
 # events") and the same clock (magnet's default mono is
 # ktime_get_mono_fast_ns, which is ftrace's trace_clock "mono").
+# ftrace's options/record-cmd is off: ftrace-read needs no command names,
+# and with it on each event's enable and disable re-patches the
+# scheduler's tracepoints, which under multi-threaded TCG can leave the
+# other vCPU spinning on the patch's int3 (a soft lockup in the guest).
 set -u
 
 ITER=${BENCH_ITER:-2000000}
@@ -120,6 +124,7 @@ ftrace_on() { # kprobe_events line, event name
 	echo 0 > $T/tracing_on
 	echo mono > $T/trace_clock || die "trace_clock mono"
 	echo 0 > $T/options/overwrite || die "options/overwrite"
+	echo 0 > $T/options/record-cmd || die "options/record-cmd"
 	echo $((BUF / 1024)) > $T/buffer_size_kb || die "buffer_size_kb"
 	echo "$1" > $T/kprobe_events || die "kprobe_events: $1"
 	echo > $T/trace
