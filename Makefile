@@ -106,7 +106,7 @@ check:
 # keeps one core busy; the host's own tests (unit, man pages, fuzzing) take
 # the other at a lower priority, logged to $(CHECK_HOST_LOG) and printed
 # when both are done. What both lanes use is built first; after that the
-# host lane builds only trees of its own (ASan's, the fuzzers).
+# host lane builds only trees of its own (ASan's, the fuzzers').
 CHECK_HOST := unit man-check fuzz-check
 CHECK_VM := vm-check monitors-check cluster-check pkg-check
 CHECK_HOST_LOG := $(BUILD)/check/host.log
@@ -156,7 +156,7 @@ clean:
 	$(Q)rm -rf $(BUILD)
 	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1 || true
 
-.PHONY: all module user check unit unit-run unit-asan clean demo demo-run bench vm-check \
+.PHONY: all module user check check-lanes unit unit-run unit-asan clean demo demo-run bench vm-check \
 	monitors-check man man-check
 
 # The sample custom module is built with magnet.ko (same Kbuild tree).
