@@ -77,13 +77,17 @@ job() { # cgroup command
 }
 load buf_size=65536 probes=kprobe:__x64_sys_getpid
 mkdir -p /sys/fs/cgroup/rsA /sys/fs/cgroup/rsB
-job rsB 'while :; do mgtest fire-n 10 >/dev/null; sleep 0.01; done' &
+# Job B stops by itself: killing what cgroup.procs lists is racy, as the
+# file may list 0 for a task reaped while it was read, and `kill 0` would
+# signal this test's own process group.
+rm -f /tmp/rsB.stop
+job rsB 'until [ -e /tmp/rsB.stop ]; do mgtest fire-n 10 >/dev/null; sleep 0.01; done' &
 bpid=$!
 job rsA 'mgtest fire 1 >/dev/null'	# over its share: losses pending
 magnet-read -t 1 -o /tmp/f1.mgt 2>/dev/null || fail "first read"
 job rsA 'mgtest fire 1 >/dev/null'	# a JOB_LOST record, unread; more losses
-while read -r p; do kill "$p" 2>/dev/null; done </sys/fs/cgroup/rsB/cgroup.procs
-wait $bpid 2>/dev/null
+touch /tmp/rsB.stop
+wait $bpid
 magnet-ctl buffer set size 131072 || fail "resize"
 job rsA 'mgtest fire-n 10 >/dev/null'
 magnet-read -t 1 -o /tmp/f2.mgt 2>/dev/null || fail "second read"
