@@ -111,11 +111,14 @@ magnet_off() {
 	rmmod magnet || die "rmmod magnet"
 }
 
-# Sums over CPUs of magnet/stats and the probe's hits and misses.
+# Sums over CPUs of magnet/stats and the probe's hits and misses. lost:
+# every record a hit did not write, the fairness rule's drops (lost_fair: a
+# job over its share while the ring is filling) among them.
 magnet_counts() { # prefix
-	awk -v p="$1" 'NR > 1 { w += $2; b += $3; l += $4 + $5 + $6; f += $4; t += $5; o += $7 }
+	awk -v p="$1" 'NR > 1 { w += $2; l += $4 + $5 + $6 + $9; f += $4; t += $5; j += $9 }
 		END { printf "bench: %s_written=%.0f\nbench: %s_lost=%.0f\n", p, w, p, l
-			printf "bench: %s_lost_full=%.0f\nbench: %s_lost_too_big=%.0f\n", p, f, p, t }' $M/stats
+			printf "bench: %s_lost_full=%.0f\nbench: %s_lost_too_big=%.0f\n", p, f, p, t
+			printf "bench: %s_lost_fair=%.0f\n", p, j }' $M/stats
 	awk -v p="$1" '{ h += $5; m += $6 }
 		END { printf "bench: %s_hits=%.0f\nbench: %s_missed=%.0f\n", p, h, p, m }' $M/probes
 }
@@ -1213,10 +1216,11 @@ fi
 # magnet-read's own count; tcpdump: its "packets captured", and the pcap
 # file's records ((size - 24) / (16 + SIZE + 42): every record is a whole
 # frame). Lost: offered - captured, and the tracers' own counts: magnet's
-# kernel counters (stats lost_full, lost_too_big, lost_nesting; kprobe
-# misses) and the LOST records in the trace (a loss is told by a LOST record
-# before the CPU's next record: losses at the very end of a flood are in
-# the kernel's counters and magnet-read's trailer only); tcpdump's
+# kernel counters (stats lost_full, lost_too_big, lost_nesting, and
+# lost_fair: the fairness rule's drops of a job over its share; kprobe
+# misses) and the LOST and JOB_LOST records in the trace (a loss is told by
+# such a record before the CPU's next record: losses at the very end of a
+# flood are in the kernel's counters and magnet-read's trailer only); tcpdump's
 # "dropped by kernel" and "dropped by interface". magnet-read is stopped
 # once every ring is empty (magnet/buffers) and it is idle.
 # tcpdump is stopped 2.5 s after the flood and once idle: libpcap's
@@ -1242,7 +1246,7 @@ trace_counts() { # prefix file
 	awk -v p="$1" '/^id\tevent/ { on = 1; next } on && NF == 0 { on = 0 }
 		on { printf "bench: %s_file_%s=%s\n", p, $2, $4; t += $4 }
 		$1 == "all" && !done { printf "bench: %s_file_lost_records=%s\nbench: %s_file_lost=%.0f\n",
-			p, $3, p, $4 + $5 + $6; done = 1 }
+			p, $3, p, $4 + $5 + $6 + $10; done = 1 }
 		END { printf "bench: %s_file=%.0f\n", p, t }' $TMP/dump.out
 }
 
@@ -1528,8 +1532,9 @@ sweep_run() { # prefix tracer size rate
 	mdd)
 		md_stats "$p"
 		md_stop
-		magnet_counts "$p" | sed "s/^bench: ${p}_lost=/bench: ${p}_kernel_lost=/"
-		kl=$(awk 'NR > 1 { l += $4 + $5 + $6 } END { print l + 0 }' $M/stats)
+		magnet_counts "$p" >$TMP/counts.out
+		sed "s/^bench: ${p}_lost=/bench: ${p}_kernel_lost=/" $TMP/counts.out
+		kl=$(sed -n "s/^bench: ${p}_lost=//p" $TMP/counts.out)
 		head -n 1 $TMP/stats.out | tr ' ' '\n' | awk -v p="$p" -v kl="$kl" -F= '
 			{ v[$1] = $2 }
 			END { printf "bench: %s_drained=%.0f\n", p, v["read"] - v["trace_dropped"]
